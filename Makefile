@@ -1,0 +1,31 @@
+# Two set-up commands work on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-fast chromium bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# Browser tests drive Debian's Chromium (Playwright cannot download its own here).
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  echo "installing Debian's chromium package"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+run: $(STAMP)
+	$(BIN)/dsh-inspect serve
+
+test: $(STAMP) chromium
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not browser"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""dsh-inspect: a web inspector for deepseek-harness session logs."""

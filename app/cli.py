@@ -1,0 +1,123 @@
+"""The `dsh-inspect` command line: `check`, and later `serve` and `render`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import orjson
+
+from app.log.records import NotASessionLog
+from app.log.sources import Discovery, UnreadablePath, discover
+from app.history.session import SessionLog, load_session
+
+
+def session_report(log: SessionLog) -> dict[str, Any]:
+    """One session's entry in `check --json` (absent facts are null)."""
+    verdict = log.verdict
+    return {
+        "path": log.source.label,
+        "id": log.header.id if log.header else None,
+        "carrier": log.carrier,
+        "events": log.event_count if log.header else None,
+        "messages": log.message_count if log.header else None,
+        "verdict": verdict.category,
+        "accepted": verdict.accepted,
+        "reason": verdict.reason,
+        "location": verdict.location.describe() if verdict.location else None,
+        "repairs": list(verdict.repairs),
+        "diagnostics": [d.to_json() for d in log.diagnostics],
+    }
+
+
+class Progress:
+    """A one-line counter on stderr while many files are scanned."""
+
+    def __init__(self, stream: TextIO, total: int) -> None:
+        self.stream = stream
+        self.total = total
+        self.done = 0
+        self.live = stream.isatty()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if self.total < 2:
+            return
+        line = f"checking {self.done}/{self.total}: {label}"
+        if self.live:
+            self.stream.write("\r\x1b[K" + line[-150:])
+        elif self.done == 1 or self.done == self.total or self.done % 50 == 0:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.live and self.total >= 2:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) -> int:
+    try:
+        found: Discovery = discover(list(paths))
+    except UnreadablePath as exc:
+        err.write(f"dsh-inspect check: {exc}\n")
+        return 2
+    sessions: list[dict[str, Any]] = []
+    refused = [{"path": r.path, "reason": r.reason} for r in found.refused]
+    progress = Progress(err, len(found.sources))
+    for source in found.sources:
+        progress.step(source.label)
+        try:
+            log = load_session(source)
+        except NotASessionLog as exc:
+            refused.append({"path": source.label, "reason": f"{exc.reason} ({exc.location.describe()})"})
+            continue
+        sessions.append(session_report(log))
+    progress.close()
+    if as_json:
+        doc = {"sessions": sessions, "refused": refused,
+               "diagnostics": [d.to_json() for d in found.diagnostics]}
+        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        for d in found.diagnostics:
+            out.write(f"warning: {d.location.describe()}: {d.message}\n")
+        for s in sessions:
+            where = f" at {s['location']}" if s["location"] else ""
+            out.write(f"{s['verdict']:<11} {s['path']}  ({s['carrier']}, {s['events']} events, "
+                      f"{s['messages']} messages)\n")
+            if s["verdict"] != "accepted":
+                out.write(f"            {s['reason']}{where}\n")
+            for d in s["diagnostics"]:
+                if d["severity"] != "info" or s["verdict"] != "accepted":
+                    loc = ", ".join(f"{k} {d[k]}" for k in ("line", "row", "offset") if d[k] is not None)
+                    out.write(f"            {d['severity']}: {d['message']}" + (f" ({loc})" if loc else "") + "\n")
+        for r in refused:
+            out.write(f"{'not a log':<11} {r['path']}\n            {r['reason']}\n")
+        total = len(sessions)
+        ok = sum(1 for s in sessions if s["accepted"])
+        out.write(f"{ok} of {total} session(s) accepted or repaired; {len(refused)} input(s) not session logs\n")
+    bad = any(not s["accepted"] for s in sessions) or bool(refused)
+    return 1 if bad else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dsh-inspect", description="Inspect deepseek-harness session logs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="say whether dsh would accept each log, and where each is broken")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="log files, folders or dsh roots")
+    check.add_argument("--json", action="store_true", help="print one JSON document")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) and 2
+    if args.command == "check":
+        return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr)
+    parser.error(f"unknown command {args.command}")
+    return 2

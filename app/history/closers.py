@@ -1,0 +1,98 @@
+"""In-memory crash closers for an open final turn (FORMAT.md §5.8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+OUTCOME_UNKNOWN_TEXT = (
+    "The session stopped while this tool call was running, so its outcome is unknown. "
+    "It may or may not have taken effect; check before repeating it, or ask the user."
+)
+NOT_STARTED_TEXT = "The session stopped before this tool call started; it did not run."
+
+
+@dataclass(slots=True)
+class _Pending:
+    step: Any
+    call_seq: int | None = None
+
+
+class CrashTracker:
+    """Follows turns, steps and tool calls so an open final turn can be closed."""
+
+    def __init__(self) -> None:
+        self.turn: Any = None
+        self.step: Any = None
+        self.pending: dict[str, _Pending] = {}
+
+    def feed(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        data = event.get("data")
+        if not isinstance(data, dict):
+            return
+        if kind == "turn/start":
+            self.turn, self.step = data.get("turn"), None
+            self.pending.clear()
+        elif kind == "turn/end":
+            self.turn, self.step = None, None
+            self.pending.clear()
+        elif kind == "step/start":
+            self.step = data.get("step")
+        elif kind == "step/end":
+            self.step = None
+            self.pending.clear()
+        elif kind == "assistant/message":
+            message = data.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(block.get("id"), str):
+                    self.pending[block["id"]] = _Pending(data.get("step"))
+        elif kind == "tool/call":
+            pending = self.pending.get(data.get("callId"))  # type: ignore[arg-type]
+            if pending is not None:
+                pending.call_seq = event.get("seq")
+        elif kind == "tool/result":
+            message = data.get("message")
+            source = message.get("source") if isinstance(message, dict) else None
+            if isinstance(source, dict):
+                self.pending.pop(source.get("callId"), None)  # type: ignore[arg-type]
+
+    @property
+    def open(self) -> bool:
+        return self.turn is not None
+
+    def closers(self, next_seq: int, time: int) -> list[dict[str, Any]]:
+        if not self.open:
+            return []
+        out: list[dict[str, Any]] = []
+        seq = next_seq
+        for call_id, pending in self.pending.items():
+            logged = pending.call_seq is not None
+            error = ({"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"} if logged
+                     else {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"})
+            event: dict[str, Any] = {
+                "type": "tool/result", "seq": seq, "time": time,
+                "data": {
+                    "turn": self.turn, "step": pending.step,
+                    "message": {
+                        "id": f"interrupted-tool-result-{call_id}-{seq}", "role": "user",
+                        "content": [{"type": "tool-result", "toolCallId": call_id, "isError": True,
+                                     "content": [{"type": "text",
+                                                  "text": OUTCOME_UNKNOWN_TEXT if logged else NOT_STARTED_TEXT}]}],
+                        "source": {"kind": "tool", "callId": call_id},
+                    },
+                    "error": error,
+                },
+            }
+            if logged:
+                event["sourceEventSeqs"] = [pending.call_seq]
+            event["surfaceOp"] = "append"
+            out.append(event)
+            seq += 1
+        if self.step is not None:
+            out.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": self.turn, "step": self.step}})
+            seq += 1
+        out.append({"type": "turn/end", "seq": seq, "time": time,
+                    "data": {"turn": self.turn, "reason": {"kind": "interrupted"}}})
+        return out

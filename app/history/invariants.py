@@ -1,0 +1,63 @@
+"""dsh's optional relational invariants (FORMAT.md §5.10): warnings, never refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class InvariantChecker:
+    """Streams events and names each break of a writer invariant."""
+
+    def __init__(self) -> None:
+        self.turn: Any = None
+        self.last_turn = 0
+        self.step: Any = None
+        self.last_step = 0
+        self.calls: set[tuple[Any, Any, Any]] = set()
+
+    def feed(self, event: dict[str, Any]) -> list[str]:
+        kind = event.get("type")
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        out: list[str] = []
+        if kind == "turn/start":
+            if self.turn is not None:
+                out.append(f"turn {data.get('turn')} starts inside open turn {self.turn}")
+            if data.get("turn") != self.last_turn + 1 and self.last_turn:
+                out.append(f"turn {data.get('turn')} does not follow turn {self.last_turn}")
+            self.turn, self.step, self.last_step = data.get("turn"), None, 0
+            if isinstance(self.turn, int):
+                self.last_turn = self.turn
+        elif kind == "turn/end":
+            if self.turn is None:
+                out.append("turn/end with no open turn")
+            self.turn = self.step = None
+        elif kind == "step/start":
+            if self.turn is None:
+                out.append("step/start outside a turn")
+            if self.step is not None:
+                out.append(f"step {data.get('step')} starts inside open step {self.step}")
+            if data.get("step") != self.last_step + 1:
+                out.append(f"step {data.get('step')} does not follow step {self.last_step}")
+            self.step = data.get("step")
+            if isinstance(self.step, int):
+                self.last_step = self.step
+        elif kind == "step/end":
+            self.step = None
+        elif kind in ("assistant/chunk", "assistant/message", "tool/call") or (
+            kind == "tool/result" and event.get("surfaceOp") == "append"
+        ):
+            if (data.get("turn"), data.get("step")) != (self.turn, self.step):
+                out.append(f"{kind} names turn {data.get('turn')} step {data.get('step')}, "
+                           f"but the open step is turn {self.turn} step {self.step}")
+            if kind == "tool/call":
+                self.calls.add((data.get("turn"), data.get("step"), data.get("callId")))
+            elif kind == "tool/result":
+                message = data.get("message") if isinstance(data.get("message"), dict) else {}
+                source = message.get("source") if isinstance(message.get("source"), dict) else {}
+                error = data.get("error") if isinstance(data.get("error"), dict) else {}
+                key = (data.get("turn"), data.get("step"), source.get("callId"))
+                if key not in self.calls and error.get("code") != "TOOL_NOT_STARTED":
+                    out.append(f"tool result for call {source.get('callId')!r} has no tool/call in its step")
+        elif kind in ("todo/write", "request/header", "request/context") and self.turn is None:
+            out.append(f"{kind} outside a turn")
+        return out

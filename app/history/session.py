@@ -1,0 +1,374 @@
+"""Reading one session log end to end: dsh's exact verdict and a forgiving,
+indexed view of everything readable (PRODUCT.md "Reading").
+
+One streaming pass runs every rule of FORMAT.md §4.5 and §5 over each event
+and keeps only what later views need to find any event again (where its
+record lies, its type, its message id); event bodies are decoded on demand.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.log.diagnostics import Diagnostic, Location
+from app.log.records import NotASessionLog, Record
+from app.log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
+from app.log.sqlite_store import StoreRefused
+from app.history.closers import CrashTracker
+from app.history.invariants import InvariantChecker
+from app.history.surface import SurfaceFold
+from app.model.frozen import freeze
+from app.model.messages import freeze_message
+from app.model.rules import (
+    SURFACE_TYPES,
+    decode_source_event_seqs,
+    envelope_problem,
+    header_problem,
+    header_unsupported,
+    legacy_vocabulary_problem,
+    message_of,
+    message_shape_problem,
+    request_header_problem,
+    unknown_type_problem,
+    upgrade_event,
+    UpgradeError,
+)
+from app.model.values import Event, Header, Message
+
+Category = Literal["accepted", "repaired", "refused", "unsupported"]
+Carrier = Literal["jsonl", "jsonl-zstd", "sqlite", "zip", "fixture"]
+
+# Pipeline stages in dsh's order (FORMAT.md §4.5, §5.1); the verdict is the
+# first failure of the earliest stage, as dsh stops at the first stage that throws.
+_STAGES: tuple[tuple[str, Category], ...] = (
+    ("version", "unsupported"),
+    ("header", "refused"),
+    ("storage", "refused"),
+    ("legacy-vocabulary", "refused"),
+    ("upgrade", "refused"),
+    ("message-shape", "refused"),
+    ("unknown-type", "unsupported"),
+    ("validation", "refused"),
+)
+_STAGE_INDEX = {name: i for i, (name, _) in enumerate(_STAGES)}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    category: Category
+    reason: str
+    location: Location | None = None
+    repairs: tuple[str, ...] = ()
+
+    @property
+    def accepted(self) -> bool:
+        return self.category in ("accepted", "repaired")
+
+
+@dataclass(frozen=True, slots=True)
+class TailRecord:
+    """A record outside dsh's view: undecodable, dropped after a defect, or pending."""
+
+    kind: str
+    location: Location
+    reason: str | None
+    raw: bytes | None
+    start: int
+    length: int
+    first_seq: int | None
+
+
+@dataclass(slots=True)
+class IdentityEntry:
+    seq: int
+    role: Literal["inbox", "message"]
+
+
+@dataclass
+class SessionLog:
+    """One read session: header, verdict, diagnostics and an index to every event."""
+
+    source: SessionSource
+    carrier: Carrier
+    header: Header | None
+    verdict: Verdict
+    diagnostics: list[Diagnostic]
+    scan: SessionScan | None = None
+    types: list[str] = field(default_factory=list)
+    # where event `seq` lives: its record, and each record's (start, length, index of its first event)
+    _event_record: array = field(default_factory=lambda: array("q"))
+    _rec_start: array = field(default_factory=lambda: array("q"))
+    _rec_length: array = field(default_factory=lambda: array("q"))
+    _rec_first: array = field(default_factory=lambda: array("q"))
+    synthetic: list[dict[str, Any]] = field(default_factory=list)
+    tail: list[TailRecord] = field(default_factory=list)
+    message_ids: dict[int, str] = field(default_factory=dict)
+    surface_ops: dict[int, Any] = field(default_factory=dict)
+    empty_assistant: set[int] = field(default_factory=set)
+    identity: dict[str, list[IdentityEntry]] = field(default_factory=dict)
+    shadowed_by: dict[int, list[int]] = field(default_factory=dict)
+    surface: list[int] = field(default_factory=list)
+    turns: int = 0
+    steps: int = 0
+    title: str | None = None
+
+    # -- counts ------------------------------------------------------------
+    @property
+    def event_count(self) -> int:
+        return len(self.types)
+
+    @property
+    def message_count(self) -> int:
+        return sum(1 for s in self.surface if s not in self.empty_assistant)
+
+    # -- events ------------------------------------------------------------
+    def raw_event(self, seq: int) -> dict[str, Any]:
+        """The stored event at `seq`, upgraded as dsh upgrades it on load."""
+        real = len(self._event_record)
+        if seq >= real:
+            return self.synthetic[seq - real]
+        assert self.scan is not None
+        rec = self._event_record[seq]
+        events = self.scan.reread(self._rec_start[rec], self._rec_length[rec], self._rec_first[rec])
+        raw = events[seq - self._rec_first[rec]]
+        sid = self.header.id if self.header and self.header.id else ""
+        try:
+            return upgrade_event(raw, sid, self.message_ids.get)
+        except UpgradeError:
+            return raw
+
+    def event(self, seq: int) -> Event:
+        return to_event(self.raw_event(seq), synthetic=seq >= len(self._event_record))
+
+    def events(self, start: int = 0, stop: int | None = None) -> Iterator[Event]:
+        stop = self.event_count if stop is None else min(stop, self.event_count)
+        for seq in range(start, stop):
+            yield self.event(seq)
+
+    def history_at(self, seq: int | None = None) -> list[Message]:
+        """The model-visible messages after event `seq` (FORMAT.md §5.3)."""
+        nodes = self.surface if seq is None or seq >= self.event_count - 1 else self._surface_at(seq)
+        out = []
+        for node in nodes:
+            if node in self.empty_assistant:
+                continue
+            message = self.event(node).message
+            if message is not None:
+                out.append(message)
+        return out
+
+    def _surface_at(self, seq: int) -> list[int]:
+        nodes: list[int] = []
+        for s, op in self.surface_ops.items():
+            if s > seq:
+                break
+            if op == "append":
+                nodes.append(s)
+            else:
+                start, end = op
+                i, j = nodes.index(start), nodes.index(end)
+                nodes[i : j + 1] = [s]
+        return nodes
+
+    def carriers_of(self, message_id: str) -> list[IdentityEntry]:
+        """Every event that carries `message_id` (inbox splices and message events)."""
+        return list(self.identity.get(message_id, ()))
+
+
+def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
+    kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
+    message = None
+    if kind in SURFACE_TYPES and message_shape_problem(raw) is None:
+        message = freeze_message(message_of(raw))
+    seqs = None
+    if "sourceEventSeqs" in raw:
+        try:
+            seqs = tuple(decode_source_event_seqs(raw["sourceEventSeqs"]))
+        except ValueError:
+            seqs = None
+    return Event(
+        seq=int(raw.get("seq", -1)),
+        time=int(raw.get("time", 0)) if isinstance(raw.get("time"), (int, float)) else 0,
+        type=kind,  # type: ignore[arg-type]
+        data=freeze(raw.get("data")),
+        surface_op=freeze(raw.get("surfaceOp")),
+        source_event_seqs=seqs,
+        ignorable=raw.get("ignorable") is True,
+        message=message,
+        synthetic=synthetic,
+        raw=freeze(raw),
+    )
+
+
+class _Reader:
+    """The single pass behind `load_session`."""
+
+    def __init__(self, source: SessionSource) -> None:
+        self.source = source
+        self.failures: dict[int, tuple[str, Location | None]] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.log: SessionLog | None = None
+
+    def fail(self, stage: str, reason: str, location: Location | None, *, code: str | None = None) -> None:
+        index = _STAGE_INDEX[stage]
+        self.failures.setdefault(index, (reason, location))
+        self.diagnostics.append(Diagnostic(code or stage, "error", reason, location or Location(file=self.source.label)))
+
+    def verdict(self, repairs: list[str]) -> Verdict:
+        if self.failures:
+            index = min(self.failures)
+            reason, location = self.failures[index]
+            return Verdict(_STAGES[index][1], reason, location, tuple(repairs))
+        if repairs:
+            return Verdict("repaired", "; ".join(repairs), None, tuple(repairs))
+        return Verdict("accepted", "dsh would load this log as it is")
+
+    def read(self) -> SessionLog:
+        source = self.source
+        try:
+            scan = open_scan(source)
+            header_raw = scan.read_header()
+        except StoreRefused as exc:
+            self.fail("version" if exc.unsupported else "header", exc.reason, Location(file=source.label))
+            return SessionLog(source, "sqlite", None, self.verdict([]), self.diagnostics)
+        except NotASessionLog:
+            raise
+        except (OSError, ValueError) as exc:
+            self.fail("storage", f"cannot read: {exc}", Location(file=source.label))
+            return SessionLog(source, _carrier(source, "artifact"), None, self.verdict([]), self.diagnostics)
+        if (not getattr(scan, "has_event_lines", True) and header_problem(header_raw, lenient=False)
+                and not header_problem(header_raw, lenient=True)):
+            scan.treat_as_fixture()  # type: ignore[attr-defined]
+        lenient = scan.mode == "fixture"
+        header = Header.of(header_raw)
+        hloc = getattr(scan, "header_location", Location(file=source.label, line=1, offset=0))
+        problem = header_unsupported(header_raw, lenient=lenient)
+        if problem:
+            self.fail("version", problem, hloc, code="unsupported-version")
+        problem = header_problem(header_raw, lenient=lenient, sqlite=source.kind == "sqlite")
+        if problem:
+            self.fail("header", problem, hloc, code="bad-header")
+        for extra in getattr(scan, "header_problems", ()):
+            self.fail("header", extra, hloc, code="bad-header")
+        warning = root_identity_warning(source, header_raw)
+        if warning:
+            self.diagnostics.append(warning)
+        log = SessionLog(source, _carrier(source, scan.mode), header, Verdict("accepted", ""), self.diagnostics, scan)
+        self.log = log
+        self._fold(scan, log, header.id or "")
+        scan_diags = scan.state.diagnostics
+        if scan.state.corruption is not None:
+            c = scan.state.corruption
+            self.failures.setdefault(_STAGE_INDEX["storage"], (c.message, c.location))
+        self.diagnostics[:0] = [d for d in scan_diags]
+        repairs = list(scan.state.repairs)
+        if log.synthetic:
+            names = ", ".join(e["type"] for e in log.synthetic)
+            repairs.append(f"closed the open final turn in memory with {len(log.synthetic)} synthetic event(s): {names}")
+        log.verdict = self.verdict(repairs)
+        return log
+
+    def _fold(self, scan: SessionScan, log: SessionLog, sid: str) -> None:
+        fold = SurfaceFold()
+        tracker = CrashTracker()
+        invariants = InvariantChecker()
+        last_time = 0
+        types = log.types
+
+        def type_of(seq: int) -> str | None:
+            return types[seq] if 0 <= seq < len(types) else None
+
+        def load(seq: int) -> dict[str, Any] | None:
+            return log.raw_event(seq) if 0 <= seq < len(types) else None
+
+        def take(event: dict[str, Any], location: Location) -> None:
+            nonlocal last_time
+            seq = len(types)
+            problem = legacy_vocabulary_problem(event)
+            if problem:
+                self.fail("legacy-vocabulary", problem, location)
+            try:
+                event = upgrade_event(event, sid, log.message_ids.get)
+            except UpgradeError as exc:
+                self.fail("upgrade", str(exc), location)
+            kind = event.get("type")
+            shape = message_shape_problem(event)
+            if shape:
+                self.fail("message-shape", shape, location)
+            unknown = unknown_type_problem(event)
+            if unknown:
+                self.fail("unknown-type", unknown, location, code="unknown-type")
+            envelope = envelope_problem(event)
+            if envelope is None and event.get("seq") != seq:
+                envelope = f"event seq {event.get('seq')!r} is not its index {seq}"
+            if envelope is None and kind == "request/header":
+                envelope = request_header_problem(event.get("data"))
+            if envelope:
+                self.fail("validation", envelope, location)
+            types.append(kind if isinstance(kind, str) else "")
+            if kind in SURFACE_TYPES and shape is None:
+                message = message_of(event)
+                log.message_ids[seq] = message["id"]
+                log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "message"))
+                if kind == "assistant/message" and not message["content"]:
+                    log.empty_assistant.add(seq)
+                if envelope is None:
+                    problem, shadowed = fold.apply(event, type_of, load)
+                    if problem:
+                        self.fail("validation", problem, location, code="surface")
+                    else:
+                        op = event["surfaceOp"]
+                        log.surface_ops[seq] = "append" if op == "append" else (int(op["start"]), int(op["end"]))
+                        if shadowed:
+                            log.shadowed_by[seq] = shadowed
+            elif kind == "agent/inbox/spliced":
+                data = event.get("data")
+                for message in data.get("inserted", ()) if isinstance(data, dict) else ():
+                    if isinstance(message, dict) and isinstance(message.get("id"), str):
+                        log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "inbox"))
+            elif kind == "turn/start":
+                log.turns += 1
+            elif kind == "step/start":
+                log.steps += 1
+            elif kind == "session/title":
+                data = event.get("data")
+                if isinstance(data, dict) and isinstance(data.get("title"), str):
+                    log.title = data["title"]
+            tracker.feed(event)
+            for warning in invariants.feed(event):
+                self.diagnostics.append(Diagnostic("invariant", "warning", warning, location))
+            if isinstance(event.get("time"), int):
+                last_time = event["time"]
+
+        for record in scan.records():
+            if record.kind == "events":
+                rec = len(log._rec_start)
+                log._rec_start.append(record.start)
+                log._rec_length.append(record.length)
+                log._rec_first.append(len(types))
+                for event in record.events:
+                    log._event_record.append(rec)
+                    take(event, record.location)
+            else:
+                first = record.events[0].get("seq") if record.events else None
+                log.tail.append(TailRecord(record.kind, record.location, record.reason, record.raw,
+                                           record.start, record.length, first if isinstance(first, int) else None))
+        if tracker.open:
+            for event in tracker.closers(len(types), last_time):
+                log.synthetic.append(event)
+                take(event, Location(file=self.source.label))
+        log.surface = list(fold.nodes)
+
+
+def _carrier(source: SessionSource, mode: str) -> Carrier:
+    if source.kind == "jsonl" and mode == "fixture":
+        return "fixture"
+    return source.kind
+
+
+def load_session(source: SessionSource) -> SessionLog:
+    """Read one session log. Raises NotASessionLog for input that is not one."""
+    return _Reader(source).read()

@@ -1,0 +1,152 @@
+"""A dsh persistence root (FORMAT.md §1.1): `<root>/<projectKey(cwd)>/<encodeSegment(id)>/session.jsonl[.zstd]`."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from app.log.diagnostics import Diagnostic, Location
+from app.log.plaintext import ZSTD_MAGIC, decompress_frame, scan_frames
+
+ARTIFACT_NAMES = ("session.jsonl.zstd", "session.jsonl")
+_KEPT = re.compile(r"[A-Za-z0-9._-]")
+_SEPARATORS = re.compile(r"[/\\:]+")
+HEADER_LINE_LIMIT = 1 << 20
+
+
+def _utf16_units(text: str) -> list[int]:
+    data = text.encode("utf-16-le", errors="surrogatepass")
+    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def encode_segment(session_id: str) -> str:
+    """Injective directory name for a session id."""
+    if not session_id:
+        raise ValueError("empty session id")
+    if session_id == ".":
+        return "~002E"
+    if session_id == "..":
+        return "~002E~002E"
+    out = []
+    for unit in _utf16_units(session_id):
+        ch = chr(unit) if unit < 0xD800 or unit > 0xDFFF else None
+        out.append(ch if ch is not None and _KEPT.fullmatch(ch) else f"~{unit:04X}")
+    return "".join(out)
+
+
+def project_key(cwd: str | None) -> str:
+    """Lossy, readable project directory name for a cwd (`_no-cwd` without one)."""
+    if cwd is None:
+        return "_no-cwd"
+    if cwd == "":
+        raise ValueError("empty cwd")
+    out = []
+    for unit in _utf16_units(_SEPARATORS.sub("-", cwd)):
+        ch = chr(unit) if unit < 0xD800 or unit > 0xDFFF else None
+        out.append(ch if ch is not None and ch != "~" and _KEPT.fullmatch(ch) else f"~{unit:04X}")
+    slug = "".join(out).lstrip("-") or "root"
+    return f"--{slug[:251]}--"
+
+
+@dataclass(frozen=True, slots=True)
+class RootArtifact:
+    path: str
+    project_dir: str
+    session_dir: str
+
+
+@dataclass(slots=True)
+class RootListing:
+    root: str
+    artifacts: list[RootArtifact] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def resolve_root(path: str) -> str | None:
+    """The persistence root at `path`: the folder itself, or its `sessions/` (a DSH_HOME)."""
+    for candidate in (path, os.path.join(path, "sessions")):
+        if os.path.isdir(candidate) and _looks_like_root(candidate):
+            return candidate
+    return None
+
+
+def _looks_like_root(path: str) -> bool:
+    try:
+        projects = [e for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return False
+    for project in projects:
+        try:
+            for entry in os.scandir(project.path):
+                if entry.is_dir(follow_symlinks=False) and any(
+                    os.path.isfile(os.path.join(entry.path, name)) for name in ARTIFACT_NAMES
+                ):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def list_root(root: str) -> RootListing:
+    """Every artifact of a root, with root-level rule breaks as warnings (FORMAT.md §8)."""
+    listing = RootListing(root)
+    encodings: set[str] = set()
+    for project in sorted(os.scandir(root), key=lambda e: e.name):
+        if project.name.startswith(".") or not project.is_dir(follow_symlinks=False):
+            continue
+        for entry in sorted(os.scandir(project.path), key=lambda e: e.name):
+            if entry.is_file(follow_symlinks=False) and entry.name.endswith((".jsonl", ".jsonl.zstd")):
+                listing.diagnostics.append(_warn(entry.path, "flat-artifact",
+                                                 "a flat legacy artifact beside the session folders; dsh refuses this layout"))
+                continue
+            if not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
+                continue
+            found = [n for n in ARTIFACT_NAMES if os.path.isfile(os.path.join(entry.path, n))]
+            if len(found) > 1:
+                listing.diagnostics.append(_warn(entry.path, "two-encodings",
+                                                 "both session.jsonl and session.jsonl.zstd: dsh wants one encoding per root"))
+            for name in found:
+                encodings.add(name)
+                listing.artifacts.append(RootArtifact(os.path.join(entry.path, name), project.name, entry.name))
+    if len(encodings) > 1:
+        listing.diagnostics.append(_warn(root, "mixed-encodings",
+                                         "this root mixes plain and zstd artifacts; dsh wants one encoding per root"))
+    return listing
+
+
+def _warn(path: str, code: str, message: str) -> Diagnostic:
+    return Diagnostic(code, "warning", message, Location(file=path))
+
+
+def read_header_line(path: str) -> bytes | None:
+    """Only the header: the first line, or the first zstd frame's text. None when there is none."""
+    with open(path, "rb") as f:
+        head = f.read(HEADER_LINE_LIMIT)
+    if head.startswith(ZSTD_MAGIC):
+        frames = scan_frames(head).frames
+        if not frames:
+            return None
+        start, end = frames[0]
+        try:
+            text = decompress_frame(head[start:end], HEADER_LINE_LIMIT)
+        except Exception:
+            return None
+    else:
+        text = head
+    nl = text.find(b"\n")
+    return text[:nl] if nl >= 0 else None
+
+
+def identity_problem(root: str, path: str, header: dict[str, object]) -> str | None:
+    """dsh's identity check: the header's cwd and id must lead to this very file."""
+    sid, cwd = header.get("id"), header.get("cwd")
+    if not isinstance(sid, str) or not sid:
+        return "header has no id"
+    try:
+        expected = os.path.join(root, project_key(cwd if isinstance(cwd, str) else None), encode_segment(sid))
+    except ValueError as exc:
+        return str(exc)
+    if os.path.realpath(os.path.dirname(path)) != os.path.realpath(expected):
+        return f"header id and cwd lead to {os.path.relpath(expected, root)}, not to this folder"
+    return None

@@ -1,0 +1,254 @@
+"""The JSONL scanner (FORMAT.md §1.1, §1.5, §8): header line, storage records,
+packed-row expansion, seq continuity, and dsh's torn-tail and defect rules.
+
+It runs over any `Plaintext`, so plain files, zstd frames, ZIP members and
+uploaded bytes share one set of rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import orjson
+
+from app.log.diagnostics import Diagnostic, Location
+from app.log.packed import PACKED_TAGS, PackedRowError, expand_packed
+from app.log.plaintext import Line, Plaintext, iter_lines
+from app.log.records import NotASessionLog, Record, ScanState
+
+Mode = Literal["artifact", "fixture"]
+RAW_CAP = 4096
+
+
+class RecordError(ValueError):
+    pass
+
+
+def parse_json_line(raw: bytes) -> tuple[Any, int | None]:
+    """Parse one line as Node would: invalid UTF-8 becomes U+FFFD.
+
+    Returns the value and, when bytes had to be replaced, the offset of the
+    first invalid byte within the line.
+    """
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", errors="replace")
+            return orjson.loads(text.encode("utf-8", errors="surrogatepass")), exc.start
+        raise
+
+
+def decode_record(obj: Any, running: int, mode: Mode) -> list[dict[str, Any]]:
+    """Storage record → events. Fixtures get seq/time synthesized (§1.5)."""
+    if not isinstance(obj, dict):
+        raise RecordError("record is not a JSON object")
+    tag = obj.get("type")
+    if tag in PACKED_TAGS:
+        keys = set(obj)
+        if mode == "artifact":
+            if keys != {"type", "seq0", "time0", "data"}:
+                raise RecordError(f"packed row keys {sorted(keys)} are not type, seq0, time0, data")
+            seq0, time0 = obj["seq0"], obj["time0"]
+        else:
+            if not keys <= {"type", "seq0", "time0", "data"} or "data" not in keys:
+                raise RecordError(f"packed row keys {sorted(keys)} are not type, data (+seq0, time0)")
+            seq0, time0 = obj.get("seq0", running), obj.get("time0", 0)
+        try:
+            return expand_packed(tag, seq0, time0, obj["data"])
+        except PackedRowError as exc:
+            raise RecordError(f"malformed {tag} row: {exc}") from exc
+    if mode == "fixture":
+        if "seq" not in obj:
+            obj["seq"] = running
+        if "time" not in obj:
+            obj["time"] = 0
+    return [obj]
+
+
+def describe_not_session(first: Any) -> str:
+    """Why a parsed first line is not a session header, naming what it is."""
+    if isinstance(first, dict):
+        if "jsonrpc" in first:
+            return "this is an ACP / JSON-RPC transcript (lines carry \"jsonrpc\"), not a dsh session log"
+        if first.get("type") == "session_event":
+            return "this is a headless stream-json transcript (\"session_event\" lines), not a dsh session log"
+        if first.get("method") == "session.event" or (
+            isinstance(first.get("method"), str) and "params" in first
+        ):
+            return "this is a JSON-RPC notification stream (\"session.event\" methods), not a dsh session log"
+        return f"first line is not a dsh session header: its \"type\" is {first.get('type')!r}, expected \"session\""
+    return f"first line is a JSON {type(first).__name__}, expected a session header object"
+
+
+class JsonlScan:
+    """One pass over a JSONL log. Iterate `records()` once; `state` fills in."""
+
+    def __init__(self, plaintext: Plaintext, *, mode: Mode | None = None) -> None:
+        self.plaintext = plaintext
+        self.state = ScanState()
+        self.header: dict[str, Any] | None = None
+        self.header_location = Location(file=plaintext.label, line=1, offset=0)
+        self.header_terminated = True
+        self._mode = mode
+        self._lines: Iterator[Line] | None = None
+        self._absorbed = 0
+        self.has_event_lines = True
+
+    @property
+    def mode(self) -> Mode:
+        return self._mode or "artifact"
+
+    def read_header(self) -> dict[str, Any]:
+        """Read line 1 and settle artifact vs fixture; raise NotASessionLog."""
+        if self._mode is None:
+            self._mode = self._sniff_mode()
+        self._lines = iter_lines(self.plaintext.chunks())
+        for line in self._lines:
+            if self.mode == "fixture" and not line.raw.strip():
+                continue
+            self.header_location = Location(file=self.plaintext.label, line=line.number, offset=line.offset)
+            self.header_terminated = line.terminated
+            try:
+                value, bad_utf8 = parse_json_line(line.raw)
+            except orjson.JSONDecodeError as exc:
+                raise NotASessionLog(f"first line is not JSON ({exc})", self.header_location) from None
+            if not isinstance(value, dict) or value.get("type") != "session":
+                raise NotASessionLog(describe_not_session(value), self.header_location)
+            if bad_utf8 is not None:
+                self._warn_utf8(line, bad_utf8)
+            self.header = value
+            return value
+        raise NotASessionLog("empty input: no header line", self.header_location)
+
+    def _sniff_mode(self) -> Mode:
+        """A log is a fixture when its event lines carry no seq (FORMAT.md §8)."""
+        seen_header = False
+        for line in iter_lines(self.plaintext.chunks()):
+            if not line.raw.strip():
+                continue
+            if not seen_header:
+                seen_header = True
+                continue
+            try:
+                value, _ = parse_json_line(line.raw)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return "artifact" if ("seq" in value or "seq0" in value) else "fixture"
+        self.has_event_lines = False
+        return "artifact"
+
+    def treat_as_fixture(self) -> None:
+        """A header-only log shows no event lines to tell; its header decides."""
+        self._mode = "fixture"
+
+    def _warn_utf8(self, line: Line, bad: int) -> None:
+        self.state.diagnostics.append(
+            Diagnostic(
+                "invalid-utf8",
+                "warning",
+                "invalid UTF-8 replaced with U+FFFD, as dsh's decoder does",
+                Location(file=self.plaintext.label, line=line.number, offset=line.offset + bad),
+            )
+        )
+
+    def records(self) -> Iterator[Record]:
+        if self._lines is None:
+            self.read_header()
+        assert self._lines is not None
+        fixture = self.mode == "fixture"
+        label = self.plaintext.label
+        running = 0
+        defect: Record | None = None
+        dropped_turn_end: Location | None = None
+        try:
+            for line in self._lines:
+                self._absorb_carrier_problems()
+                loc = Location(file=label, line=line.number, offset=line.offset)
+                raw = line.raw
+                if fixture:
+                    if not raw.strip():
+                        continue
+                    if raw.endswith(b"\r"):
+                        raw = raw[:-1]
+                complete_end = self.plaintext.complete_end
+                in_complete_frame = complete_end is not None and line.offset < complete_end
+                if not line.terminated and not fixture:
+                    if in_complete_frame:
+                        self.state.corrupt("torn-record-in-frame", "complete frame contains a torn JSONL record", loc)
+                        yield Record("defect", loc, line.offset, len(raw), reason="torn record", raw=raw[:RAW_CAP])
+                    else:
+                        self.state.diagnostics.append(
+                            Diagnostic("pending-line", "info",
+                                       f"final line has no line feed yet ({len(raw)} bytes pending)", loc)
+                        )
+                        self.state.repairs.append(f"ignored a torn final line of {len(raw)} bytes at line {line.number}")
+                        yield Record("pending", loc, line.offset, len(raw), reason="torn final line", raw=raw[:RAW_CAP])
+                    break
+                events: list[dict[str, Any]] | None = None
+                reason = None
+                try:
+                    value, bad_utf8 = parse_json_line(raw)
+                    events = decode_record(value, running, self.mode)
+                    if bad_utf8 is not None:
+                        self._warn_utf8(line, bad_utf8)
+                except orjson.JSONDecodeError as exc:
+                    reason = f"not valid JSON: {exc}"
+                except RecordError as exc:
+                    reason = str(exc)
+                if events is not None and defect is None:
+                    first = events[0].get("seq")
+                    if fixture or first == running:
+                        yield Record("events", loc, line.offset, len(raw), events)
+                        running += len(events)
+                        continue
+                    reason = f"seq {first!r} does not continue the log (expected {running})"
+                if defect is None:
+                    if in_complete_frame:
+                        self.state.corrupt("corrupt-frame-record", f"defect inside a complete zstd frame: {reason}", loc)
+                    elif events is not None and any(e.get("type") == "turn/end" for e in events):
+                        self.state.corrupt("defective-turn-end", f"a turn/end record is defective: {reason}", loc)
+                    defect = Record("defect", loc, line.offset, len(raw), reason=reason, raw=raw[:RAW_CAP])
+                    self.state.diagnostics.append(Diagnostic("defect", "error", reason or "defect", loc))
+                    yield defect
+                    continue
+                if events is None:
+                    self.state.diagnostics.append(Diagnostic("defect", "error", reason or "defect", loc))
+                    yield Record("defect", loc, line.offset, len(raw), reason=reason, raw=raw[:RAW_CAP])
+                    continue
+                if dropped_turn_end is None and any(e.get("type") == "turn/end" for e in events):
+                    dropped_turn_end = loc
+                yield Record("dropped", loc, line.offset, len(raw), events)
+        finally:
+            self._absorb_carrier_problems()
+            self._finish(defect, dropped_turn_end)
+
+    def _absorb_carrier_problems(self) -> None:
+        problems = self.plaintext.problems
+        while self._absorbed < len(problems):
+            diag = problems[self._absorbed]
+            self._absorbed += 1
+            if diag.severity == "error":
+                self.state.corrupt(diag.code, diag.message, diag.location)
+            else:
+                if diag.code == "torn-frame":
+                    self.state.repairs.append(diag.message)
+                self.state.diagnostics.append(diag)
+
+    def _finish(self, defect: Record | None, dropped_turn_end: Location | None) -> None:
+        if defect is None:
+            return
+        where = defect.location.describe()
+        if dropped_turn_end is not None:
+            self.state.corrupt(
+                "committed-corruption",
+                f"defective record at {where} ({defect.reason}) is followed by a turn/end at line "
+                f"{dropped_turn_end.line}: the log is corrupt",
+                defect.location,
+            )
+        elif self.state.corruption is None:
+            self.state.repairs.append(f"dropped the defective tail from {where} ({defect.reason})")

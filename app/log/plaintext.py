@@ -1,0 +1,299 @@
+"""Decoded JSONL text, read as a stream of lines and re-read by byte range.
+
+Every JSONL carrier (plain file, zstd frames, ZIP member, uploaded bytes) is
+reduced to one `Plaintext`: a scan walks its lines once, and later a window of
+events is re-read by (offset, length) without decoding anything else.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import os
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+import zstandard
+
+from app.log.diagnostics import Diagnostic, Location
+
+READ_CHUNK = 1 << 20
+
+
+class Plaintext(Protocol):
+    label: str
+    problems: list[Diagnostic]  # carrier-level defects met while decoding
+
+    def chunks(self) -> Iterator[bytes]:
+        """The decoded text in order, in pieces of any size."""
+
+    def read(self, start: int, length: int) -> bytes:
+        """Bytes of the decoded text from `start`."""
+
+    @property
+    def complete_end(self) -> int | None:
+        """Where text from complete zstd frames ends, if the carrier has frames."""
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int  # 1-based
+    offset: int  # byte offset of the line's first byte in the decoded text
+    raw: bytes  # without its LF
+    terminated: bool  # False for a final fragment with no LF
+
+
+def iter_lines(chunks: Iterator[bytes]) -> Iterator[Line]:
+    number = 0
+    base = 0
+    carry = b""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        buf = carry + chunk if carry else chunk
+        start = 0
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            number += 1
+            yield Line(number, base + start, buf[start:nl], True)
+            start = nl + 1
+        base += start
+        carry = buf[start:]
+    if carry:
+        yield Line(number + 1, base, carry, False)
+
+
+class BytesPlaintext:
+    """Text already in memory: an upload, a ZIP member, a test's bytes."""
+
+    def __init__(self, data: bytes, label: str) -> None:
+        self._data = data
+        self.label = label
+        self.problems: list[Diagnostic] = []
+
+    def chunks(self) -> Iterator[bytes]:
+        for start in range(0, len(self._data), READ_CHUNK):
+            yield self._data[start : start + READ_CHUNK]
+
+    def read(self, start: int, length: int) -> bytes:
+        return self._data[start : start + length]
+
+    @property
+    def complete_end(self) -> int | None:
+        return None
+
+
+class FilePlaintext:
+    """A plain JSONL file on disk, read in chunks and re-read by offset."""
+
+    def __init__(self, path: str, label: str | None = None) -> None:
+        self.path = path
+        self.label = label or path
+        self.problems: list[Diagnostic] = []
+
+    def chunks(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:
+            while chunk := f.read(READ_CHUNK):
+                yield chunk
+
+    def read(self, start: int, length: int) -> bytes:
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            return os.pread(fd, length, start)
+        finally:
+            os.close(fd)
+
+    @property
+    def complete_end(self) -> int | None:
+        return None
+
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameScan:
+    frames: tuple[tuple[int, int], ...]  # (start, end) byte ranges of complete frames
+    torn_start: int | None  # start of a final frame cut short by EOF
+    error: tuple[int, str] | None  # (offset, reason) of a framing defect
+
+
+def scan_frames(buf: bytes) -> FrameScan:
+    """Find frame boundaries without decompressing (FORMAT.md §1.1 reader algorithm)."""
+    frames: list[tuple[int, int]] = []
+    pos = 0
+    size = len(buf)
+    while pos < size:
+        head = buf[pos : pos + 4]
+        if head != ZSTD_MAGIC[: len(head)]:
+            return FrameScan(tuple(frames), None, (pos, "invalid frame magic"))
+        p = pos + 4
+        if p >= size:
+            return FrameScan(tuple(frames), pos, None)
+        fhd = buf[p]
+        if fhd & 0x18:
+            return FrameScan(tuple(frames), None, (p, "reserved bits set in the frame header descriptor"))
+        single_segment = (fhd >> 5) & 1
+        has_checksum = (fhd >> 2) & 1
+        p += 1
+        if not single_segment:
+            p += 1
+        p += (0, 1, 2, 4)[fhd & 3]
+        p += (1 if single_segment else 0, 2, 4, 8)[fhd >> 6]
+        while True:
+            if p + 3 > size:
+                return FrameScan(tuple(frames), pos, None)
+            block = int.from_bytes(buf[p : p + 3], "little")
+            block_type = (block >> 1) & 3
+            if block_type == 3:
+                return FrameScan(tuple(frames), None, (p, "reserved zstd block type"))
+            p += 3 + (1 if block_type == 1 else block >> 3)
+            if block & 1:
+                break
+        if has_checksum:
+            p += 4
+        if p > size:
+            return FrameScan(tuple(frames), pos, None)
+        frames.append((pos, p))
+        pos = p
+    return FrameScan(tuple(frames), None, None)
+
+
+class PlaintextTooLarge(ValueError):
+    pass
+
+
+def decompress_frame(frame: bytes, limit: int) -> bytes:
+    """One complete frame, checksum verified by libzstd; at most `limit` bytes."""
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(frame), read_across_frames=False)
+    out = bytearray()
+    while block := reader.read(READ_CHUNK):
+        out += block
+        if len(out) > limit:
+            raise PlaintextTooLarge(f"decompressed text exceeds {limit} bytes")
+    return bytes(out)
+
+
+def recover_torn_frame(frame: bytes, limit: int) -> bytes:
+    """Whatever plaintext a frame cut short by EOF still yields."""
+    dobj = zstandard.ZstdDecompressor().decompressobj()
+    try:
+        out = dobj.decompress(frame)
+    except zstandard.ZstdError:
+        return b""
+    return out[:limit]
+
+
+class ZstdPlaintext:
+    """Concatenated zstd frames (FORMAT.md §1.1): complete frames are decoded
+    one by one with checksums; a final torn frame yields what it can.
+
+    Random reads decode only the frames they touch (a small LRU keeps the
+    most recent), so a window of a long session costs a few frames.
+    """
+
+    def __init__(self, path: str, *, data: bytes | None = None, limit: int = 1 << 34, label: str | None = None) -> None:
+        self.path = path
+        self.label = label or path
+        self._limit = limit
+        self._buf = data if data is not None else _read_file(path)
+        self.framing = scan_frames(self._buf)
+        # decoded-text start offset of each complete frame, and its file range
+        self._starts: list[int] = []
+        self._ranges: list[tuple[int, int]] = []
+        self._complete_end: int | None = None
+        self.torn_plaintext = b""
+        self.problems: list[Diagnostic] = []
+        self._cache: OrderedDict[int, bytes] = OrderedDict()
+
+    @property
+    def complete_end(self) -> int | None:
+        return self._complete_end
+
+    def chunks(self) -> Iterator[bytes]:
+        total = 0
+        self._starts.clear()
+        self._ranges.clear()
+        self.problems.clear()
+        framing = self.framing
+        if not framing.frames:
+            self._problem("missing-first-frame", "the first zstd frame (the header) is missing or incomplete", 0)
+        for start, end in framing.frames:
+            try:
+                text = decompress_frame(self._buf[start:end], self._limit - total)
+            except zstandard.ZstdError as exc:
+                self._problem("bad-frame", f"zstd frame does not decode: {exc}", start)
+                text = b""
+            except PlaintextTooLarge as exc:
+                self._problem("too-large", str(exc), start)
+                return
+            if not self._starts and text.count(b"\n") != 1:
+                self.problems.append(Diagnostic(
+                    "header-frame", "warning",
+                    "the first zstd frame should hold exactly the header line; listing reads only that frame",
+                    Location(file=self.label, offset=start)))
+            self._starts.append(total)
+            self._ranges.append((start, end))
+            total += len(text)
+            yield text
+        self._complete_end = total
+        if framing.error is not None:
+            offset, reason = framing.error
+            self._problem("bad-framing", f"{reason} at byte {offset} of the file", offset)
+        elif framing.torn_start is not None and framing.frames:
+            self.torn_plaintext = recover_torn_frame(self._buf[framing.torn_start :], self._limit - total)
+            self.problems.append(Diagnostic(
+                "torn-frame", "info",
+                f"the final zstd frame is cut short ({len(self._buf) - framing.torn_start} bytes); "
+                f"{len(self.torn_plaintext)} bytes of text recovered from it",
+                Location(file=self.label, offset=framing.torn_start)))
+            yield self.torn_plaintext
+
+    def _problem(self, code: str, message: str, offset: int) -> None:
+        self.problems.append(Diagnostic(code, "error", message, Location(file=self.label, offset=offset)))
+
+    def frame_at(self, offset: int) -> int | None:
+        """File offset of the frame holding decoded-text `offset`."""
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if 0 <= i < len(self._ranges):
+            return self._ranges[i][0]
+        return self.framing.torn_start
+
+    def read(self, start: int, length: int) -> bytes:
+        out = bytearray()
+        end = start + length
+        i = max(bisect.bisect_right(self._starts, start) - 1, 0)
+        while len(out) < length and i < len(self._ranges):
+            text = self._frame_text(i)
+            fstart = self._starts[i]
+            out += text[max(start - fstart, 0) : end - fstart]
+            i += 1
+        if len(out) < length and self._complete_end is not None and end > self._complete_end:
+            tstart = max(start - self._complete_end, 0)
+            out += self.torn_plaintext[tstart : end - self._complete_end]
+        return bytes(out)
+
+    def _frame_text(self, i: int) -> bytes:
+        text = self._cache.get(i)
+        if text is None:
+            a, b = self._ranges[i]
+            text = decompress_frame(self._buf[a:b], self._limit)
+            self._cache[i] = text
+            if len(self._cache) > 8:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(i)
+        return text
+
+
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def location_in(plaintext: Plaintext, line: Line) -> Location:
+    return Location(file=plaintext.label, line=line.number, offset=line.offset)

@@ -1,0 +1,54 @@
+"""What a storage scan yields: the header and a stream of located records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.log.diagnostics import Diagnostic, Location
+
+RecordKind = Literal["events", "defect", "dropped", "pending"]
+
+
+@dataclass(slots=True)
+class Record:
+    """One storage record (a JSONL line or a SQLite row) and what it decoded to.
+
+    `events` records form the prefix dsh itself would load. `defect` records
+    could not be decoded; `dropped` records decoded but lie in a tail dsh
+    would drop; `pending` is a torn final line that may still be completed.
+    `start`/`length` re-read the record later (byte range of the decoded
+    text, or for SQLite the physical row's seq in `start`).
+    """
+
+    kind: RecordKind
+    location: Location
+    start: int
+    length: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+    raw: bytes | None = None  # the undecodable bytes of a defect, capped
+
+
+class NotASessionLog(Exception):
+    """The input is readable but is not a dsh session log at all."""
+
+    def __init__(self, reason: str, location: Location) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.location = location
+
+
+@dataclass(slots=True)
+class ScanState:
+    """Facts a storage scan learns while its records stream past."""
+
+    corruption: Diagnostic | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+
+    def corrupt(self, code: str, message: str, location: Location) -> None:
+        diag = Diagnostic(code, "error", message, location)
+        self.diagnostics.append(diag)
+        if self.corruption is None:
+            self.corruption = diag

@@ -1,0 +1,58 @@
+"""Deep immutability for JSON values: objects become FrozenDict, arrays tuples."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A JSON object that refuses every change after creation.
+
+    It stays a `dict` so orjson and Jinja read it natively.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("this value is frozen: build a new one instead")
+
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> FrozenDict:
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (FrozenDict, (dict(self),))
+
+
+def _hashable(value: object) -> object:
+    return value if not isinstance(value, list) else tuple(value)
+
+
+def freeze(value: Any) -> Any:
+    """A detached, deeply immutable copy of a JSON value."""
+    if isinstance(value, FrozenDict):
+        return value
+    if isinstance(value, Mapping):
+        return FrozenDict({str(k): freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain, mutable JSON copy (dicts and lists)."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value
