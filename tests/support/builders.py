@@ -1,0 +1,78 @@
+"""Small, valid dsh logs built with the project's own message helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.model.messages import (
+    SeededIds,
+    create_assistant_message,
+    create_tool_result_message,
+    create_user_message,
+    using_id_source,
+)
+
+Event = dict[str, Any]
+T0 = 1_790_000_000_000
+PROVIDER = {"provider": "deepseek-official", "model": "deepseek-v4-flash"}
+
+
+def header(session_id: str = "session-test", **extra: Any) -> dict[str, Any]:
+    return {"type": "session", "version": 0, "id": session_id, "createdAt": T0, "cwd": "/work/project",
+            "delegationDepth": 0, **extra}
+
+
+class LogBuilder:
+    """Appends events the way dsh's agent loop orders them, numbering seq and time."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.events: list[Event] = []
+        self._ids = SeededIds(seed)
+
+    def add(self, type_: str, data: Any, **envelope: Any) -> Event:
+        event = {"type": type_, "seq": len(self.events), "time": T0 + len(self.events), "data": data, **envelope}
+        self.events.append(event)
+        return event
+
+    def user(self, text: str, source: dict[str, Any] | None = None) -> Event:
+        with using_id_source(self._ids):
+            message = create_user_message(content=[{"type": "text", "text": text}], source=source or {"kind": "user"})
+        return self.add("user/message", message.to_json(), surfaceOp="append")
+
+    def assistant(self, turn: int, step: int, blocks: list[dict[str, Any]], **extra: Any) -> Event:
+        with using_id_source(self._ids):
+            message = create_assistant_message(content=blocks, **PROVIDER)
+        return self.add("assistant/message", {"turn": turn, "step": step, "message": message.to_json(), **extra},
+                        surfaceOp="append", sourceEventSeqs=[])
+
+    def tool_round(self, turn: int, step: int, call_id: str, text: str, *, is_error: bool = False) -> Event:
+        call = self.add("tool/call", {"turn": turn, "step": step, "callId": call_id, "name": "read",
+                                      "arguments": '{"file_path": "a.txt"}'})
+        with using_id_source(self._ids):
+            message = create_tool_result_message(call_id=call_id, content=[{"type": "text", "text": text}],
+                                                 is_error=is_error)
+        return self.add("tool/result", {"turn": turn, "step": step, "message": message.to_json()},
+                        surfaceOp="append", sourceEventSeqs=[call["seq"]])
+
+    def turn(self, turn: int, prompt: str = "Read a.txt please", *, close: bool = True) -> None:
+        self.add("turn/start", {"turn": turn})
+        self.add("step/start", {"turn": turn, "step": 1})
+        self.user(prompt)
+        self.add("request/header", {"header": {"config": dict(PROVIDER)}, "reason": "initial" if turn == 1 else "change"})
+        call_id = f"call_{turn}"
+        self.assistant(turn, 1, [{"type": "tool-call", "id": call_id, "name": "read",
+                                  "arguments": '{"file_path": "a.txt"}'}])
+        self.tool_round(turn, 1, call_id, "alpha")
+        self.add("step/end", {"turn": turn, "step": 1})
+        self.add("step/start", {"turn": turn, "step": 2})
+        self.assistant(turn, 2, [{"type": "text", "text": "The file says alpha."}])
+        self.add("step/end", {"turn": turn, "step": 2})
+        if close:
+            self.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+
+
+def two_turns() -> LogBuilder:
+    log = LogBuilder()
+    log.turn(1)
+    log.turn(2, "And again")
+    return log

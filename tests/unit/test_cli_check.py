@@ -1,0 +1,113 @@
+"""`dsh-inspect check`: verdicts, exit codes, the JSON document, progress."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from app.cli import main, run_check
+from tests.support.builders import header, two_turns
+
+
+def write_log(path: Path, events: list[dict], head: dict | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [head or header(), *events]))
+    return path
+
+
+def check(*paths: Path | str, as_json: bool = True) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_check([str(p) for p in paths], as_json=as_json, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
+    path = write_log(tmp_path / "a/session.jsonl", two_turns().events)
+    code, out, _ = check(path)
+    assert code == 0
+    doc = json.loads(out)
+    (session,) = doc["sessions"]
+    assert session == {
+        "path": str(path), "id": "session-test", "carrier": "jsonl", "events": len(two_turns().events),
+        "messages": 8, "verdict": "accepted", "accepted": True, "reason": session["reason"],
+        "location": None, "repairs": [], "diagnostics": [],
+    }
+    assert doc["refused"] == []
+
+
+def test_a_refused_log_exits_one_and_locates_the_defect(tmp_path: Path) -> None:
+    events = two_turns().events
+    events[3]["data"] = "not a message"
+    path = write_log(tmp_path / "session.jsonl", events)
+    code, out, _ = check(path)
+    assert code == 1
+    (session,) = json.loads(out)["sessions"]
+    assert session["verdict"] == "refused" and session["accepted"] is False
+    errors = [d for d in session["diagnostics"] if d["severity"] == "error"]
+    assert errors[0]["line"] == 5 and errors[0]["file"] == str(path)
+    assert isinstance(errors[0]["offset"], int) and errors[0]["row"] is None
+
+
+def test_a_repaired_log_still_exits_zero(tmp_path: Path) -> None:
+    path = write_log(tmp_path / "session.jsonl", two_turns().events[:-1])  # open final turn
+    code, out, _ = check(path)
+    assert code == 0
+    (session,) = json.loads(out)["sessions"]
+    assert session["verdict"] == "repaired" and session["accepted"] is True
+    assert session["repairs"] and "closed the open final turn" in session["repairs"][0]
+
+
+def test_an_input_that_is_not_a_session_log_is_listed_as_refused(tmp_path: Path) -> None:
+    path = tmp_path / "stdout.jsonl"
+    path.write_text('{"jsonrpc":"2.0","id":1,"result":{}}\n')
+    code, out, _ = check(path)
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["sessions"] == []
+    assert doc["refused"][0]["path"] == str(path) and "JSON-RPC" in doc["refused"][0]["reason"]
+
+
+def test_usage_errors_and_unreadable_paths_exit_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check"]) == 2
+    assert main(["frobnicate"]) == 2
+    code, _, err = check(tmp_path / "missing")
+    assert code == 2 and "no such file" in err
+
+
+def test_a_folder_is_scanned_recursively_with_progress(tmp_path: Path) -> None:
+    for name in ("a", "b", ".hidden", "c"):
+        write_log(tmp_path / name / "session.jsonl", two_turns().events)
+    (tmp_path / "c" / "session.jsonl.1a2b3c4d5e6f.tmp").write_text("partial")
+    code, out, err = check(tmp_path)
+    assert code == 0
+    paths = [s["path"] for s in json.loads(out)["sessions"]]
+    assert paths == [str(tmp_path / n / "session.jsonl") for n in ("a", "b", "c")]
+    assert "checking 3/3" in err
+
+
+def test_text_output_names_the_verdict_and_where(tmp_path: Path) -> None:
+    events = two_turns().events
+    events[5]["seq"] = 77
+    path = write_log(tmp_path / "session.jsonl", events)
+    code, out, _ = check(path, as_json=False)
+    assert code == 1
+    assert out.startswith("refused")
+    assert "line 7" in out
+
+
+@pytest.mark.corpus
+def test_the_console_script_checks_the_whole_corpus(corpus_dir: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "app", "check", "--json", str(corpus_dir)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, "not-sessions/ holds three files that are not session logs"
+    doc = json.loads(result.stdout)
+    assert len(doc["refused"]) == 3
+    assert all(s["accepted"] for s in doc["sessions"])
+    assert {s["carrier"] for s in doc["sessions"]} >= {"fixture", "jsonl-zstd", "zip"}
+    assert "checking" in result.stderr

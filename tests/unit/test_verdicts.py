@@ -1,0 +1,304 @@
+"""Adversarial logs: each gets the verdict FORMAT.md gives it, at the exact location."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from app.history.closers import NOT_STARTED_TEXT, OUTCOME_UNKNOWN_TEXT
+from app.history.session import SessionLog
+from app.log.records import NotASessionLog
+from tests.support.builders import LogBuilder, header, two_turns
+from tests.support.logs import load_path
+
+Event = dict[str, Any]
+
+
+def lines_of(events: list[Event], head: dict[str, Any] | None = None) -> list[bytes]:
+    return [orjson.dumps(head or header())] + [orjson.dumps(e) for e in events]
+
+
+def write(tmp_path: Path, lines: list[bytes], *, trailing_lf: bool = True) -> Path:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if trailing_lf else b""))
+    return path
+
+
+def read(tmp_path: Path, lines: list[bytes], **kw: Any) -> SessionLog:
+    return load_path(write(tmp_path, lines, **kw))
+
+
+def offset_of_line(lines: list[bytes], number: int) -> int:
+    return sum(len(line) + 1 for line in lines[: number - 1])
+
+
+def test_a_well_formed_log_is_accepted(tmp_path: Path) -> None:
+    log = read(tmp_path, lines_of(two_turns().events))
+    assert log.verdict.category == "accepted"
+    assert log.verdict.accepted
+    assert log.event_count == len(two_turns().events)
+    assert log.turns == 2 and log.steps == 4
+    assert log.message_count == 8
+
+
+def test_a_torn_last_line_is_pending_and_the_log_repaired(tmp_path: Path) -> None:
+    lines = lines_of(two_turns().events)
+    lines.append(b'{"type":"turn/start","seq":99,"ti')
+    log = read(tmp_path, lines, trailing_lf=False)
+    assert log.verdict.category == "repaired"
+    assert "torn final line" in log.verdict.reason
+    pending = [d for d in log.diagnostics if d.code == "pending-line"]
+    assert len(pending) == 1 and pending[0].severity == "info"
+    assert pending[0].location.line == len(lines)
+    assert pending[0].location.offset == offset_of_line(lines, len(lines))
+    assert log.event_count == len(two_turns().events)
+    assert [t.kind for t in log.tail] == ["pending"]
+
+
+def test_garbage_mid_file_without_a_later_turn_end_drops_the_tail(tmp_path: Path) -> None:
+    log_events = two_turns().events
+    first_turn_end = next(e["seq"] for e in log_events if e["type"] == "turn/end")
+    lines = lines_of(log_events[: first_turn_end + 1])
+    garbage_line = len(lines) + 1
+    lines.append(b"\x00\x00 not json")
+    lines += [orjson.dumps(e) for e in log_events[first_turn_end + 1 : -1]]  # turn 2, without its turn/end
+    log = read(tmp_path, lines)
+    assert log.verdict.category == "repaired"
+    assert f"line {garbage_line}" in log.verdict.reason
+    assert log.event_count == first_turn_end + 1
+    defect = next(d for d in log.diagnostics if d.code == "defect")
+    assert defect.location.line == garbage_line
+    assert defect.location.offset == offset_of_line(lines, garbage_line)
+    # nothing is lost: the dropped records stay visible
+    assert [t.kind for t in log.tail].count("dropped") == len(log_events) - first_turn_end - 2
+
+
+def test_garbage_mid_file_with_a_later_turn_end_is_refused_at_the_garbage(tmp_path: Path) -> None:
+    events = two_turns().events
+    lines = lines_of(events)
+    lines.insert(5, b"{oops")
+    log = read(tmp_path, lines)
+    assert log.verdict.category == "refused"
+    assert log.verdict.location is not None and log.verdict.location.line == 6
+    assert log.verdict.location.offset == offset_of_line(lines, 6)
+    assert "turn/end" in log.verdict.reason
+
+
+def test_a_seq_gap_in_an_artifact_is_refused_where_the_gap_is(tmp_path: Path) -> None:
+    events = two_turns().events
+    for e in events[10:]:
+        e["seq"] += 1
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "refused"
+    assert log.verdict.location.line == 12  # header is line 1, seq 10 is line 11, the gap at line 12
+    assert "does not continue" in log.verdict.reason
+
+
+def test_a_turn_end_with_a_seq_gap_is_corrupt_at_once(tmp_path: Path) -> None:
+    log_builder = LogBuilder()
+    log_builder.turn(1)
+    events = log_builder.events
+    events[-1]["seq"] += 5
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "refused"
+    assert log.verdict.location.line == len(events) + 1
+    assert "turn/end" in log.verdict.reason
+
+
+def test_an_open_final_turn_is_closed_in_memory(tmp_path: Path) -> None:
+    builder = LogBuilder()
+    builder.turn(1)
+    builder.add("turn/start", {"turn": 2})
+    builder.add("step/start", {"turn": 2, "step": 1})
+    builder.user("Two reads")
+    builder.assistant(2, 1, [
+        {"type": "tool-call", "id": "call_a", "name": "read", "arguments": "{}"},
+        {"type": "tool-call", "id": "call_b", "name": "read", "arguments": "{}"},
+    ])
+    call = builder.add("tool/call", {"turn": 2, "step": 1, "callId": "call_a", "name": "read", "arguments": "{}"})
+    path = write(tmp_path, lines_of(builder.events))
+    before = path.read_bytes()
+    log = load_path(path)
+    assert path.read_bytes() == before, "closers live in memory only"
+    assert log.verdict.category == "repaired"
+    n = len(builder.events)
+    closers = [log.event(s) for s in range(n, log.event_count)]
+    assert [e.type for e in closers] == ["tool/result", "tool/result", "step/end", "turn/end"]
+    assert all(e.synthetic for e in closers)
+    unknown, not_started = closers[0], closers[1]
+    assert unknown.data["error"]["code"] == "TOOL_OUTCOME_UNKNOWN"
+    assert unknown.source_event_seqs == (call["seq"],)
+    assert unknown.message.id == f"interrupted-tool-result-call_a-{n}"
+    assert unknown.message.content[0].content[0].text == OUTCOME_UNKNOWN_TEXT
+    assert not_started.data["error"] == {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
+    assert not_started.source_event_seqs is None
+    assert not_started.message.content[0].content[0].text == NOT_STARTED_TEXT
+    assert closers[-1].data["reason"] == {"kind": "interrupted"}
+    assert all(e.time == builder.events[-1]["time"] for e in closers)
+    assert log.history_at()[-1].id == not_started.message.id
+
+
+def test_an_unknown_event_type_is_unsupported_unless_ignorable(tmp_path: Path) -> None:
+    events = two_turns().events
+    events.insert(3, {"type": "future/thing", "seq": 3, "time": 1, "data": {}})
+    for i, e in enumerate(events):
+        e["seq"] = i
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "unsupported"
+    assert "future/thing" in log.verdict.reason and log.verdict.location.line == 5
+    events[3]["ignorable"] = True
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "accepted"
+    assert log.event(3).ignorable and log.event(3).type == "future/thing"
+
+
+@pytest.mark.parametrize(("version", "word"), [(1, "newer"), (-1, "older")])
+def test_a_header_version_other_than_zero_is_unsupported(tmp_path: Path, version: int, word: str) -> None:
+    log = read(tmp_path, lines_of(two_turns().events, header(version=version)))
+    assert log.verdict.category == "unsupported"
+    assert word in log.verdict.reason and str(version) in log.verdict.reason
+    assert log.verdict.location.line == 1
+    assert log.event_count == len(two_turns().events), "what is readable still reads"
+
+
+def test_a_replace_over_a_range_not_on_the_surface_is_refused(tmp_path: Path) -> None:
+    builder = two_turns()
+    first_user = next(e for e in builder.events if e["type"] == "user/message")
+    replace = builder.user("summary")
+    replace["surfaceOp"] = {"op": "replace", "start": first_user["seq"], "end": 9999}
+    log = read(tmp_path, lines_of(builder.events))
+    assert log.verdict.category == "refused"
+    assert "9999 is not on the surface" in log.verdict.reason
+    assert log.verdict.location.line == len(builder.events) + 1
+
+
+def test_a_tool_result_replace_may_change_only_its_content(tmp_path: Path) -> None:
+    builder = two_turns()
+    original = next(e for e in builder.events if e["type"] == "tool/result")
+    pruned = orjson.loads(orjson.dumps(original))
+    pruned.update(seq=len(builder.events), surfaceOp={"op": "replace", "start": original["seq"], "end": original["seq"]},
+                  sourceEventSeqs=[original["seq"]])
+    pruned["data"]["message"]["content"][0]["content"] = [{"type": "text", "text": "[pruned]"}]
+    builder.add("compaction/prune", {"shadowedRange": {"start": original["seq"], "end": original["seq"]},
+                                     "shadowedSeqs": [original["seq"]], "shadowedTokenCount": 3})
+    pruned["seq"] = len(builder.events)
+    builder.events.append(pruned)
+    good = read(tmp_path, lines_of(builder.events))
+    assert good.verdict.category == "accepted", good.verdict
+    assert good.shadowed_by[pruned["seq"]] == [original["seq"]]
+    # a pruned result is the same semantic message: it keeps its id
+    mid = original["data"]["message"]["id"]
+    assert [c.seq for c in good.carriers_of(mid)] == [original["seq"], pruned["seq"]]
+    assert good.event(original["seq"]).message.content[0].content[0].text == "alpha"
+    visible = [m for m in good.history_at() if m.id == mid]
+    assert len(visible) == 1 and visible[0].content[0].content[0].text == "[pruned]"
+    pruned["data"]["message"]["content"][0]["isError"] = True
+    bad = read(tmp_path, lines_of(builder.events))
+    assert bad.verdict.category == "refused"
+    assert "only its result content" in bad.verdict.reason
+    assert bad.verdict.location.line == len(builder.events) + 1
+
+
+def test_non_utf8_bytes_are_replaced_and_warned_about(tmp_path: Path) -> None:
+    builder = two_turns()
+    lines = lines_of(builder.events)
+    user_line = next(i for i, e in enumerate(builder.events) if e["type"] == "user/message") + 1
+    lines[user_line] = lines[user_line].replace(b"Read a.txt", b"Read \xff.txt")
+    log = read(tmp_path, lines)
+    assert log.verdict.category == "accepted"
+    (warning,) = [d for d in log.diagnostics if d.code == "invalid-utf8"]
+    assert warning.severity == "warning"
+    assert warning.location.line == user_line + 1
+    assert warning.location.offset == offset_of_line(lines, user_line + 1) + lines[user_line].index(b"\xff")
+    assert "Read \ufffd.txt" in log.history_at()[0].text()
+
+
+def test_range_form_source_event_seqs_are_read(tmp_path: Path) -> None:
+    builder = two_turns()
+    builder.add("turn/start", {"turn": 3})
+    builder.add("step/start", {"turn": 3, "step": 1})
+    chunks = [builder.add("assistant/chunk", {"turn": 3, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": t}})
+              for t in ("a", "b", "c", "d")]
+    message = builder.assistant(3, 1, [{"type": "text", "text": "abcd"}])
+    builder.add("step/end", {"turn": 3, "step": 1})
+    builder.add("turn/end", {"turn": 3, "reason": {"kind": "completed"}})
+    first, last = chunks[0]["seq"], chunks[-1]["seq"]
+    message["sourceEventSeqs"] = [[first, last]]
+    log = read(tmp_path, lines_of(builder.events))
+    assert log.verdict.category == "accepted"
+    assert log.event(message["seq"]).source_event_seqs == tuple(range(first, last + 1))
+    message["sourceEventSeqs"] = [first, [first + 1, last]]
+    assert read(tmp_path, lines_of(builder.events)).verdict.category == "accepted"
+    message["sourceEventSeqs"] = [[last, first]]
+    assert read(tmp_path, lines_of(builder.events)).verdict.category == "refused"
+    message["sourceEventSeqs"] = [last, [first, first + 1]]  # pairs demand a strictly increasing list
+    assert read(tmp_path, lines_of(builder.events)).verdict.category == "refused"
+
+
+def test_an_empty_file_is_not_a_session_log(tmp_path: Path) -> None:
+    (tmp_path / "session.jsonl").write_bytes(b"")
+    with pytest.raises(NotASessionLog, match="no header line"):
+        load_path(tmp_path / "session.jsonl")
+
+
+def test_a_header_only_log_is_accepted_with_no_events(tmp_path: Path) -> None:
+    log = read(tmp_path, lines_of([]))
+    assert log.verdict.category == "accepted"
+    assert log.event_count == 0 and log.history_at() == []
+
+
+def test_optional_invariants_are_warnings_never_refusals(tmp_path: Path) -> None:
+    builder = two_turns()
+    orphan_call = next(e for e in builder.events if e["type"] == "tool/call")
+    builder.events.remove(orphan_call)
+    for i, e in enumerate(builder.events):
+        e["seq"] = i
+        e.pop("sourceEventSeqs", None) if e["type"] == "tool/result" else None
+    log = read(tmp_path, lines_of(builder.events))
+    assert log.verdict.category == "accepted"
+    warnings = [d for d in log.diagnostics if d.code == "invariant"]
+    assert any("has no tool/call" in w.message for w in warnings)
+    assert all(w.severity == "warning" for w in warnings)
+
+
+def test_the_earliest_dsh_stage_decides_the_reason(tmp_path: Path) -> None:
+    """dsh runs each stage over the whole log before the next: an unknown type early
+    in the log loses to a legacy event type later in it."""
+    events = two_turns().events
+    events.insert(2, {"type": "future/thing", "seq": 0, "time": 1, "data": {}})
+    events.insert(8, {"type": "mode/set", "seq": 0, "time": 1, "data": {}})
+    for i, e in enumerate(events):
+        e["seq"] = i
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "refused"
+    assert "mode/set" in log.verdict.reason and log.verdict.location.line == 10  # events[8] is line 10
+
+
+def test_envelope_rules(tmp_path: Path) -> None:
+    events = two_turns().events
+    events[0]["extra"] = 1
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "refused" and "unexpected key" in log.verdict.reason
+    events[0].pop("extra")
+    events[0]["surfaceOp"] = "append"
+    assert "not a surface event" in read(tmp_path, lines_of(events)).verdict.reason
+    events[0].pop("surfaceOp")
+    user = next(e for e in events if e["type"] == "user/message")
+    user.pop("surfaceOp")
+    assert "has no surfaceOp" in read(tmp_path, lines_of(events)).verdict.reason
+
+
+def test_a_retired_header_field_is_refused(tmp_path: Path) -> None:
+    log = read(tmp_path, lines_of(two_turns().events, header(sandboxMode="read-only")))
+    assert log.verdict.category == "refused" and "retired" in log.verdict.reason
+
+
+def test_a_malformed_request_header_is_refused(tmp_path: Path) -> None:
+    events = two_turns().events
+    rh = next(e for e in events if e["type"] == "request/header")
+    rh["data"]["header"]["adapterDefaults"] = {"maxTokens": True}
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "refused" and "maxTokens" in log.verdict.reason
