@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
+import json
+
 import orjson
 
 from app.log.diagnostics import Diagnostic, Location
@@ -25,21 +27,29 @@ class RecordError(ValueError):
     pass
 
 
-def parse_json_line(raw: bytes) -> tuple[Any, int | None]:
-    """Parse one line as Node would: invalid UTF-8 becomes U+FFFD.
+def _reject_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
-    Returns the value and, when bytes had to be replaced, the offset of the
-    first invalid byte within the line.
+
+def parse_json_line(raw: bytes) -> tuple[Any, int | None]:
+    """Parse one line as Node's `JSON.parse` would.
+
+    Invalid UTF-8 becomes U+FFFD (returned: the offset of the first bad byte
+    within the line). Numbers orjson cannot hold (integers past 64 bits) and
+    lone surrogate escapes, which JSON.parse accepts, go through the standard
+    library instead of becoming defects.
     """
     try:
         return orjson.loads(raw), None
-    except orjson.JSONDecodeError:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", errors="replace")
-            return orjson.loads(text.encode("utf-8", errors="surrogatepass")), exc.start
-        raise
+    except json.JSONDecodeError:
+        pass
+    bad = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+        text = raw.decode("utf-8", errors="replace")
+    return json.loads(text, parse_constant=_reject_constant), bad
 
 
 def decode_record(obj: Any, running: int, mode: Mode) -> list[dict[str, Any]]:
@@ -114,7 +124,7 @@ class JsonlScan:
             self.header_terminated = line.terminated
             try:
                 value, bad_utf8 = parse_json_line(line.raw)
-            except orjson.JSONDecodeError as exc:
+            except json.JSONDecodeError as exc:
                 raise NotASessionLog(f"first line is not JSON ({exc})", self.header_location) from None
             if not isinstance(value, dict) or value.get("type") != "session":
                 raise NotASessionLog(describe_not_session(value), self.header_location)
@@ -135,7 +145,7 @@ class JsonlScan:
                 continue
             try:
                 value, _ = parse_json_line(line.raw)
-            except orjson.JSONDecodeError:
+            except json.JSONDecodeError:
                 continue
             if isinstance(value, dict):
                 return "artifact" if ("seq" in value or "seq0" in value) else "fixture"
@@ -196,7 +206,7 @@ class JsonlScan:
                     events = decode_record(value, running, self.mode)
                     if bad_utf8 is not None:
                         self._warn_utf8(line, bad_utf8)
-                except orjson.JSONDecodeError as exc:
+                except json.JSONDecodeError as exc:
                     reason = f"not valid JSON: {exc}"
                 except RecordError as exc:
                     reason = str(exc)

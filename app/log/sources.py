@@ -230,6 +230,36 @@ def _read_member(path: str, member: str, limit: int) -> bytes:
     return data
 
 
+def read_source_header(source: SessionSource) -> dict[str, Any] | None:
+    """Only the header of a source (for listing): None when there is no readable one."""
+    from app.log.dsh_root import read_header_line
+
+    try:
+        if source.kind == "sqlite":
+            store = SqliteStore(source.path)
+            try:
+                return next((h for h, _ in store.headers() if h["id"] == source.member), None)
+            finally:
+                store.close()
+        if source.kind == "zip":
+            assert source.member is not None
+            with zipfile.ZipFile(source.path) as zf, zf.open(source.member) as f:
+                line = f.readline(1 << 20)
+        elif source.kind == "jsonl-zstd":
+            line = read_header_line(source.path) or b""
+        else:
+            with open(source.path, "rb") as f:
+                line = b""
+                while not line.strip():
+                    line = f.readline(1 << 20)
+                    if not line:
+                        return None
+        value, _ = parse_json_line(line.strip())
+    except Exception:  # a listing never fails on one bad file; the full read reports it
+        return None
+    return value if isinstance(value, dict) and value.get("type") == "session" else None
+
+
 def root_identity_warning(source: SessionSource, header: dict[str, Any]) -> Diagnostic | None:
     if source.root is None:
         return None

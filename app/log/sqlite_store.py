@@ -7,6 +7,7 @@ rows) under dsh's `scanRows` rule for corruption versus a torn tail.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import uuid
@@ -18,6 +19,7 @@ import orjson
 import zstandard
 
 from app.log.diagnostics import Diagnostic, Location
+from app.log.jsonl import parse_json_line
 from app.log.jsonvalues import is_nonneg_safe_int, is_safe_int
 from app.log.packed import PACKED_TAGS, PackedRowError, expand_packed
 from app.log.records import Record, ScanState
@@ -162,8 +164,8 @@ def _decode_data(value: object, *, limit: int | None = None) -> Any:
     else:
         raise RowError(f"data column holds a {type(value).__name__}, expected TEXT or BLOB")
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
+        return parse_json_line(text)[0]
+    except json.JSONDecodeError as exc:
         raise RowError(f"data is not JSON: {exc}") from exc
 
 
@@ -190,7 +192,7 @@ def decode_row(row: tuple[Any, ...]) -> list[dict[str, Any]]:
     if surface_op is not None:
         try:
             event["surfaceOp"] = orjson.loads(surface_op)
-        except (orjson.JSONDecodeError, TypeError) as exc:
+        except (json.JSONDecodeError, TypeError) as exc:
             raise RowError(f"surface_op is not JSON text: {exc}") from exc
     if ignorable == 1:
         event["ignorable"] = True

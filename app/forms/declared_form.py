@@ -1,0 +1,22 @@
+"""The form a context source declares: `contextForm` (UI.md §1.3).
+
+Only a request: whether that form actually renders is decided by the body
+readers (`app.forms.bodies`), which check the facts it needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, cast
+
+from app.forms.readers import source_record
+from app.model.values import CONTEXT_FORMS, MessageSource
+
+Form = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
+
+
+def context_form(source: MessageSource | Any) -> Form | None:
+    """A known `source.form`; None for no form, a later form, or a non-object source."""
+    record = source_record(source)
+    form = record.get("form") if record is not None else None
+    # `in` on the tuple compares by equality, so only strings can match.
+    return cast(Form, form) if isinstance(form, str) and form in CONTEXT_FORMS else None

@@ -1,0 +1,184 @@
+"""JavaScript's way of printing values, which the upstream view's strings follow (UI.md §1.6).
+
+The upstream client is TypeScript: its lengths are UTF-16 code units, its
+numbers are doubles printed by `Number::toString`, its object keys follow
+`Object.entries` order. Python differs on all three, so the view data is
+formatted here rather than with `str`, `len` or `json.dumps`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from app.log.jsonvalues import is_number
+
+TEXT_LIMIT = 20_000
+
+# Integers up to 2**53 are exact doubles, so their decimal digits are JS's too.
+_EXACT_INT = 2**53
+_ARRAY_INDEX_MAX = 2**32 - 2
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# Well-formed JSON.stringify (ES2019) escapes lone surrogates but keeps pairs.
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]')
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def utf16_len(text: str) -> int:
+    """JS `text.length`: astral characters count twice."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def cap_utf16(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
+    """JS `text.slice(0, limit)` and whether anything was cut.
+
+    A cut through a surrogate pair drops the orphaned high half: JS would keep
+    it, but a lone surrogate cannot be encoded into the UTF-8 page.
+    """
+    units = text.encode("utf-16-le", "surrogatepass")
+    if len(units) <= 2 * limit:
+        return text, False
+    head = units[: 2 * limit].decode("utf-16-le", "surrogatepass")
+    following = int.from_bytes(units[2 * limit : 2 * limit + 2], "little")
+    if head and "\ud800" <= head[-1] <= "\udbff" and 0xDC00 <= following <= 0xDFFF:
+        head = head[:-1]
+    return head, True
+
+
+def _number(value: int | float) -> str:
+    """ECMAScript Number::toString(10) of a JSON number."""
+    if isinstance(value, int):
+        if -_EXACT_INT <= value <= _EXACT_INT:
+            return str(value)
+        try:
+            value = float(value)
+        except OverflowError:  # JSON.parse reads such a literal as ±Infinity
+            return "Infinity" if value > 0 else "-Infinity"
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"  # -0 prints as 0 too
+    sign = "-" if value < 0 else ""
+    # repr gives the shortest round-tripping digits, the same ones JS picks.
+    mantissa, _, exp = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    scale = (int(exp) if exp else 0) - len(fraction)
+    stripped = digits.rstrip("0")
+    scale += len(digits) - len(stripped)
+    digits = stripped
+    k = len(digits)
+    n = scale + k  # value = 0.digits × 10**n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    e = n - 1
+    exponent = ("+" if e >= 0 else "-") + str(abs(e))
+    if k == 1:
+        return sign + digits + "e" + exponent
+    return sign + digits[0] + "." + digits[1:] + "e" + exponent
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def js_string(value: Any) -> str:
+    """JS `String(value)` of a JSON value: `18.0` → `18`, `True` → `true`, `None` → `null`."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if is_number(value):
+        return _number(value)
+    if _is_array(value):
+        # Array.prototype.join prints null (and undefined) as the empty string.
+        return ",".join("" if item is None else js_string(item) for item in value)
+    return "[object Object]"
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _ARRAY_INDEX_MAX
+
+
+def js_entries(record: Mapping[Any, Any]) -> list[tuple[str, Any]]:
+    """JS `Object.entries` order: array-index keys ascending, then the rest as inserted."""
+    entries = [(str(key), value) for key, value in record.items()]
+    indexed = sorted((e for e in entries if _is_array_index(e[0])), key=lambda e: int(e[0]))
+    return indexed + [e for e in entries if not _is_array_index(e[0])]
+
+
+def _quote(text: str) -> str:
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        return _JSON_ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+    return '"' + _NEEDS_ESCAPE.sub(escape, text) + '"'
+
+
+def _json_parts(value: Any, indent: str, depth: int) -> Iterator[str]:
+    if isinstance(value, str):
+        yield _quote(value)
+    elif value is None:
+        yield "null"
+    elif isinstance(value, bool):
+        yield "true" if value else "false"
+    elif is_number(value):
+        text = _number(value)
+        yield "null" if text in ("NaN", "Infinity", "-Infinity") else text
+    elif isinstance(value, Mapping) or _is_array(value):
+        is_record = isinstance(value, Mapping)
+        items = js_entries(value) if is_record else list(enumerate(value))
+        opening, closing = ("{", "}") if is_record else ("[", "]")
+        if not items:
+            yield opening + closing
+            return
+        inner = "\n" + indent * (depth + 1) if indent else ""
+        outer = "\n" + indent * depth if indent else ""
+        colon = ": " if indent else ":"
+        yield opening
+        for i, (key, item) in enumerate(items):
+            yield ("," if i else "") + inner
+            if is_record:
+                yield _quote(key) + colon
+            yield from _json_parts(item, indent, depth + 1)
+        yield outer + closing
+    else:
+        # Not a JSON value (a stray Python object); JSON.stringify would drop it.
+        yield "null"
+
+
+def compact_json(value: Any) -> str:
+    """`JSON.stringify(value)`: no spaces, non-ASCII kept, JS key order."""
+    return "".join(_json_parts(value, "", 0))
+
+
+def pretty_json(value: Any) -> str:
+    """`JSON.stringify(value, null, 2)`, as the unknown-block toggle shows it."""
+    return "".join(_json_parts(value, "  ", 0))
+
+
+def field_text(value: Any) -> str:
+    """An opaque source field's value: strings verbatim, scalars via String(), the rest as JSON."""
+    if isinstance(value, str) or isinstance(value, bool) or is_number(value):
+        return js_string(value)
+    return compact_json(value)
+
+
+def interpolate(template: str, values: Mapping[str, Any]) -> str:
+    """Fill `{name}` placeholders with `String(value)`; unknown names stay as written."""
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return js_string(values[name]) if name in values else match.group()
+
+    return _PLACEHOLDER.sub(fill, template)
