@@ -102,12 +102,49 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
     return 1 if bad else 0
 
 
+def default_paths() -> list[str]:
+    """With no PATH: the bundled demo sessions, plus `$DSH_HOME/sessions` when it exists."""
+    import os
+    from pathlib import Path
+
+    paths = []
+    demo = Path(__file__).resolve().parent / "demo" / "sessions"
+    if demo.is_dir():
+        paths.append(str(demo))
+    home = os.environ.get("DSH_HOME") or str(Path.home() / ".dsh")
+    sessions = Path(home) / "sessions"
+    if sessions.is_dir():
+        paths.append(str(sessions))
+    return paths
+
+
+def run_serve(paths: Sequence[str], *, host: str, port: int, err: TextIO) -> int:
+    import uvicorn
+
+    from app.web.app import create_app
+    from app.web.settings import Settings
+
+    try:
+        discover(list(paths))
+    except UnreadablePath as exc:
+        err.write(f"dsh-inspect serve: {exc}\n")
+        return 2
+    app = create_app(list(paths) or default_paths(), Settings(host=host, port=port))
+    err.write(f"dsh-inspect: serving on http://{host}:{port}/\n")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dsh-inspect", description="Inspect deepseek-harness session logs.")
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="say whether dsh would accept each log, and where each is broken")
     check.add_argument("paths", nargs="+", metavar="PATH", help="log files, folders or dsh roots")
     check.add_argument("--json", action="store_true", help="print one JSON document")
+    serve = sub.add_parser("serve", help="serve the web inspector")
+    serve.add_argument("paths", nargs="*", metavar="PATH", help="log files, folders or dsh roots")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     return parser
 
 
@@ -119,5 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) and 2
     if args.command == "check":
         return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr)
+    if args.command == "serve":
+        return run_serve(args.paths, host=args.host, port=args.port, err=sys.stderr)
     parser.error(f"unknown command {args.command}")
     return 2

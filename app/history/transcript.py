@@ -60,6 +60,25 @@ def is_checkpoint(event: Event) -> bool:
     )
 
 
+def user_message_kind(event: Event, claimed: set[str]) -> RowKind | None:
+    """The row a `user/message` becomes, or None for a model-only copy."""
+    message = event.message
+    if message is None:
+        return None
+    if event.surface_op == "append":
+        if message.source.kind == "user":
+            return "steering" if message.id in claimed else "user"
+        return "context"
+    return "compaction" if is_checkpoint(event) else None
+
+
+def context_row_at(log: SessionLog, seq: int) -> Row | None:
+    """The context row anchored at `seq`, if the event there is one."""
+    if not 0 <= seq < log.event_count or log.types[seq] != "user/message":
+        return None
+    return Row("context", seq, f"seq-{seq}") if user_message_kind(log.event(seq), set()) == "context" else None
+
+
 def build_rows(log: SessionLog) -> list[Row]:
     """Every row of a session, in anchor order, then rows for records outside dsh's view."""
     recalls: set[int] = set()
@@ -83,17 +102,12 @@ def _event_rows(log: SessionLog, recalls: set[int]) -> Iterator[Row]:
         if kind == "agent/inbox/spliced":
             inbox.splice(event.data)
             yield Row("event", seq, f"seq-{seq}")
-        elif kind == "user/message" and event.message is not None:
-            if event.surface_op == "append":
-                if event.message.source.kind == "user":
-                    steering = event.message.id in inbox.claimed
-                    yield Row("steering" if steering else "user", seq, f"seq-{seq}")
-                else:
-                    if event.message.source.kind == "session-reference":
-                        recalls.add(seq)
-                    yield Row("context", seq, f"seq-{seq}")
-            elif is_checkpoint(event):
-                yield Row("compaction", seq, f"seq-{seq}")
+        elif kind == "user/message":
+            row_kind = user_message_kind(event, inbox.claimed)
+            if row_kind == "context" and event.message and event.message.source.kind == "session-reference":
+                recalls.add(seq)
+            if row_kind is not None:
+                yield Row(row_kind, seq, f"seq-{seq}")
         elif kind == "assistant/message" and event.message is not None:
             if event.surface_op == "append" and event.message.content:
                 yield Row("assistant-step", seq, f"seq-{seq}")

@@ -37,7 +37,7 @@ def logs(draw: Any) -> list[dict[str, Any]]:
             builder.events[-1]["time"] += draw(st.integers(-5, 50))
         builder.assistant(turn, 1, [{"type": "text", "text": draw(texts)}])
         if draw(st.booleans()):
-            builder.add("future/ext", draw(st.dictionaries(texts, st.integers() | texts, max_size=3)), ignorable=True)
+            builder.add("future/ext", draw(st.dictionaries(texts, st.integers(-(2**53 - 1), 2**53 - 1) | texts, max_size=3)), ignorable=True)
         builder.add("step/end", {"turn": turn, "step": 1})
         builder.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
     return builder.events
