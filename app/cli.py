@@ -11,7 +11,23 @@ import orjson
 
 from app.log.records import NotASessionLog
 from app.log.sources import Discovery, UnreadablePath, discover
+from app.forms import project_context
 from app.history.session import SessionLog, load_session
+from app.history.transcript import user_message_kind
+
+
+CONTEXT_FORMS = ("instructions", "catalog", "snapshot", "notice", "relay", "recall", "opaque")
+
+
+def context_counts(log: SessionLog) -> dict[str, int]:
+    """Context rows by the form that renders (not the declared one)."""
+    counts = dict.fromkeys(CONTEXT_FORMS, 0)
+    for seq, kind in enumerate(log.types):
+        if kind == "user/message":
+            event = log.event(seq)
+            if event.message is not None and user_message_kind(event, set()) == "context":
+                counts[project_context(event.message).rendered_form or "opaque"] += 1
+    return counts
 
 
 def session_report(log: SessionLog) -> dict[str, Any]:
@@ -29,6 +45,7 @@ def session_report(log: SessionLog) -> dict[str, Any]:
         "location": verdict.location.describe() if verdict.location else None,
         "repairs": list(verdict.repairs),
         "diagnostics": [d.to_json() for d in log.diagnostics],
+        "contexts": context_counts(log) if log.header else None,
     }
 
 

@@ -37,6 +37,8 @@ def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
         "path": str(path), "id": "session-test", "carrier": "jsonl", "events": len(two_turns().events),
         "messages": 8, "verdict": "accepted", "accepted": True, "reason": session["reason"],
         "location": None, "repairs": [], "diagnostics": [],
+        "contexts": {"instructions": 0, "catalog": 0, "snapshot": 0, "notice": 0, "relay": 0, "recall": 0,
+                     "opaque": 0},
     }
     assert doc["refused"] == []
 
@@ -111,3 +113,26 @@ def test_the_console_script_checks_the_whole_corpus(corpus_dir: Path) -> None:
     assert all(s["accepted"] for s in doc["sessions"])
     assert {s["carrier"] for s in doc["sessions"]} >= {"fixture", "jsonl-zstd", "zip"}
     assert "checking" in result.stderr
+
+
+def test_contexts_are_counted_by_the_form_that_rendered(tmp_path: Path) -> None:
+    from tests.support.builders import LogBuilder
+
+    b = LogBuilder()
+    b.turn(1)
+    b.user("x", {"kind": "plugin", "plugin": "p", "form": "snapshot", "sections": [{"name": "a", "text": "b"}]})
+    b.user("x", {"kind": "plugin", "plugin": "p", "form": "snapshot", "sections": "not-a-list"})
+    b.user("x", {"kind": "subagent-settled", "form": "notice", "summary": "done", "senderSessionId": "c"})
+    b.user("x", {"kind": "plugin", "plugin": "p"})
+    _, out, _ = check(write_log(tmp_path / "session.jsonl", b.events))
+    (session,) = json.loads(out)["sessions"]
+    assert session["contexts"] == {"instructions": 0, "catalog": 0, "snapshot": 1, "notice": 1, "relay": 0,
+                                   "recall": 0, "opaque": 2}
+
+
+@pytest.mark.corpus
+def test_corpus_context_counts(corpus_dir: Path) -> None:
+    path = corpus_dir / "sessions/examples/acp-agent/tests/snapshots/agent-instructions/session.jsonl"
+    _, out, _ = check(path)
+    (session,) = json.loads(out)["sessions"]
+    assert session["contexts"]["instructions"] >= 1 and session["contexts"]["snapshot"] >= 1

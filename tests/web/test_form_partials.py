@@ -1,0 +1,174 @@
+"""Each rendered form's partial, fetched as the open row fetches it (UI.md §3, §7)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tests.support.builders import LogBuilder, header
+from tests.support.server import live_server
+
+CASES: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
+    "interleaved": ([{"type": "text", "text": "before"}, {"type": "hologram", "x": 1}, {"type": "text", "text": "after"}],
+                    {"kind": "plugin", "plugin": "fixture"}),
+    "adjacent": ([{"type": "text", "text": "first"}, {"type": "text", "text": "second"}],
+                 {"kind": "plugin", "plugin": "fixture"}),
+    "oversized": ([{"type": "text", "text": "y" * 21000}], {"kind": "plugin", "plugin": "fixture", "big": "x" * 21000}),
+    "empty-catalog": ([{"type": "text", "text": "none left"}], {"kind": "skill-catalog", "form": "catalog",
+                                                                 "update": True, "entries": []}),
+    "later-form": ([{"type": "text", "text": "t"}], {"kind": "plugin", "plugin": "later", "form": "a-later-form"}),
+    "snapshot": ([{"type": "text", "text": "Current runtime context. …"}],
+                 {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot",
+                  "sections": [{"name": "sandbox:policy", "text": "workspace-write"},
+                               {"name": "workspace", "text": "/repo"}]}),
+    "instructions": ([{"type": "text", "text": "<system-reminder>x</system-reminder>"}],
+                     {"kind": "agent-instructions", "form": "instructions",
+                      "changes": [{"action": "set", "path": "AGENTS.md", "digest": "d1"},
+                                  {"action": "replace", "path": "sub/AGENTS.md"}]}),
+    "relay": ([{"type": "text", "text": "Background subagent child-7 reported:"}, {"type": "text", "text": "ok"}],
+              {"kind": "subagent-report", "form": "relay", "senderSessionId": "child-7"}),
+    "opaque-fields": ([{"type": "text", "text": "line one\n\nline two"}],
+                      {"kind": "plugin", "plugin": "fixture", "empty": {}, "list": [], "n": 18.0, "flag": True}),
+    "partial-catalog": ([{"type": "text", "text": "catalog prose"}],
+                        {"kind": "skill-catalog", "form": "catalog",
+                         "entries": [{"name": "a-skill", "description": "Does A"}, {"name": "b-skill"}]}),
+    "notice-no-summary": ([{"type": "text", "text": "n"}], {"kind": "plugin", "plugin": "tool-jobs", "form": "notice"}),
+    "snapshot-bad": ([{"type": "text", "text": "s"}], {"kind": "plugin", "plugin": "p", "form": "snapshot",
+                                                       "sections": "not-a-list"}),
+    "relay-bad": ([{"type": "text", "text": "r"}], {"kind": "coordinator", "form": "relay"}),
+    "recall-bad": ([{"type": "text", "text": "c"}], {"kind": "session-reference", "form": "recall",
+                                                     "references": [{"label": "x"}]}),
+    "skill": ([{"type": "text", "text": '<skill_content name="a-skill">Do A.</skill_content>'}],
+              {"kind": "skill-invocation", "name": "a-skill", "form": "instructions"}),
+    "bad-instructions": ([{"type": "text", "text": "x"}], {"kind": "agent-instructions", "form": "instructions",
+                                                            "changes": [{"action": "merge", "path": "AGENTS.md"}]}),
+}
+
+
+@pytest.fixture(scope="module")
+def bodies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    b = LogBuilder()
+    b.turn(1)
+    seqs = {}
+    for name, (content, source) in CASES.items():
+        event = b.user("", source)
+        event["data"]["content"] = content
+        seqs[name] = event["seq"]
+    path = tmp_path_factory.mktemp("forms") / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("forms"), *b.events]))
+    with live_server([str(path)]) as url:
+        yield {name: httpx.get(f"{url}/sessions/forms/contexts/{seq}").text for name, seq in seqs.items()}
+
+
+def texts(html: str, attr: str) -> list[str]:
+    return [unescape(m) for m in re.findall(rf"<pre[^>]*{attr}[^>]*>(.*?)</pre>", html, re.S)]
+
+
+def test_an_unknown_block_keeps_its_place_between_text_runs(bodies: dict[str, str]) -> None:
+    html = bodies["interleaved"]
+    assert texts(html, "data-context-text") == ["before", "after"]
+    assert html.index(">before<") < html.index("▸ Unknown content block") < html.index(">after<")
+
+
+def test_adjacent_text_blocks_join_without_separator(bodies: dict[str, str]) -> None:
+    assert texts(bodies["adjacent"], "data-context-text") == ["firstsecond"]
+
+
+def test_oversized_text_and_fields_end_with_the_truncation_footer(bodies: dict[str, str]) -> None:
+    html = unescape(bodies["oversized"])
+    assert "y" * 20000 + "\n… truncated, 21000 characters total" in html
+    assert "x" * 20000 + "\n… truncated, 21000 characters total" in html
+
+
+def test_an_empty_replacement_catalog_still_renders_as_a_catalog(bodies: dict[str, str]) -> None:
+    html = bodies["empty-catalog"]
+    assert 'data-context-form="catalog"' in html and "Replacement catalog" in html
+    assert "<li>" not in html and "data-context-text" not in html
+
+
+def test_an_unknown_declared_form_stays_visible_in_the_fields(bodies: dict[str, str]) -> None:
+    html = bodies["later-form"]
+    assert "data-context-form" not in html
+    assert re.findall(r"<dt>(.*?)</dt>", html) == ["plugin", "form"]
+
+
+def test_snapshot_sections_replace_the_prose_and_keep_it_one_click_away(bodies: dict[str, str]) -> None:
+    html = bodies["snapshot"]
+    assert "Supersedes earlier snapshots" in html
+    assert re.findall(r"<div><dt>(.*?)</dt><dd>(.*?)</dd></div>", html) == [
+        ("sandbox:policy", "workspace-write"), ("workspace", "/repo")]
+    assert "data-context-text" not in html
+    assert "<details class=\"ctx-model-text\" data-context-model-text>" in html
+    assert "Current runtime context. …" in html
+
+
+def test_instruction_files_carry_their_digest_and_wording(bodies: dict[str, str]) -> None:
+    html = bodies["instructions"]
+    assert '<li title="d1"><span class="path">AGENTS.md</span><span class="action">added</span></li>' in html
+    assert '<li><span class="path">sub/AGENTS.md</span><span class="action">updated</span></li>' in html
+    assert "&lt;system-reminder&gt;x&lt;/system-reminder&gt;" in html
+
+
+def test_relay_names_its_sender_above_the_text(bodies: dict[str, str]) -> None:
+    html = bodies["relay"]
+    assert html.index("From session child-7") < html.index("Background subagent child-7 reported:ok")
+
+
+def test_a_bad_instruction_action_falls_back_whole(bodies: dict[str, str]) -> None:
+    html = bodies["bad-instructions"]
+    assert "data-context-form" not in html and "data-context-files" not in html
+    assert re.findall(r"<dt>(.*?)</dt>", html) == ["form", "changes"]
+
+
+def test_the_opaque_body_shows_real_line_breaks_and_js_formatted_fields(bodies: dict[str, str]) -> None:
+    html = bodies["opaque-fields"]
+    assert texts(html, "data-context-text") == ["line one\n\nline two"]
+    assert re.findall(r"<div><dt>(.*?)</dt><dd>(.*?)</dd></div>", html) == [
+        ("plugin", "fixture"), ("empty", "{}"), ("list", "[]"), ("n", "18"), ("flag", "true")]
+
+
+def test_one_unreadable_catalog_entry_sends_the_whole_catalog_to_opaque(bodies: dict[str, str]) -> None:
+    html = bodies["partial-catalog"]
+    assert "data-context-form" not in html and "data-context-entries" not in html
+    assert texts(html, "data-context-text") == ["catalog prose"]
+
+
+@pytest.mark.parametrize("name", ["notice-no-summary", "snapshot-bad", "relay-bad", "recall-bad"])
+def test_each_form_falls_back_without_a_marker(bodies: dict[str, str], name: str) -> None:
+    html = bodies[name]
+    assert "data-context-form" not in html
+    assert "data-context-fields" in html and "<dt>form</dt>" in html
+
+
+def test_a_skill_invocation_is_opaque_with_its_skill_content(bodies: dict[str, str]) -> None:
+    html = bodies["skill"]
+    assert "data-context-form" not in html
+    assert "&lt;skill_content name=&#34;a-skill&#34;&gt;Do A.&lt;/skill_content&gt;" in html
+    assert re.findall(r"<dt>(.*?)</dt>", html) == ["name", "form"]
+
+
+def test_collapsed_rows_carry_no_body_and_a_notice_summary_only_when_it_rendered(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    b.user("done", {"kind": "plugin", "plugin": "tool-jobs", "form": "notice", "summary": "bash ok"})
+    b.user("n", {"kind": "plugin", "plugin": "tool-jobs", "form": "notice"})
+    b.user('<skill_content name="a-skill">Do A.</skill_content>',
+           {"kind": "skill-invocation", "name": "a-skill", "form": "instructions"})
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("rows"), *b.events]))
+    with live_server([str(path)]) as url:
+        html = httpx.get(f"{url}/sessions/rows").text
+    rows = re.findall(r'<div class="disclosure ctx" data-context-row>.*?</div>\n</div>', html, re.S)
+    assert len(rows) == 3
+    assert all("data-context-injection-body" not in r and 'aria-expanded="false"' in r for r in rows)
+    assert all("data-context-recall-icon" not in r and "<svg" in r for r in rows)
+    assert '<span class="summary" data-context-summary>bash ok</span>' in rows[0]
+    assert "data-context-summary" not in rows[1]
+    assert '<span class="source" data-context-source>a-skill</span>' in rows[2]

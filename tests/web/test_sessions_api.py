@@ -1,0 +1,124 @@
+"""The HTTP interface through a real server: keys, JSON twins, safety headers, language."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+from tests.support.builders import LogBuilder, header, two_turns
+from tests.support.server import live_server
+
+
+def write(path: Path, session_id: str, events: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(session_id), *events]))
+    return path
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    write(tmp_path / "a" / "session.jsonl", "shared-id", two_turns().events)
+    write(tmp_path / "b" / "session.jsonl", "shared-id", two_turns().events)
+    write(tmp_path / "c" / "session.jsonl", "only/one id", two_turns().events)
+    write(tmp_path / "d" / "session.jsonl", "plain-id", two_turns().events)
+    return tmp_path
+
+
+@pytest.fixture
+def server(logs: Path) -> Iterator[str]:
+    with live_server([str(logs)]) as url:
+        yield url
+
+
+def test_sessions_are_listed_with_unique_url_safe_keys(server: str, logs: Path) -> None:
+    sessions = httpx.get(f"{server}/api/sessions").json()["sessions"]
+    by_path = {Path(s["path"]).parent.name: s for s in sessions}
+    assert set(by_path) == {"a", "b", "c", "d"}
+    keys = [s["key"] for s in sessions]
+    assert len(set(keys)) == 4
+    assert all(re.fullmatch(r"[A-Za-z0-9._~-]+", k) for k in keys)
+    assert by_path["d"]["key"] == "plain-id"
+    assert re.fullmatch(r"shared-id~[0-9a-f]{8}", by_path["a"]["key"])
+    assert by_path["a"]["key"] != by_path["b"]["key"]
+    assert by_path["c"]["key"] == "only~002Fone~0020id"
+    for s in sessions:
+        assert s["url"] == f"/sessions/{s['key']}"
+        assert httpx.get(server + s["url"]).status_code == 200
+        assert httpx.get(f"{server}/api{s['url']}").json()["id"] == s["id"]
+
+
+def test_a_key_stays_while_its_log_grows(server: str, logs: Path) -> None:
+    before = {s["path"]: s["key"] for s in httpx.get(f"{server}/api/sessions").json()["sessions"]}
+    path = logs / "a" / "session.jsonl"
+    key = before[str(path)]
+    events_before = httpx.get(f"{server}/api/sessions/{key}").json()["events"]
+    extra = LogBuilder()
+    extra.turn(3)
+    offset = len(two_turns().events)
+    with path.open("ab") as f:
+        f.write(b"".join(orjson.dumps({**e, "seq": e["seq"] + offset}) + b"\n" for e in extra.events))
+    after = {s["path"]: s["key"] for s in httpx.get(f"{server}/api/sessions").json()["sessions"]}
+    assert after == before
+    grown = httpx.get(f"{server}/api/sessions/{key}").json()
+    assert grown["events"] == events_before + len(extra.events)
+    assert grown["verdict"]["category"] == "accepted" and grown["turns"] == 3
+
+
+def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
+    html = httpx.get(f"{server}/sessions/plain-id").text
+    data = httpx.get(f"{server}/api/sessions/plain-id").json()
+    page_rows = re.findall(r'data-chat-flow-key="([^"]+)" data-chat-flow-kind="([^"]+)"', html)
+    assert page_rows == [(r["key"], r["kind"]) for r in data["rows"]]
+    assert data["verdict"]["category"] == "accepted" and data["events"] == len(two_turns().events)
+
+
+def test_every_page_carries_the_csp(server: str) -> None:
+    for path in ("/", "/sessions/plain-id", "/api/sessions", "/static/inspect.css"):
+        response = httpx.get(server + path)
+        assert response.headers["content-security-policy"] == \
+            "default-src 'self'; script-src 'self'; style-src 'self'", path
+
+
+def test_a_foreign_host_header_is_refused(server: str) -> None:
+    response = httpx.get(f"{server}/api/sessions", headers={"Host": "evil.example:80"})
+    assert response.status_code == 421
+    assert httpx.get(f"{server}/api/sessions", headers={"Host": "localhost"}).status_code == 200
+
+
+def test_unknown_keys_and_non_context_seqs_are_404(server: str) -> None:
+    assert httpx.get(f"{server}/sessions/nope").status_code == 404
+    assert httpx.get(f"{server}/api/sessions/..%2F..%2Fetc").status_code == 404
+    assert httpx.get(f"{server}/sessions/plain-id/contexts/0").status_code == 404
+    assert httpx.get(f"{server}/sessions/plain-id/contexts/99999").status_code == 404
+
+
+def test_context_bodies_have_a_json_twin(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    ctx = b.user("<system-reminder>hi</system-reminder>",
+                 {"kind": "plugin", "plugin": "p", "form": "snapshot", "sections": [{"name": "sandbox:policy",
+                                                                                     "text": "workspace-write"}]})
+    write(tmp_path / "s" / "session.jsonl", "ctx", b.events)
+    with live_server([str(tmp_path)]) as url:
+        html = httpx.get(f"{url}/sessions/ctx/contexts/{ctx['seq']}").text
+        data = httpx.get(f"{url}/api/sessions/ctx/contexts/{ctx['seq']}").json()
+    assert 'data-context-form="snapshot"' in html and "sandbox:policy" in html
+    assert data["context"]["renderedForm"] == "snapshot"
+    assert data["body"]["sections"][0]["name"] == "sandbox:policy"
+
+
+def test_chinese_is_served_when_the_browser_prefers_it(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    b.user("x", {"kind": "plugin", "plugin": "fixture"})
+    write(tmp_path / "s" / "session.jsonl", "zh", b.events)
+    with live_server([str(tmp_path)]) as url:
+        zh = httpx.get(f"{url}/sessions/zh", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}).text
+        en = httpx.get(f"{url}/sessions/zh", headers={"Accept-Language": "en-US,zh;q=0.5"}).text
+    assert "上下文注入" in zh and 'lang="zh-CN"' in zh
+    assert "Context injection" in en and "上下文注入" not in en
