@@ -1,0 +1,67 @@
+"""What every router shares: settings, the session registry, templates, page rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from app.history.session import SessionLog
+from app.log.records import NotASessionLog
+from app.web.registry import Entry, Registry
+from app.web.settings import Settings
+from app.web.strings import strings_for
+
+PROJECT = Path(__file__).resolve().parents[2]
+TEMPLATES = PROJECT / "templates"
+STATIC = PROJECT / "static"
+HTMX = "htmx-2.0.11.min.js"
+
+
+def _templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    templates.env.trim_blocks = True
+    templates.env.lstrip_blocks = True
+    templates.env.globals["htmx_js"] = HTMX
+    return templates
+
+
+@dataclass
+class WebState:
+    settings: Settings
+    registry: Registry
+    templates: Jinja2Templates = field(default_factory=_templates)
+
+    def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
+        t = strings_for(request.headers.get("accept-language"))
+        return self.templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, **context})
+
+    def session(self, key: str) -> tuple[Entry, SessionLog]:
+        """The entry and its log at the current file version, or 404/422."""
+        registry = self.registry
+        entry = registry.entry(key)
+        if entry is None:
+            registry.refresh()
+            entry = registry.entry(key)
+        if entry is None:
+            raise HTTPException(404, f"no session {key!r}")
+        try:
+            log = registry.log(key)
+        except NotASessionLog as exc:
+            raise HTTPException(422, f"{exc.reason} ({exc.location.describe()})") from None
+        if log is None:
+            raise HTTPException(404, f"no session {key!r}")
+        return entry, log
+
+
+def web(request: Request) -> WebState:
+    return request.app.state.web  # type: ignore[no-any-return]
+
+
+def session_url(key: str) -> str:
+    return f"/sessions/{quote(key, safe='')}"
