@@ -19,7 +19,10 @@
     var slot = slotOf(root);
     if (!slot) return;
     if (!open) { slot.replaceChildren(); return; }
-    var inline = root.querySelector("template[data-disclosure-body]");
+    var inline = null;
+    for (var el = root.firstElementChild; el; el = el.nextElementSibling) {
+      if (el.matches("template[data-disclosure-body]")) inline = el;
+    }
     if (inline) slot.replaceChildren(inline.content.cloneNode(true));
     else if (header.hasAttribute("hx-get") && window.htmx) window.htmx.trigger(header, "dsh:open");
   }
@@ -55,6 +58,7 @@
   document.addEventListener("keydown", function (event) {
     var target = event.target;
     if (!(target instanceof Element) || !target.matches("[data-disclosure-row][data-expandable]")) return;
+    if (target.tagName === "BUTTON") return; // a native button already turns Enter and Space into a click
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
       toggle(target);

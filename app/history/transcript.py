@@ -1,14 +1,17 @@
-"""The human transcript (FORMAT.md §5.5, UI.md §0): rows in log order.
+"""The human transcript (FORMAT.md §5.5, UI.md §0, §5): rows in log order.
 
-Rows are light: a kind, the seq they anchor at and the seqs of the events
-they draw on, so a window of rows can be rendered by decoding only its own
-events. Replacement copies stay model-only, except the compaction checkpoint.
+Rows are light: a kind, the seq they anchor at and named links to the other
+events they draw on, so a window of rows can be rendered by decoding only
+its own events. Every event of the log has a row or a place in one: chunks in
+their step (or a retry, or a partial stream), results, hooks, approvals and
+code-mode sub-calls in their tool row, `command/done` in its command row,
+the compaction bracket in its marker. Replacement copies stay model-only,
+except the compaction checkpoint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.history.session import SessionLog, TailRecord
@@ -16,7 +19,8 @@ from app.model.rules import KNOWN_EVENT_TYPES
 from app.model.values import Event
 
 RowKind = Literal[
-    "user", "steering", "context", "assistant-step", "tool-call", "compaction", "event", "unknown", "diagnostic",
+    "turn", "step", "user", "steering", "context", "assistant-step", "partial-stream", "tool-call", "command",
+    "manual-compaction", "compaction", "model-retry", "turn-error", "turn-max-tokens", "event", "unknown", "diagnostic",
 ]
 
 
@@ -25,13 +29,23 @@ class Row:
     kind: RowKind
     seq: int  # the anchor: rows sort by it
     key: str
-    related: tuple[int, ...] = ()  # other events the row shows (a tool call's result, ...)
-    tail: TailRecord | None = None  # for a diagnostic row: the record outside dsh's view
+    links: tuple[tuple[str, tuple[int, ...]], ...] = ()  # named groups of other events the row shows
+    tail: TailRecord | None = None  # a diagnostic row's record outside dsh's view
+
+    def link(self, name: str) -> tuple[int, ...]:
+        for key, seqs in self.links:
+            if key == name:
+                return seqs
+        return ()
+
+    @property
+    def related(self) -> tuple[int, ...]:
+        return tuple(s for _, seqs in self.links for s in seqs)
 
 
 @dataclass(slots=True)
 class _Inbox:
-    """Pending-input lists per target; ids taken off `next-step` unclaimed-cancelled are steering."""
+    """Pending-input lists per target; ids taken off `next-step` and not cancelled are steering."""
 
     lists: dict[str, list[str]] = field(default_factory=dict)
     claimed: set[str] = field(default_factory=set)
@@ -79,56 +93,294 @@ def context_row_at(log: SessionLog, seq: int) -> Row | None:
     return Row("context", seq, f"seq-{seq}") if user_message_kind(log.event(seq), set()) == "context" else None
 
 
+def _get(data: Any, key: str) -> Any:
+    return data.get(key) if isinstance(data, dict) else None
+
+
+class _Builder:
+    """One pass over the events; rows whose parts arrive later are finished at the end."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, dict[str, Any]] = {}  # anchor seq → {"kind", "links": {name: [seqs]}}
+        self.inbox = _Inbox()
+        self.calls: dict[str, int] = {}  # callId → tool/call seq (or orphan result seq)
+        self.open_call: int | None = None  # the last tool/call of the open step, for hooks
+        self.commands: dict[str, int] = {}  # commandId → command/run seq
+        self.compactions: dict[str, dict[str, int]] = {}  # compactionId → {start, summary, end}
+        self.retries: dict[str, int] = {}  # retryId → llm/retry seq
+        self.step_chunks: list[int] = []  # chunks of the current model call
+        self.turn_row: int | None = None
+        self.step_row: int | None = None
+        self.recalls: set[int] = set()
+        self.approvals: dict[str, int] = {}  # approval id → the tool row it was attached to
+        self.checkpoints: dict[str, int] = {}  # compactionId → the row showing its checkpoint
+
+    def add(self, kind: RowKind, seq: int, **links: list[int]) -> dict[str, Any]:
+        row = {"kind": kind, "links": {k: list(v) for k, v in links.items()}}
+        self.rows[seq] = row
+        return row
+
+    def attach(self, anchor: int | None, name: str, seq: int) -> bool:
+        if anchor is None or anchor not in self.rows:
+            return False
+        self.rows[anchor]["links"].setdefault(name, []).append(seq)
+        return True
+
+    def feed(self, event: Event) -> None:
+        handler = _HANDLERS.get(event.type)
+        if handler is not None:
+            handler(self, event)
+        elif event.ignorable or event.type not in KNOWN_EVENT_TYPES:
+            self.add("unknown", event.seq)
+        else:
+            self.add("event", event.seq)
+
+    def finish(self) -> None:
+        """Give a row to whatever the log ended before placing."""
+        if self.step_chunks:
+            self.add("partial-stream", self.step_chunks[0], chunks=self.step_chunks)
+        placed = {s for r in self.rows.values() for seqs in r["links"].values() for s in seqs} | set(self.rows)
+        for bracket in self.compactions.values():
+            for seq in bracket.values():
+                if seq not in placed:
+                    self.add("event", seq)
+
+
+def _turn_start(b: _Builder, e: Event) -> None:
+    b.turn_row = e.seq
+    b.add("turn", e.seq)
+
+
+def _turn_end(b: _Builder, e: Event) -> None:
+    b.attach(b.turn_row, "end", e.seq)
+    reason = _get(e.data, "reason")
+    kind = _get(reason, "kind")
+    if kind == "error":
+        b.add("turn-error", e.seq)
+    elif kind == "max-tokens":
+        b.add("turn-max-tokens", e.seq)
+    elif kind not in ("completed", None):
+        b.attach(b.turn_row, "outcome", e.seq)
+    b.turn_row = None
+
+
+def _step_start(b: _Builder, e: Event) -> None:
+    b.step_row = e.seq
+    b.step_chunks = []
+    b.open_call = None
+    b.add("step", e.seq)
+
+
+def _step_end(b: _Builder, e: Event) -> None:
+    if b.step_chunks:  # streamed, but no assistant/message took the chunks: show the partial stream
+        first = b.step_chunks[0]
+        b.add("partial-stream", first, chunks=b.step_chunks)
+        b.step_chunks = []
+    b.attach(b.step_row, "end", e.seq)
+    b.step_row = None
+
+
+def _chunk(b: _Builder, e: Event) -> None:
+    b.step_chunks.append(e.seq)
+
+
+def _assistant(b: _Builder, e: Event) -> None:
+    chunks, b.step_chunks = b.step_chunks, []
+    message = e.message
+    if message is None or e.surface_op != "append":
+        b.add("event", e.seq)
+        return
+    if message.content:
+        b.add("assistant-step", e.seq, chunks=chunks)
+    elif chunks:  # empty content after a stream: show what streamed (and the usage) as a partial stream
+        b.add("partial-stream", chunks[0], chunks=chunks, assistant=[e.seq])
+    elif not b.attach(b.step_row, "usage-only", e.seq):  # a max-tokens step hosting only usage
+        b.add("event", e.seq)
+
+
+def _user(b: _Builder, e: Event) -> None:
+    row_kind = user_message_kind(e, b.inbox.claimed)
+    if row_kind == "compaction":
+        source = e.message.source if e.message else None
+        compaction_id = source.get("compactionId") if source else None
+        bracket = b.compactions.get(compaction_id, {}) if isinstance(compaction_id, str) else {}
+        command = source.get("sourceCommandId") if source else None
+        run = b.commands.get(command) if isinstance(command, str) else None
+        if run is not None:  # a manual /compact: its command row becomes the marker (UI.md §5.5)
+            b.rows[run]["kind"] = "manual-compaction"
+            b.attach(run, "checkpoint", e.seq)
+            for name, seq in bracket.items():
+                b.attach(run, name, seq)
+        else:
+            b.add("compaction", e.seq, **{name: [seq] for name, seq in bracket.items()})
+        if isinstance(compaction_id, str):
+            b.checkpoints[compaction_id] = run if run is not None else e.seq
+    elif row_kind is not None:
+        if row_kind == "context" and e.message and e.message.source.kind == "session-reference":
+            b.recalls.add(e.seq)
+        b.add(row_kind, e.seq)
+    elif not b.attach(_original(b, e), "rewrites", e.seq):
+        b.add("event", e.seq)
+
+
+def _original(b: _Builder, e: Event) -> int | None:
+    op = e.surface_op
+    return int(op["start"]) if isinstance(op, dict) and isinstance(op.get("start"), int) else None
+
+
+def _inbox(b: _Builder, e: Event) -> None:
+    b.inbox.splice(e.data)
+    b.add("event", e.seq)
+
+
+def _tool_call(b: _Builder, e: Event) -> None:
+    call_id = _get(e.data, "callId")
+    if isinstance(call_id, str):
+        b.calls[call_id] = e.seq
+    b.open_call = e.seq
+    b.add("tool-call", e.seq)
+
+
+def _tool_result(b: _Builder, e: Event) -> None:
+    message = e.message
+    call_id = message.source.get("callId") if message else None
+    call = b.calls.get(call_id) if isinstance(call_id, str) else None
+    if e.surface_op != "append":
+        original = _original(b, e)
+        owner = next((s for s, r in b.rows.items() if original in r["links"].get("result", ())), None)
+        if not b.attach(owner, "pruned", e.seq):
+            b.add("event", e.seq)
+        return
+    if call is not None and not b.rows[call]["links"].get("result"):
+        b.attach(call, "result", e.seq)
+    else:  # a result with no logged call (a synthetic TOOL_NOT_STARTED closer, or a broken log)
+        b.add("tool-call", e.seq, result=[e.seq])
+        if isinstance(call_id, str):
+            b.calls[call_id] = e.seq
+
+
+def _by_call(name: str):  # type: ignore[no-untyped-def]
+    """Hooks and approvals belong on the tool row of the call they concern."""
+
+    def handle(b: _Builder, e: Event) -> None:
+        call_id = _get(e.data, "callId")
+        approval_id = _get(e.data, "id") if e.type.startswith("approval/") else None
+        target = b.calls.get(call_id) if isinstance(call_id, str) else None
+        if target is None and e.type == "approval/decided" and isinstance(approval_id, str):
+            target = b.approvals.get(approval_id)
+        if target is None and e.type.startswith("hook/") and _get(e.data, "point") in ("PreToolUse", "PostToolUse"):
+            target = b.open_call  # hooks name no call: a tool hook runs around the step's latest call
+        if not b.attach(target, name, e.seq):
+            b.add("event", e.seq)
+            return
+        if isinstance(approval_id, str):
+            b.approvals[approval_id] = target  # type: ignore[assignment]
+
+    return handle
+
+
+def _code_dispatch(b: _Builder, e: Event) -> None:
+    parent = _get(e.data, "parentCallId")
+    root = _get(e.data, "rootCallId")
+    target = b.calls.get(parent) if isinstance(parent, str) else None
+    if target is None and isinstance(root, str):
+        target = b.calls.get(root)
+    if not b.attach(target, "subcalls", e.seq):
+        b.add("event", e.seq)
+
+
+def _command_run(b: _Builder, e: Event) -> None:
+    command_id = _get(e.data, "commandId")
+    if isinstance(command_id, str):
+        b.commands[command_id] = e.seq
+    b.add("command", e.seq)
+
+
+def _command_done(b: _Builder, e: Event) -> None:
+    command_id = _get(e.data, "commandId")
+    if not b.attach(b.commands.get(command_id) if isinstance(command_id, str) else None, "done", e.seq):
+        b.add("event", e.seq)
+
+
+def _compaction(part: str):  # type: ignore[no-untyped-def]
+    """The bracket around a checkpoint; an attempt without one joins its /compact command."""
+
+    def handle(b: _Builder, e: Event) -> None:
+        compaction_id = _get(e.data, "compactionId")
+        if not isinstance(compaction_id, str):
+            b.add("event", e.seq)
+            return
+        bracket = b.compactions.setdefault(compaction_id, {})
+        bracket[part] = e.seq
+        if part != "end":
+            return
+        if b.attach(b.checkpoints.get(compaction_id), "end", e.seq):
+            return
+        command = _get(e.data, "sourceCommandId")
+        run = b.commands.get(command) if isinstance(command, str) else None
+        for seq in bracket.values():
+            if not b.attach(run, "compaction-attempt", seq):
+                b.add("event", seq)
+
+    return handle
+
+
+def _retry(b: _Builder, e: Event) -> None:
+    chunks, b.step_chunks = b.step_chunks, []  # the failed attempt's stream
+    retry_id = _get(e.data, "retryId")
+    if isinstance(retry_id, str):
+        b.retries[retry_id] = e.seq
+    b.add("model-retry", e.seq, chunks=chunks)
+
+
+def _retry_started(b: _Builder, e: Event) -> None:
+    retry_id = _get(e.data, "retryId")
+    if not b.attach(b.retries.get(retry_id) if isinstance(retry_id, str) else None, "started", e.seq):
+        b.add("event", e.seq)
+
+
+_HANDLERS = {
+    "turn/start": _turn_start,
+    "turn/end": _turn_end,
+    "step/start": _step_start,
+    "step/end": _step_end,
+    "assistant/chunk": _chunk,
+    "assistant/message": _assistant,
+    "user/message": _user,
+    "agent/inbox/spliced": _inbox,
+    "tool/call": _tool_call,
+    "tool/result": _tool_result,
+    "hook/invoked": _by_call("hooks"),
+    "hook/result": _by_call("hooks"),
+    "approval/asked": _by_call("approvals"),
+    "approval/decided": _by_call("approvals"),
+    "tool/code-dispatch-start": _code_dispatch,
+    "tool/code-dispatch": _code_dispatch,
+    "command/run": _command_run,
+    "command/done": _command_done,
+    "compaction/start": _compaction("start"),
+    "compaction/summary": _compaction("summary"),
+    "compaction/end": _compaction("end"),
+    "llm/retry": _retry,
+    "llm/retry-started": _retry_started,
+}
+
+
 def build_rows(log: SessionLog) -> list[Row]:
-    """Every row of a session, in anchor order, then rows for records outside dsh's view."""
-    recalls: set[int] = set()
-    rows = list(_event_rows(log, recalls))
-    rows.sort(key=lambda r: (r.seq, r.key))
-    # A prompt borrows the labels of a session reference right after it (UI.md §0).
-    rows = [replace(r, related=(r.seq + 1,)) if r.kind in ("user", "steering") and r.seq + 1 in recalls else r
-            for r in rows]
+    """Every row of a session in anchor order, then rows for records outside dsh's view."""
+    builder = _Builder()
+    for event in log.events():
+        builder.feed(event)
+    builder.finish()
+    rows = []
+    for seq in sorted(builder.rows):
+        spec = builder.rows[seq]
+        links = tuple((k, tuple(v)) for k, v in spec["links"].items() if v)
+        kind = spec["kind"]
+        if kind in ("user", "steering") and seq + 1 in builder.recalls:
+            links += (("recall", (seq + 1,)),)
+        rows.append(Row(kind, seq, f"seq-{seq}", links))
     for i, tail in enumerate(log.tail):
         rows.append(Row("diagnostic", log.event_count + i, f"tail-{i}", tail=tail))
     return rows
 
-
-def _event_rows(log: SessionLog, recalls: set[int]) -> Iterator[Row]:
-    inbox = _Inbox()
-    calls: dict[str, int] = {}  # callId → tool/call seq
-    results: dict[int, int] = {}  # tool/call seq → tool/result seq
-    tool_rows: list[int] = []
-    for event in log.events():
-        seq, kind = event.seq, event.type
-        if kind == "agent/inbox/spliced":
-            inbox.splice(event.data)
-            yield Row("event", seq, f"seq-{seq}")
-        elif kind == "user/message":
-            row_kind = user_message_kind(event, inbox.claimed)
-            if row_kind == "context" and event.message and event.message.source.kind == "session-reference":
-                recalls.add(seq)
-            if row_kind is not None:
-                yield Row(row_kind, seq, f"seq-{seq}")
-        elif kind == "assistant/message" and event.message is not None:
-            if event.surface_op == "append" and event.message.content:
-                yield Row("assistant-step", seq, f"seq-{seq}")
-        elif kind == "tool/call":
-            call_id = event.data.get("callId") if isinstance(event.data, dict) else None
-            if isinstance(call_id, str):
-                calls[call_id] = seq
-            tool_rows.append(seq)
-        elif kind == "tool/result" and event.message is not None:
-            if event.surface_op == "append":
-                call_seq = calls.get(event.message.source.get("callId"))
-                if call_seq is not None and call_seq not in results:
-                    results[call_seq] = seq
-                else:
-                    yield Row("tool-call", seq, f"seq-{seq}", related=(seq,))  # a result with no logged call
-        elif kind == "assistant/chunk":
-            continue  # merged into its assistant step
-        elif event.ignorable or kind not in KNOWN_EVENT_TYPES:
-            yield Row("unknown", seq, f"seq-{seq}")
-        else:
-            yield Row("event", seq, f"seq-{seq}")
-    for call_seq in tool_rows:
-        result = results.get(call_seq)
-        yield Row("tool-call", call_seq, f"seq-{call_seq}", related=(result,) if result is not None else ())

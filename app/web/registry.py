@@ -14,13 +14,15 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from app.history.session import SessionLog, load_session
 from app.log.dsh_root import encode_segment
 from app.log.records import NotASessionLog
 from app.log.sources import NotASession, SessionSource, discover, read_source_header
 
+T = TypeVar("T")
 _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 
 
@@ -59,6 +61,7 @@ class Registry:
         self._entries: dict[str, Entry] = {}
         self._refused: list[NotASession] = []
         self._logs: dict[str, tuple[tuple[int, int], SessionLog]] = {}
+        self._derived: dict[tuple[str, str], tuple[SessionLog, Any]] = {}
         self.refresh()
 
     def refresh(self) -> None:
@@ -105,7 +108,21 @@ class Registry:
         log = load_session(entry.source)
         with self._lock:
             self._logs[key] = (version, log)
+            self._derived = {k: v for k, v in self._derived.items() if k[0] != key}
         return log
+
+    def derived(self, key: str, name: str, build: Callable[[SessionLog], T]) -> T:
+        """`build(log)` computed once per file version of the session (rows, anchors, search text)."""
+        log = self.log(key)
+        assert log is not None
+        with self._lock:
+            cached = self._derived.get((key, name))
+        if cached is not None and cached[0] is log:
+            return cached[1]  # type: ignore[no-any-return]
+        value = build(log)
+        with self._lock:
+            self._derived[(key, name)] = (log, value)
+        return value
 
 
 __all__ = ["Entry", "NotASessionLog", "Registry", "url_safe_id"]

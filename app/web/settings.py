@@ -12,6 +12,8 @@ class Settings:
     # Extra Host header values to accept besides the bound address and localhost
     # (DNS-rebinding defence: anything else is refused).
     allowed_hosts: tuple[str, ...] = ()
+    # Rows rendered per window of a session page; later windows load as the reader scrolls.
+    window_rows: int = 60
 
     def host_allowed(self, host_header: str | None) -> bool:
         if not host_header:

@@ -1,0 +1,93 @@
+"""How a tool row presents a call (UI.md §5.3): variant, title and summary from the logged call alone.
+
+The host computes richer views that the log does not store, so the generic
+card is the documented default; these rules need only the tool name and
+its raw arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+
+Variant = Literal["bash", "read", "search", "write", "edit", "code", "others"]
+
+_VARIANTS: dict[str, Variant] = {
+    "bash": "bash", "pwsh": "bash",
+    "read": "read", "web_fetch": "read",
+    "grep": "search", "glob": "search", "web_search": "search",
+    "write": "write", "edit": "edit", "run_code": "code",
+}
+_TITLES: dict[Variant, str] = {
+    "bash": "Bash", "read": "Read", "search": "Search", "write": "Write", "edit": "Edit", "code": "Code",
+    "others": "Tool call",
+}
+_TITLE_OVERRIDES = {"pwsh": "Pwsh"}
+_SUMMARY_KEYS: dict[Variant, tuple[str, ...]] = {
+    "bash": ("description", "command"),
+    "read": ("path", "file_path", "url"),
+    "search": ("query", "pattern", "url"),
+    "write": ("path", "file_path"),
+    "edit": ("path", "file_path"),
+    "code": ("description",),
+    "others": (),
+}
+_PATH_VARIANTS = ("read", "write", "edit")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPresentation:
+    variant: Variant
+    title: str
+    summary: str
+    # read/write/edit show their path as a link-like button (UI.md §5.3).
+    path: str | None
+    # The IN section: pretty JSON of the arguments, or their raw text when it is not JSON.
+    arguments: str
+
+
+def parse_arguments(raw: Any) -> Any:
+    """Tool arguments are the model's raw JSON text; code-mode sub-calls log them parsed."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw
+
+
+def _first_line(text: str) -> str:
+    return text.strip().split("\n", 1)[0].strip()
+
+
+def _relative(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
+
+
+def present_tool(name: str, raw_arguments: Any, cwd: str | None = None) -> ToolPresentation:
+    variant = _VARIANTS.get(name, "others")
+    title = _TITLE_OVERRIDES.get(name, _TITLES[variant])
+    args = parse_arguments(raw_arguments)
+    summary = ""
+    path = None
+    if isinstance(args, dict):
+        for key in _SUMMARY_KEYS[variant]:
+            value = args.get(key)
+            if isinstance(value, str) and value.strip():
+                summary = value
+                if variant in _PATH_VARIANTS and key != "url":
+                    path = _relative(_first_line(value), cwd)
+                break
+        if not summary:
+            summary = next((v for v in args.values() if isinstance(v, str) and v.strip()), "")
+    if not summary:
+        summary = raw_arguments if isinstance(raw_arguments, str) else orjson.dumps(raw_arguments).decode()
+    summary = _relative(_first_line(summary), cwd) if path is None else path
+    if variant == "others":
+        summary = f"{name} · {summary}" if summary else name
+    pretty = orjson.dumps(args, option=orjson.OPT_INDENT_2).decode() if not isinstance(args, str) else args
+    return ToolPresentation(variant, title, summary, path, pretty)
