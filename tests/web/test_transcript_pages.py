@@ -1,0 +1,211 @@
+"""Every row kind rendered from real dsh logs (and built ones where the corpus has none)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tests.conftest import CORPUS
+from tests.support.builders import LogBuilder, header
+from tests.support.server import live_server
+
+pytestmark = pytest.mark.corpus
+
+SNAPSHOTS = CORPUS / "sessions/examples/acp-agent/tests/snapshots"
+NAMES = ["cancel-tool-calls", "fs-delete-recreate", "hook-cc-pretool-ask", "escalation-approved",
+         "inline-image-prompt", "read-image", "packed-chunks", "empty-response-retry", "max-tokens-continue",
+         "error-finish", "code-mode-turn", "agent-instructions", "subagent-continuable", "cancel"]
+
+
+def built_logs(root: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    original = next(e for e in b.events if e["type"] == "tool/result")
+    b.add("compaction/prune", {"shadowedRange": {"start": original["seq"], "end": original["seq"]},
+                               "shadowedSeqs": [original["seq"]], "shadowedTokenCount": 3})
+    pruned = orjson.loads(orjson.dumps(original))
+    pruned.update(seq=len(b.events), time=original["time"] + 100, sourceEventSeqs=[original["seq"]],
+                  surfaceOp={"op": "replace", "start": original["seq"], "end": original["seq"]})
+    pruned["data"]["message"]["content"][0]["content"] = [{"type": "text", "text": "[pruned: 5 bytes]"}]
+    b.events.append(pruned)
+    b.add("turn/start", {"turn": 2})
+    b.add("step/start", {"turn": 2, "step": 1})
+    b.user("go on")
+    steer = {"id": "steer-1", "role": "user", "content": [{"type": "text", "text": "also check b.txt"}],
+             "source": {"kind": "user"}}
+    b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "inserted": [steer]})
+    b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "removedCount": 1, "inserted": []})
+    b.add("user/message", steer, surfaceOp="append")
+    b.add("assistant/chunk", {"turn": 2, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "par"}})
+    b.add("llm/retry", {"retryId": "r1", "turn": 2, "step": 1, "provider": "p", "mode": "normal", "policyKey": "k",
+                        "retry": 1, "maxRetries": 3, "delayMs": 1500,
+                        "failure": {"message": "rate limited", "code": "RATE_LIMIT"}})
+    b.add("llm/retry-started", {"retryId": "r1", "turn": 2, "step": 1, "retry": 1})
+    b.assistant(2, 1, [{"type": "text", "text": "Done **now**."}])
+    b.add("step/end", {"turn": 2, "step": 1})
+    b.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+    path = root / "built" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("built"), *b.events]))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not CORPUS.is_dir():
+        pytest.skip("corpus absent")
+    root = tmp_path_factory.mktemp("built")
+    built_logs(root)
+    paths = [str(SNAPSHOTS / n) for n in NAMES] + [str(CORPUS / "dsh-home"), str(root)]
+    with live_server(paths) as url:
+        yield url
+
+
+def key_of(server: str, fragment: str) -> str:
+    sessions = httpx.get(f"{server}/api/sessions").json()["sessions"]
+    matches = [s["key"] for s in sessions if fragment in s["path"]]
+    assert matches, fragment
+    return matches[0]
+
+
+def all_rows(server: str, key: str) -> list[dict[str, Any]]:
+    rows, start = [], 0
+    while start is not None:
+        page = httpx.get(f"{server}/api/sessions/{key}/rows", params={"from": start}).json()
+        rows += page["rows"]
+        start = page["nextFrom"]
+    return rows
+
+
+def all_html(server: str, key: str) -> str:
+    html, start = [], 0
+    total = httpx.get(f"{server}/api/sessions/{key}/rows").json()["totalRows"]
+    while start < total:
+        html.append(httpx.get(f"{server}/sessions/{key}/rows", params={"from": start, "direction": "later"}).text)
+        start += 60
+    return unescape("".join(html))
+
+
+def test_tool_errors_show_their_message_in_the_error_state(server: str, corpus_dir: Path) -> None:
+    key = key_of(server, "fs-delete-recreate")
+    tools = [r for r in all_rows(server, key) if r["kind"] == "tool-call"]
+    errors = [t for t in tools if t["tool"]["state"] == "error"]
+    assert errors and all(t["tool"]["output"] for t in errors)
+    assert any("FS_NOT_FOUND" in (t["tool"]["errorCode"] or "") or "not found" in t["tool"]["output"].lower()
+               for t in errors)
+    html = all_html(server, key)
+    assert 'data-state="error"' in html and '<span class="visually-hidden">Failed</span>' in html
+
+
+def test_cancelled_calls_are_stopped(server: str, corpus_dir: Path) -> None:
+    tools = [r for r in all_rows(server, key_of(server, "cancel-tool-calls")) if r["kind"] == "tool-call"]
+    assert {t["tool"]["errorCode"] for t in tools} == {"ABORTED", "ABORTED_BEFORE_DISPATCH"}
+    assert {t["tool"]["state"] for t in tools} == {"stopped"}
+
+
+def test_an_interrupted_step_is_marked_stopped(server: str, corpus_dir: Path) -> None:
+    html = all_html(server, key_of(server, "snapshots/cancel/"))
+    assert "data-stopped>Stopped</span>" in html
+
+
+def test_hooks_and_approvals_sit_on_their_tool_row(server: str, corpus_dir: Path) -> None:
+    (tool,) = [r for r in all_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "tool-call"]
+    notes = " | ".join(tool["tool"]["notes"])
+    assert "hook PreToolUse" in notes and "approval asked" in notes and "approval rejected" in notes
+    kinds = [r.get("type") for r in all_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "event"]
+    assert not {"hook/invoked", "hook/result", "approval/asked", "approval/decided"} & set(kinds)
+
+
+def test_images_are_named_by_their_attachment(server: str, corpus_dir: Path) -> None:
+    rows = all_rows(server, key_of(server, "inline-image-prompt"))
+    user = next(r for r in rows if r["kind"] == "user")
+    assert any(b["kind"] == "image" and b["text"].startswith("Image ") for b in user["blocks"])
+
+
+def test_code_mode_sub_calls_nest_under_their_parent(server: str, corpus_dir: Path) -> None:
+    (tool,) = [r for r in all_rows(server, key_of(server, "code-mode-turn")) if r["kind"] == "tool-call"]
+    assert tool["tool"]["subcalls"] and tool["tool"]["variant"] == "code"
+    assert "<div class=\"subcall\"" in all_html(server, key_of(server, "code-mode-turn"))
+
+
+def test_packed_chunks_merge_into_their_step(server: str, corpus_dir: Path) -> None:
+    rows = all_rows(server, key_of(server, "packed-chunks"))
+    steps = [r for r in rows if r["kind"] == "assistant-step"]
+    assert steps and all(r["links"].get("chunks") for r in steps)
+    assert not any(r.get("type") == "assistant/chunk" for r in rows)
+
+
+def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_dir: Path) -> None:
+    (retry,) = [r for r in all_rows(server, key_of(server, "built/session.jsonl")) if r["kind"] == "model-retry"]
+    assert retry["extra"]["retry"] == "1" and retry["extra"]["maximum"] == "3" and retry["extra"]["seconds"] == "1.5"
+    html = all_html(server, key_of(server, "built/session.jsonl"))
+    assert "Retried model request (1/3) · 1.5s" in html and "Failure reason: rate limited" in html
+    assert re.search(r"What the failed attempt streamed:</p><pre class=\"card-pre\">par</pre>", html)
+    real = [r for r in all_rows(server, key_of(server, "empty-response-retry")) if r["kind"] == "model-retry"]
+    assert len(real) == 1
+
+
+def test_turn_errors_and_max_tokens_get_status_rows(server: str, corpus_dir: Path) -> None:
+    html = all_html(server, key_of(server, "error-finish"))
+    assert "This turn failed" in html
+    assert "Output token limit reached" in all_html(server, key_of(server, "max-tokens-continue"))
+
+
+def test_a_pruned_result_shows_the_original_and_notes_the_pruning(server: str, corpus_dir: Path) -> None:
+    rows = all_rows(server, key_of(server, "built/session.jsonl"))
+    (tool, *_) = [r for r in rows if r["kind"] == "tool-call"]
+    assert tool["tool"]["output"] == "alpha"
+    assert any("pruned" in n for n in tool["tool"]["notes"])
+    assert "[pruned: 5 bytes]" in all_html(server, key_of(server, "built/session.jsonl"))
+
+
+def test_a_claimed_steering_message_is_a_steering_row(server: str, corpus_dir: Path) -> None:
+    rows = all_rows(server, key_of(server, "built/session.jsonl"))
+    assert [r["kind"] for r in rows if r["kind"] in ("user", "steering")] == ["user", "user", "steering"]
+
+
+def test_the_hand_made_replace_stays_model_only(server: str, corpus_dir: Path) -> None:
+    rows = all_rows(server, key_of(server, "agent-instructions"))
+    assert [r["kind"] for r in rows].count("compaction") == 1
+    contexts = [r for r in rows if r["kind"] == "context"]
+    assert [c["context"]["label"] for c in contexts][:1] == ["AGENTS.md"]
+
+
+def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(server: str, corpus_dir: Path) -> None:
+    key = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"
+    rows = all_rows(server, key)
+    (marker,) = [r for r in rows if r["kind"] == "manual-compaction"]
+    assert marker["title"] == "compact"
+    assert marker["extra"]["items"] == 7 and marker["extra"]["tokens"] == "364"
+    assert not [r for r in rows if r["kind"] in ("compaction", "command")]
+    html = all_html(server, key)
+    assert "Compacted 7 history items (~364 tokens)" in html
+    assert "context_checkpoint" not in html and "<compacted-summary>" not in html
+
+
+def test_the_resumed_session_reads_across_its_end_seed(server: str, corpus_dir: Path) -> None:
+    rows = all_rows(server, "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f")
+    assert [r["kind"] for r in rows].count("turn") == 2
+    assert any(r.get("type") == "session/end-seed" for r in rows)
+
+
+def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
+    key = key_of(server, "hook-cc-pretool-ask")
+    html = httpx.get(f"{server}/sessions/{key}").text
+    assert f'href="/sessions/{key}/events/' in html
+    event = httpx.get(f"{server}/api/sessions/{key}/events/0").json()
+    assert event["seq"] == 0 and event["event"]["type"] == event["type"]
+    page = httpx.get(f"{server}/sessions/{key}/events/0").text
+    assert "data-event-json" in page
+
+
+def test_subagent_relay_and_notice_render_as_their_forms(server: str, corpus_dir: Path) -> None:
+    rows = all_rows(server, key_of(server, "subagent-continuable/session.jsonl"))
+    forms = {c["context"]["renderedForm"] for c in rows if c["kind"] == "context"}
+    assert "notice" in forms
