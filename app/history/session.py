@@ -106,6 +106,9 @@ class SessionLog:
     synthetic: list[dict[str, Any]] = field(default_factory=list)
     tail: list[TailRecord] = field(default_factory=list)
     message_ids: dict[int, str] = field(default_factory=dict)
+    # small facts the transcript needs, kept so it need not decode large events again
+    source_kinds: dict[int, str] = field(default_factory=dict)  # user/message seq → source kind
+    result_calls: dict[int, str] = field(default_factory=dict)  # tool/result seq → callId
     surface_ops: dict[int, Any] = field(default_factory=dict)
     empty_assistant: set[int] = field(default_factory=set)
     identity: dict[str, list[IdentityEntry]] = field(default_factory=dict)
@@ -315,6 +318,10 @@ class _Reader:
                 log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "message"))
                 if kind == "assistant/message" and not message["content"]:
                     log.empty_assistant.add(seq)
+                elif kind == "user/message":
+                    log.source_kinds[seq] = message["source"]["kind"]
+                elif kind == "tool/result":
+                    log.result_calls[seq] = message["source"]["callId"]
                 if envelope is None:
                     problem, shadowed = fold.apply(event, type_of, load)
                     if problem:

@@ -93,6 +93,43 @@ def context_row_at(log: SessionLog, seq: int) -> Row | None:
     return Row("context", seq, f"seq-{seq}") if user_message_kind(log.event(seq), set()) == "context" else None
 
 
+class _Lazy:
+    """One event as the builder sees it: seq and type at once, the body decoded only if asked."""
+
+    __slots__ = ("log", "seq", "type", "_event")
+
+    def __init__(self, log: SessionLog, seq: int) -> None:
+        self.log = log
+        self.seq = seq
+        self.type = log.types[seq]
+        self._event: Event | None = None
+
+    @property
+    def event(self) -> Event:
+        if self._event is None:
+            self._event = self.log.event(self.seq)
+        return self._event
+
+    @property
+    def data(self) -> Any:
+        return self.event.data
+
+    @property
+    def message(self) -> Any:
+        return self.event.message
+
+    @property
+    def surface_op(self) -> Any:
+        op = self.log.surface_ops.get(self.seq)
+        if op is None:
+            return self.event.surface_op
+        return op if op == "append" else {"op": "replace", "start": op[0], "end": op[1]}
+
+    @property
+    def ignorable(self) -> bool:
+        return self.event.ignorable
+
+
 def _get(data: Any, key: str) -> Any:
     return data.get(key) if isinstance(data, dict) else None
 
@@ -126,7 +163,7 @@ class _Builder:
         self.rows[anchor]["links"].setdefault(name, []).append(seq)
         return True
 
-    def feed(self, event: Event) -> None:
+    def feed(self, event: _Lazy) -> None:
         handler = _HANDLERS.get(event.type)
         if handler is not None:
             handler(self, event)
@@ -146,12 +183,12 @@ class _Builder:
                     self.add("event", seq)
 
 
-def _turn_start(b: _Builder, e: Event) -> None:
+def _turn_start(b: _Builder, e: _Lazy) -> None:
     b.turn_row = e.seq
     b.add("turn", e.seq)
 
 
-def _turn_end(b: _Builder, e: Event) -> None:
+def _turn_end(b: _Builder, e: _Lazy) -> None:
     b.attach(b.turn_row, "end", e.seq)
     reason = _get(e.data, "reason")
     kind = _get(reason, "kind")
@@ -164,14 +201,14 @@ def _turn_end(b: _Builder, e: Event) -> None:
     b.turn_row = None
 
 
-def _step_start(b: _Builder, e: Event) -> None:
+def _step_start(b: _Builder, e: _Lazy) -> None:
     b.step_row = e.seq
     b.step_chunks = []
     b.open_call = None
     b.add("step", e.seq)
 
 
-def _step_end(b: _Builder, e: Event) -> None:
+def _step_end(b: _Builder, e: _Lazy) -> None:
     if b.step_chunks:  # streamed, but no assistant/message took the chunks: show the partial stream
         first = b.step_chunks[0]
         b.add("partial-stream", first, chunks=b.step_chunks)
@@ -180,17 +217,16 @@ def _step_end(b: _Builder, e: Event) -> None:
     b.step_row = None
 
 
-def _chunk(b: _Builder, e: Event) -> None:
+def _chunk(b: _Builder, e: _Lazy) -> None:
     b.step_chunks.append(e.seq)
 
 
-def _assistant(b: _Builder, e: Event) -> None:
+def _assistant(b: _Builder, e: _Lazy) -> None:
     chunks, b.step_chunks = b.step_chunks, []
-    message = e.message
-    if message is None or e.surface_op != "append":
+    if e.seq not in e.log.message_ids or e.surface_op != "append":
         b.add("event", e.seq)
         return
-    if message.content:
+    if e.seq not in e.log.empty_assistant:
         b.add("assistant-step", e.seq, chunks=chunks)
     elif chunks:  # empty content after a stream: show what streamed (and the usage) as a partial stream
         b.add("partial-stream", chunks[0], chunks=chunks, assistant=[e.seq])
@@ -198,8 +234,17 @@ def _assistant(b: _Builder, e: Event) -> None:
         b.add("event", e.seq)
 
 
-def _user(b: _Builder, e: Event) -> None:
-    row_kind = user_message_kind(e, b.inbox.claimed)
+def _user(b: _Builder, e: _Lazy) -> None:
+    kind = e.log.source_kinds.get(e.seq)
+    if kind is not None and e.surface_op == "append":  # the common case, read from the scan's facts
+        if kind == "user":
+            b.add("steering" if e.log.message_ids[e.seq] in b.inbox.claimed else "user", e.seq)
+        else:
+            if kind == "session-reference":
+                b.recalls.add(e.seq)
+            b.add("context", e.seq)
+        return
+    row_kind = user_message_kind(e.event, b.inbox.claimed)
     if row_kind == "compaction":
         source = e.message.source if e.message else None
         compaction_id = source.get("compactionId") if source else None
@@ -223,17 +268,17 @@ def _user(b: _Builder, e: Event) -> None:
         b.add("event", e.seq)
 
 
-def _original(b: _Builder, e: Event) -> int | None:
+def _original(b: _Builder, e: _Lazy) -> int | None:
     op = e.surface_op
     return int(op["start"]) if isinstance(op, dict) and isinstance(op.get("start"), int) else None
 
 
-def _inbox(b: _Builder, e: Event) -> None:
+def _inbox(b: _Builder, e: _Lazy) -> None:
     b.inbox.splice(e.data)
     b.add("event", e.seq)
 
 
-def _tool_call(b: _Builder, e: Event) -> None:
+def _tool_call(b: _Builder, e: _Lazy) -> None:
     call_id = _get(e.data, "callId")
     if isinstance(call_id, str):
         b.calls[call_id] = e.seq
@@ -241,9 +286,8 @@ def _tool_call(b: _Builder, e: Event) -> None:
     b.add("tool-call", e.seq)
 
 
-def _tool_result(b: _Builder, e: Event) -> None:
-    message = e.message
-    call_id = message.source.get("callId") if message else None
+def _tool_result(b: _Builder, e: _Lazy) -> None:
+    call_id = e.log.result_calls.get(e.seq)
     call = b.calls.get(call_id) if isinstance(call_id, str) else None
     if e.surface_op != "append":
         original = _original(b, e)
@@ -262,7 +306,7 @@ def _tool_result(b: _Builder, e: Event) -> None:
 def _by_call(name: str):  # type: ignore[no-untyped-def]
     """Hooks and approvals belong on the tool row of the call they concern."""
 
-    def handle(b: _Builder, e: Event) -> None:
+    def handle(b: _Builder, e: _Lazy) -> None:
         call_id = _get(e.data, "callId")
         approval_id = _get(e.data, "id") if e.type.startswith("approval/") else None
         target = b.calls.get(call_id) if isinstance(call_id, str) else None
@@ -279,7 +323,7 @@ def _by_call(name: str):  # type: ignore[no-untyped-def]
     return handle
 
 
-def _code_dispatch(b: _Builder, e: Event) -> None:
+def _code_dispatch(b: _Builder, e: _Lazy) -> None:
     parent = _get(e.data, "parentCallId")
     root = _get(e.data, "rootCallId")
     target = b.calls.get(parent) if isinstance(parent, str) else None
@@ -289,14 +333,14 @@ def _code_dispatch(b: _Builder, e: Event) -> None:
         b.add("event", e.seq)
 
 
-def _command_run(b: _Builder, e: Event) -> None:
+def _command_run(b: _Builder, e: _Lazy) -> None:
     command_id = _get(e.data, "commandId")
     if isinstance(command_id, str):
         b.commands[command_id] = e.seq
     b.add("command", e.seq)
 
 
-def _command_done(b: _Builder, e: Event) -> None:
+def _command_done(b: _Builder, e: _Lazy) -> None:
     command_id = _get(e.data, "commandId")
     if not b.attach(b.commands.get(command_id) if isinstance(command_id, str) else None, "done", e.seq):
         b.add("event", e.seq)
@@ -305,7 +349,7 @@ def _command_done(b: _Builder, e: Event) -> None:
 def _compaction(part: str):  # type: ignore[no-untyped-def]
     """The bracket around a checkpoint; an attempt without one joins its /compact command."""
 
-    def handle(b: _Builder, e: Event) -> None:
+    def handle(b: _Builder, e: _Lazy) -> None:
         compaction_id = _get(e.data, "compactionId")
         if not isinstance(compaction_id, str):
             b.add("event", e.seq)
@@ -325,7 +369,7 @@ def _compaction(part: str):  # type: ignore[no-untyped-def]
     return handle
 
 
-def _retry(b: _Builder, e: Event) -> None:
+def _retry(b: _Builder, e: _Lazy) -> None:
     chunks, b.step_chunks = b.step_chunks, []  # the failed attempt's stream
     retry_id = _get(e.data, "retryId")
     if isinstance(retry_id, str):
@@ -333,7 +377,7 @@ def _retry(b: _Builder, e: Event) -> None:
     b.add("model-retry", e.seq, chunks=chunks)
 
 
-def _retry_started(b: _Builder, e: Event) -> None:
+def _retry_started(b: _Builder, e: _Lazy) -> None:
     retry_id = _get(e.data, "retryId")
     if not b.attach(b.retries.get(retry_id) if isinstance(retry_id, str) else None, "started", e.seq):
         b.add("event", e.seq)
@@ -369,8 +413,8 @@ _HANDLERS = {
 def build_rows(log: SessionLog) -> list[Row]:
     """Every row of a session in anchor order, then rows for records outside dsh's view."""
     builder = _Builder()
-    for event in log.events():
-        builder.feed(event)
+    for seq in range(log.event_count):
+        builder.feed(_Lazy(log, seq))
     builder.finish()
     rows = []
     for seq in sorted(builder.rows):

@@ -71,9 +71,14 @@ def resolve_root(path: str) -> str | None:
     return None
 
 
+def _is_project_dir(name: str) -> bool:
+    """projectKey always yields `--<slug>--`, or `_no-cwd` for a header without cwd."""
+    return name == "_no-cwd" or (len(name) > 4 and name.startswith("--") and name.endswith("--"))
+
+
 def _looks_like_root(path: str) -> bool:
     try:
-        projects = [e for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+        projects = [e for e in os.scandir(path) if e.is_dir(follow_symlinks=False) and _is_project_dir(e.name)]
     except OSError:
         return False
     for project in projects:
