@@ -1,4 +1,4 @@
-"""The `dsh-inspect` command line: `check`, and later `serve` and `render`."""
+"""The `dsh-inspect` command line: `check`, `serve` and `render`."""
 
 from __future__ import annotations
 
@@ -135,20 +135,49 @@ def default_paths() -> list[str]:
     return paths
 
 
-def run_serve(paths: Sequence[str], *, host: str, port: int, err: TextIO) -> int:
+def run_serve(paths: Sequence[str], *, host: str, port: int, data_dir: str | None,
+              settings: Sequence[Sequence[str]] = (), err: TextIO) -> int:
     import uvicorn
 
     from app.web.app import create_app
-    from app.web.settings import Settings
+    from app.web.settings import Settings, default_data_dir
+    from app.web.state import compile_templates
 
+    config = Settings(host=host, port=port, data_dir=data_dir or default_data_dir())
     try:
         discover(list(paths))
-    except UnreadablePath as exc:
+        for name, value in settings:
+            config = config.with_setting(name, value)
+        app = create_app(list(paths) or default_paths(), config)
+    except (UnreadablePath, ValueError) as exc:
         err.write(f"dsh-inspect serve: {exc}\n")
         return 2
-    app = create_app(list(paths) or default_paths(), Settings(host=host, port=port))
-    err.write(f"dsh-inspect: serving on http://{host}:{port}/\n")
+    except OSError as exc:
+        err.write(f"dsh-inspect serve: cannot use the data folder {config.data_dir}: {exc}\n")
+        return 2
+    compile_templates(app.state.web.templates)
+    shown = f"[{host}]" if ":" in host else host
+    err.write(f"dsh-inspect: serving on http://{shown}:{port}/ (uploads kept in {config.data_dir})\n")
+    err.flush()
     uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0
+
+
+def run_render(path: str, *, output: str, session: str | None, lang: str, err: TextIO) -> int:
+    from app.web.render import RenderError, render_path
+
+    try:
+        html = render_path(path, session=session, lang=lang)
+    except (UnreadablePath, RenderError) as exc:
+        err.write(f"dsh-inspect render: {exc}\n")
+        return 2
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(html)
+    except OSError as exc:
+        err.write(f"dsh-inspect render: cannot write {output}: {exc}\n")
+        return 2
+    err.write(f"dsh-inspect: wrote {output}\n")
     return 0
 
 
@@ -162,6 +191,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("paths", nargs="*", metavar="PATH", help="log files, folders or dsh roots")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--data-dir", metavar="DIR",
+                       help="where uploads are kept (default: dsh-inspect in the user's data folder)")
+    serve.add_argument("--setting", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                       help="change a limit, e.g. --setting max_upload_mb 512 (README, Settings)")
+    render = sub.add_parser("render", help="write one session as a self-contained HTML file")
+    render.add_argument("path", metavar="PATH", help="a log file, or a folder, store or ZIP holding the session")
+    render.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the file to write")
+    render.add_argument("--session", metavar="ID", help="which session, when PATH holds several (id or key)")
+    render.add_argument("--lang", choices=("en", "zh"), default="en", help="interface language (default en)")
     return parser
 
 
@@ -174,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr)
     if args.command == "serve":
-        return run_serve(args.paths, host=args.host, port=args.port, err=sys.stderr)
+        return run_serve(args.paths, host=args.host, port=args.port, data_dir=args.data_dir, settings=args.setting,
+                         err=sys.stderr)
+    if args.command == "render":
+        return run_render(args.path, output=args.output, session=args.session, lang=args.lang, err=sys.stderr)
     parser.error(f"unknown command {args.command}")
     return 2

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from app.log.diagnostics import Diagnostic, Location
-from app.log.dsh_root import identity_problem, list_root, resolve_root
+from app.log.dsh_root import FileVersion, RootArtifact, identity_problem, list_root, resolve_root
 from app.log.jsonl import JsonlScan, Mode, decode_record, parse_json_line
 from app.log.plaintext import ZSTD_MAGIC, BytesPlaintext, FilePlaintext, Plaintext, ZstdPlaintext
 from app.log.records import Record, ScanState
@@ -47,12 +48,14 @@ class SessionSource:
     kind: Kind
     member: str | None = None  # ZIP member name, or SQLite session id
     root: str | None = None  # the dsh root this artifact was listed from
+    display: str | None = None  # the name people know the file by (an upload's), shown instead of `path`
 
     @property
     def label(self) -> str:
+        name = self.display or self.path
         if self.member is None:
-            return self.path
-        return f"{self.path}!{self.member}" if self.kind == "zip" else f"{self.path}#{self.member}"
+            return name
+        return f"{name}!{self.member}" if self.kind == "zip" else f"{name}#{self.member}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,8 @@ class Discovery:
     sources: list[SessionSource] = field(default_factory=list)
     refused: list[NotASession] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # the version of each regular-file root artifact, from the lstat that listed it
+    versions: dict[str, FileVersion] = field(default_factory=dict)
 
 
 def _is_candidate(name: str) -> bool:
@@ -74,14 +79,20 @@ def _is_candidate(name: str) -> bool:
     return name.endswith((".jsonl", ".jsonl.zstd", ".zip", ".sqlite", ".sqlite3", ".db"))
 
 
-def discover(paths: list[str], *, progress: Callable[[str], None] | None = None) -> Discovery:
+# The carrier of each root artifact at a file version: a caller that discovers again and
+# again (the server's listing) passes one, so an unchanged file is not opened to be sniffed.
+KindCache = dict[str, tuple[FileVersion, Kind]]
+
+
+def discover(paths: list[str], *, progress: Callable[[str], None] | None = None,
+             kinds: KindCache | None = None) -> Discovery:
     """Every session log below `paths` (files, folders, dsh roots), in a stable order."""
     found = Discovery()
     for path in paths:
         if not os.path.exists(path):
             raise UnreadablePath(f"{path}: no such file or folder")
         if os.path.isdir(path):
-            _discover_dir(path, found, progress)
+            _discover_dir(path, found, progress, kinds)
         elif os.access(path, os.R_OK):
             _discover_file(path, found, root=None)
         else:
@@ -89,15 +100,50 @@ def discover(paths: list[str], *, progress: Callable[[str], None] | None = None)
     return found
 
 
-def _discover_dir(path: str, found: Discovery, progress: Callable[[str], None] | None) -> None:
+def escapes(path: str, top: str) -> bool:
+    """True when `path`, once symbolic links are resolved, lies outside the folder `top`."""
+    real, base = os.path.realpath(path), os.path.realpath(top)
+    return os.path.commonpath([real, base]) != base
+
+
+def _root_artifact_escapes(artifact: RootArtifact, root_escapes: bool, top: str) -> bool:
+    """`escapes(artifact.path, top)` without resolving every path component of every artifact.
+
+    `list_root` takes only real project and session folders (it follows no link to
+    them) and says which artifacts are regular files, so only the root and a linked
+    artifact can lead elsewhere; resolving each of a thousand paths made a listing
+    cost several times the header reads it needs (benchmarks/, listing budget)."""
+    return root_escapes if artifact.version is not None else escapes(artifact.path, top)
+
+
+def _root_artifact_kind(artifact: RootArtifact, kinds: KindCache | None) -> Kind | None:
+    """The carrier of a regular file sniffed before at this very version; else sniffed and remembered."""
+    if kinds is None or artifact.version is None:
+        return None
+    cached = kinds.get(artifact.path)
+    if cached is not None and cached[0] == artifact.version:
+        return cached[1]
+    kind = sniff(artifact.path)
+    kinds[artifact.path] = (artifact.version, kind)
+    return kind
+
+
+def _discover_dir(path: str, found: Discovery, progress: Callable[[str], None] | None,
+                  kinds: KindCache | None = None) -> None:
     root = resolve_root(path)
     if root is not None:
         listing = list_root(root)
         found.diagnostics.extend(listing.diagnostics)
+        root_escapes = escapes(root, path)
         for artifact in listing.artifacts:
             if progress:
                 progress(artifact.path)
-            _discover_file(artifact.path, found, root=root)
+            if _root_artifact_escapes(artifact, root_escapes, path):
+                found.refused.append(NotASession(artifact.path, _ESCAPES))
+                continue
+            if artifact.version is not None:
+                found.versions[artifact.path] = artifact.version
+            _discover_file(artifact.path, found, root=root, kind=_root_artifact_kind(artifact, kinds))
         return
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -107,10 +153,17 @@ def _discover_dir(path: str, found: Discovery, progress: Callable[[str], None] |
             full = os.path.join(dirpath, name)
             if progress:
                 progress(full)
+            if escapes(full, path):
+                found.refused.append(NotASession(full, _ESCAPES))
+                continue
             kind = sniff(full)
             if name.endswith((".zip", ".sqlite", ".sqlite3", ".db")) and kind == "jsonl":
                 continue  # named like a container but holds something else: not a log candidate
             _discover_file(full, found, root=None, kind=kind)
+
+
+# A link inside a served folder must not publish a file from elsewhere (PRODUCT.md Safety).
+_ESCAPES = "a symbolic link that leads outside the folder being served: not followed"
 
 
 def _discover_file(path: str, found: Discovery, *, root: str | None, kind: Kind | None = None) -> None:
@@ -139,6 +192,9 @@ def _discover_file(path: str, found: Discovery, *, root: str | None, kind: Kind 
         store = SqliteStore(path)
         try:
             ids = [header["id"] for header, _ in store.headers()]
+        except StoreRefused:  # sessions table unreadable: the read says where
+            found.sources.append(SessionSource(path, "sqlite", member=None))
+            return
         finally:
             store.close()
         found.sources.extend(SessionSource(path, "sqlite", member=str(sid)) for sid in ids)
@@ -150,7 +206,7 @@ def _zip_session_members(path: str) -> list[str]:
     try:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         return []
     main = [n for n in names if n == "session.jsonl"]
     children = sorted(n for n in names if n.startswith("subagents/") and n.endswith("/session.jsonl"))
@@ -186,11 +242,13 @@ class JsonlSessionScan(JsonlScan):
 class SqliteSessionScan(SqliteScan):
     """One session of a store; the header is its `sessions` row."""
 
-    def __init__(self, path: str, session_id: str | None) -> None:
+    def __init__(self, path: str, session_id: str | None, label: str | None = None) -> None:
         self._path = path
         store = SqliteStore(path)
         store.check()  # raises StoreRefused for a store dsh would not open
         super().__init__(store, session_id or "")
+        if label is not None:
+            self.label = label
         self.header_location = Location(file=self.label)
         self.header_problems: list[str] = []
 
@@ -212,19 +270,22 @@ class SqliteSessionScan(SqliteScan):
 def open_scan(source: SessionSource, *, max_plaintext: int = DEFAULT_MAX_PLAINTEXT) -> SessionScan:
     """A fresh scan of one source. Raises StoreRefused for an unusable SQLite store."""
     if source.kind == "sqlite":
-        return SqliteSessionScan(source.path, source.member)
+        return SqliteSessionScan(source.path, source.member, source.label if source.display else None)
     if source.kind == "jsonl-zstd":
-        return JsonlSessionScan(ZstdPlaintext(source.path, limit=max_plaintext), mode="artifact")
+        return JsonlSessionScan(ZstdPlaintext(source.path, limit=max_plaintext, label=source.label), mode="artifact")
     if source.kind == "zip":
         assert source.member is not None
         return JsonlSessionScan(BytesPlaintext(_read_member(source.path, source.member, max_plaintext), source.label),
                                 mode="artifact")
-    return JsonlSessionScan(FilePlaintext(source.path))
+    return JsonlSessionScan(FilePlaintext(source.path, source.label))
 
 
 def _read_member(path: str, member: str, limit: int) -> bytes:
-    with zipfile.ZipFile(path) as zf, zf.open(member) as f:
-        data = f.read(limit + 1)
+    try:
+        with zipfile.ZipFile(path) as zf, zf.open(member) as f:
+            data = f.read(limit + 1)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+        raise ValueError(f"the ZIP member {member} cannot be read: {exc}") from None
     if len(data) > limit:
         raise ValueError(f"{path}!{member} expands past {limit} bytes")
     return data

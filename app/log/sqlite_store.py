@@ -8,10 +8,12 @@ rows) under dsh's `scanRows` rule for corruption versus a torn tail.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -201,6 +203,15 @@ def decode_row(row: tuple[Any, ...]) -> list[dict[str, Any]]:
     return [event]
 
 
+@contextmanager
+def _damage_refused() -> Iterator[None]:
+    """A damaged database file is one dsh could not open as its store either."""
+    try:
+        yield
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # damaged schema text fails to decode
+        raise StoreRefused(f"the database cannot be read: {exc}") from None
+
+
 class SqliteStore:
     """A dsh SQLite store, opened read-only; one file holds many sessions."""
 
@@ -213,45 +224,48 @@ class SqliteStore:
 
     def check(self) -> None:
         """Raise StoreRefused unless dsh would open this database as its store."""
-        conn = self._conn
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if app_id != APPLICATION_ID:
-            raise StoreRefused(f"application_id is {app_id}, expected {APPLICATION_ID} (\"DSHP\"): not a dsh store")
-        if version != SCHEMA_VERSION:
-            newer = version > SCHEMA_VERSION
-            raise StoreRefused(
-                f"store schema user_version {version} is not {SCHEMA_VERSION}"
-                + (" (written by a newer dsh; this reader knows schema 17)" if newer else ""),
-                unsupported=newer,
+        with _damage_refused():
+            conn = self._conn
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if app_id != APPLICATION_ID:
+                raise StoreRefused(
+                    f"application_id is {app_id}, expected {APPLICATION_ID} (\"DSHP\"): not a dsh store")
+            if version != SCHEMA_VERSION:
+                newer = version > SCHEMA_VERSION
+                raise StoreRefused(
+                    f"store schema user_version {version} is not {SCHEMA_VERSION}"
+                    + (" (written by a newer dsh; this reader knows schema 17)" if newer else ""),
+                    unsupported=newer,
+                )
+            objects = sorted(
+                normalize_sql(sql)
+                for (sql,) in conn.execute(
+                    "SELECT sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND sql IS NOT NULL"
+                )
             )
-        objects = sorted(
-            normalize_sql(sql)
-            for (sql,) in conn.execute(
-                "SELECT sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND sql IS NOT NULL"
-            )
-        )
-        if objects != _CANONICAL:
-            raise StoreRefused("schema objects differ from dsh's canonical schema 17")
+            if objects != _CANONICAL:
+                raise StoreRefused("schema objects differ from dsh's canonical schema 17")
 
     def headers(self) -> list[tuple[dict[str, Any], list[str]]]:
         """Every session row as a JSONL-shaped header, with row-level problems."""
-        cols = ", ".join(c for c, _ in _HEADER_COLUMNS)
-        out = []
-        for row in self._conn.execute(f"SELECT id, {cols}, incarnation, revision FROM sessions"):
-            header: dict[str, Any] = {"type": "session", "id": row[0]}
-            for (column, key), value in zip(_HEADER_COLUMNS, row[1:-2]):
-                if value is not None:
-                    header[key] = value
-            problems = []
-            try:
-                uuid.UUID(str(row[-2]))
-            except ValueError:
-                problems.append(f"incarnation {row[-2]!r} is not a UUID")
-            if not is_nonneg_safe_int(row[-1]):
-                problems.append(f"revision {row[-1]!r} is not a non-negative integer")
-            out.append((header, problems))
-        return out
+        with _damage_refused():
+            cols = ", ".join(c for c, _ in _HEADER_COLUMNS)
+            out = []
+            for row in self._conn.execute(f"SELECT id, {cols}, incarnation, revision FROM sessions"):
+                header: dict[str, Any] = {"type": "session", "id": row[0]}
+                for (column, key), value in zip(_HEADER_COLUMNS, row[1:-2]):
+                    if value is not None:
+                        header[key] = value
+                problems = []
+                try:
+                    uuid.UUID(str(row[-2]))
+                except ValueError:
+                    problems.append(f"incarnation {row[-2]!r} is not a UUID")
+                if not is_nonneg_safe_int(row[-1]):
+                    problems.append(f"revision {row[-1]!r} is not a non-negative integer")
+                out.append((header, problems))
+            return out
 
     def rows(self, session_id: str) -> Iterator[tuple[Any, ...]]:
         return self._conn.execute(
@@ -290,13 +304,25 @@ class SqliteScan:
         self.session_id = session_id
         self.state = ScanState()
         self.label = f"{store.path}#{session_id}"
+        self._at: int | None = None  # the row being read, to locate damage
 
     def records(self) -> Iterator[Record]:
+        """The rows in seq order; a database too damaged to read on is corruption where it stops."""
+        self._at = None
+        try:
+            yield from self._records()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            where = "" if self._at is None else f" after row seq {self._at}"
+            self.state.corrupt("damaged-store", f"the database cannot be read{where}: {exc}",
+                               Location(file=self.label, row=self._at))
+
+    def _records(self) -> Iterator[Record]:
         committed_through = self.store.last_turn_end_row(self.session_id)
         running = 0
         torn_from: int | None = None
         for row in self.store.rows(self.session_id):
             physical = row[0]
+            self._at = physical
             loc = Location(file=self.label, row=physical)
             try:
                 events = decode_row(row)
@@ -328,8 +354,22 @@ class SqliteScan:
         return decode_row(row) if row is not None else []
 
 
+def _idle_wal(path: str) -> bool:
+    """A WAL-mode database with no -wal/-shm beside it: no writer has it open,
+    and opening it even read-only would create those files next to it."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    live = os.path.exists(path + "-wal") and os.path.exists(path + "-shm")
+    return head.startswith(SQLITE_MAGIC) and head[18:20] == b"\x02\x02" and not live
+
+
 def _open_readonly(path: str) -> sqlite3.Connection:
-    uri = f"file:{quote(path)}?mode=ro"
+    """Read-only, and writing nothing beside the file (PRODUCT.md Safety): an idle
+    WAL database holds everything in its main file, so it is opened immutable."""
+    uri = f"file:{quote(path)}?" + ("immutable=1" if _idle_wal(path) else "mode=ro")
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()

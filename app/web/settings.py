@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from app.store.limits import MIB, LimitName, Limits
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,6 +19,12 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     # Rows rendered per window of a session page; later windows load as the reader scrolls.
     window_rows: int = 60
+    # Where uploads are kept (blobs and catalog); None serves no uploads.
+    data_dir: str | None = None
+    # Upload limits; see SETTINGS below and README "Settings".
+    max_upload_mb: int = 256
+    max_decompressed_mb: int = 1024
+    max_sessions_per_upload: int = 1000
 
     def host_allowed(self, host_header: str | None) -> bool:
         if not host_header:
@@ -26,3 +37,57 @@ class Settings:
             if host == name or host == f"{name}:{self.port}":
                 return True
         return False
+
+    def limits(self) -> Limits:
+        return Limits(self.max_upload_mb * MIB, self.max_decompressed_mb * MIB, self.max_sessions_per_upload)
+
+    def with_setting(self, name: str, value: str) -> Settings:
+        """`--setting NAME VALUE`; raises ValueError naming the problem."""
+        doc = next((d for d in SETTINGS if d.name == name), None)
+        if doc is None:
+            raise ValueError(f"unknown setting {name!r}; known: {', '.join(d.name for d in SETTINGS)}")
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"setting {name} needs a whole number, not {value!r}") from None
+        if number < 1:
+            raise ValueError(f"setting {name} must be at least 1")
+        return replace(self, **{name: number})
+
+    def raise_hint(self, limit: LimitName) -> tuple[str, str]:
+        """The setting behind a store limit, and how to raise it."""
+        doc = next(d for d in SETTINGS if d.limit == limit)
+        now = getattr(self, doc.name)
+        return doc.name, f"{doc.name} is {now}; raise it with: dsh-inspect serve --setting {doc.name} {now * 4}"
+
+
+@dataclass(frozen=True, slots=True)
+class SettingDoc:
+    name: str
+    help: str
+    limit: LimitName
+
+
+# Datasette style: every limit is a named setting with a default and a sentence.
+SETTINGS: tuple[SettingDoc, ...] = (
+    SettingDoc("max_upload_mb", "Largest upload accepted, in MiB (the bytes sent).", "max_upload_bytes"),
+    SettingDoc("max_decompressed_mb",
+               "Most one upload may decompress to, in MiB: zstd frames, the ZIP members read, a SQLite "
+               "store's zstd data blobs. Counted as they stream, so a bomb is refused early.",
+               "max_decompressed_bytes"),
+    SettingDoc("max_sessions_per_upload",
+               "Most sessions one upload may hold (a SQLite store, an export ZIP); a ZIP may list at most "
+               "ten times as many entries.", "max_sessions_per_upload"),
+)
+
+
+def default_data_dir() -> str:
+    """The user's data directory, as each platform names it, plus `dsh-inspect`."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return str(base / "dsh-inspect")

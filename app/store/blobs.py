@@ -1,0 +1,130 @@
+"""Content-addressed blobs: `blobs/<2 hex>/<sha-256>`, written atomically.
+
+Bytes arrive in a temp file (`tmp/upload-<pid>-<random>.part`) that is
+hashed and counted as it is written, fsynced, then renamed into place and
+the folder fsynced. A blob therefore either exists whole under its digest or
+not at all; the same bytes always land on the same name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.store.limits import LimitExceeded, mib
+
+DIGEST = re.compile(r"[0-9a-f]{64}")
+_TEMP = re.compile(r"upload-(\d+)-[^/]*\.part")
+
+
+def valid_digest(digest: str) -> bool:
+    return DIGEST.fullmatch(digest) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """An upload written whole to a temp file, not yet published."""
+
+    temp: Path
+    digest: str
+    size: int
+
+
+class Receiving:
+    """Bytes being written to a temp file, hashed and counted as they come."""
+
+    def __init__(self, folder: Path, limit: int) -> None:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=f"upload-{os.getpid()}-", suffix=".part")
+        self.path = Path(name)
+        self._file = os.fdopen(fd, "wb")
+        self._hash = hashlib.sha256()
+        self._limit = limit
+        self.size = 0
+
+    def write(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > self._limit:
+            raise LimitExceeded("max_upload_bytes", f"the upload is larger than {mib(self._limit)}")
+        self._hash.update(chunk)
+        self._file.write(chunk)
+
+    def finish(self) -> Received:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        return Received(self.path, self._hash.hexdigest(), self.size)
+
+    def discard(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+        self.path.unlink(missing_ok=True)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class BlobStore:
+    def __init__(self, root: Path) -> None:
+        self.blobs = root / "blobs"
+        self.tmp = root / "tmp"
+        for folder in (self.blobs, self.tmp):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def receive(self, limit: int) -> Receiving:
+        return Receiving(self.tmp, limit)
+
+    def path(self, digest: str) -> Path:
+        if not valid_digest(digest):
+            raise ValueError("not a sha-256 digest")
+        return self.blobs / digest[:2] / digest
+
+    def publish(self, received: Received) -> Path:
+        """Move the temp file to its digest's name (replacing identical bytes is harmless)."""
+        final = self.path(received.digest)
+        fan = final.parent
+        if not fan.is_dir():
+            fan.mkdir(mode=0o700, exist_ok=True)
+            _fsync_dir(self.blobs)
+        os.chmod(received.temp, 0o600)
+        os.replace(received.temp, final)
+        _fsync_dir(fan)
+        return final
+
+    def delete(self, digest: str) -> None:
+        path = self.path(digest)
+        path.unlink(missing_ok=True)
+        _fsync_dir(path.parent)
+
+    def digests(self) -> Iterator[str]:
+        for fan in self.blobs.iterdir():
+            if fan.is_dir():
+                yield from (p.name for p in fan.iterdir() if valid_digest(p.name))
+
+    def sweep_temps(self) -> None:
+        """Remove temp files left by processes that are gone (killed mid-upload)."""
+        for entry in self.tmp.iterdir():
+            match = _TEMP.fullmatch(entry.name)
+            if match and not _alive(int(match.group(1))):
+                entry.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

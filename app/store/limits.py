@@ -1,0 +1,39 @@
+"""How much one upload may hold. The web layer exposes these as documented
+settings; the store only enforces them and says which one was exceeded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+MIB = 1 << 20
+
+LimitName = Literal["max_upload_bytes", "max_decompressed_bytes", "max_sessions_per_upload"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_upload_bytes: int = 256 * MIB
+    # Everything a reader may decode from one upload: zstd frames, the ZIP
+    # members it reads, the zstd data blobs of a SQLite store, plain text.
+    max_decompressed_bytes: int = 1024 * MIB
+    max_sessions_per_upload: int = 1000
+
+    @property
+    def max_zip_entries(self) -> int:
+        """A ZIP's central directory is parsed whole, so its length is bounded too:
+        room for every allowed session plus its images."""
+        return 10 * self.max_sessions_per_upload
+
+
+class LimitExceeded(Exception):
+    """An upload refused by a limit; `limit` names the one, `message` says by how much."""
+
+    def __init__(self, limit: LimitName, message: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.message = message
+
+
+def mib(n: int) -> str:
+    return f"{n / MIB:g} MiB"

@@ -1,0 +1,216 @@
+"""Uploads (`POST /api/uploads`), their pages and JSON twins, deletes, and the
+original bytes of any session or upload.
+
+An upload is the request body itself (`curl --data-binary @file
+'/api/uploads?name=file'`), streamed to a temp file under `--data-dir`
+while it is counted against `max_upload_mb`; the carrier is told by content.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.requests import ClientDisconnect
+
+from app.log.sources import escapes
+from app.store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
+from app.web.entries import entry_json
+from app.web.registry import Entry, url_safe_id
+from app.web.state import WebState, web
+
+router = APIRouter()
+CHUNK = 1 << 20
+
+
+def _store(state: WebState) -> UploadStore:
+    if state.store is None:
+        raise HTTPException(404, "this server keeps no uploads (start it with --data-dir)")
+    return state.store
+
+
+def _upload(state: WebState, digest: str) -> Upload:
+    upload = _store(state).upload(digest) if valid_digest(digest) else None
+    if upload is None:
+        raise HTTPException(404, f"no upload {digest!r}")
+    return upload
+
+
+def upload_url(digest: str) -> str:
+    return f"/uploads/{digest}"
+
+
+def upload_json(state: WebState, upload: Upload) -> dict[str, Any]:
+    entries = [e for e in state.registry.entries() if e.upload == upload.digest]
+    verdicts = {s.member: s.verdict for s in upload.sessions}
+    return {
+        "digest": upload.digest,
+        "name": upload.name,
+        "size": upload.size,
+        "carrier": upload.carrier,
+        "media": upload.media,
+        "uploadedAt": upload.uploaded_at,
+        "url": upload_url(upload.digest),
+        "download": f"{upload_url(upload.digest)}/raw",
+        "sessions": [{**entry_json(e), "verdict": verdicts.get(e.source.member)} for e in entries],
+    }
+
+
+def _refusal(status: int, code: str, message: str, *, setting: str | None = None, hint: str | None = None,
+             refused: tuple[Refusal, ...] = ()) -> JSONResponse:
+    detail = f"{message}. {hint}" if hint else message
+    return JSONResponse({"detail": detail, "error": {"code": code, "setting": setting, "hint": hint},
+                         "refused": [{"path": r.part, "reason": r.reason} for r in refused]}, status_code=status)
+
+
+def _too_much(state: WebState, name: str, exc: LimitExceeded) -> JSONResponse:
+    setting, hint = state.settings.raise_hint(exc.limit)
+    return _refusal(413, "limit", f"{name}: refused, {exc.message}", setting=setting, hint=hint)
+
+
+def _no_room(name: str, exc: OSError) -> JSONResponse:
+    return _refusal(507, "storage", f"{name}: the data folder could not keep the upload: {exc.strerror or exc}")
+
+
+@router.post("/api/uploads", status_code=201, summary="Upload a log, a zstd log, a SQLite store or an export ZIP",
+             responses={200: {"description": "The same bytes were already stored"},
+                        413: {"description": "A limit was exceeded; the answer names the setting"},
+                        422: {"description": "Not a dsh session log; the answer says where reading stopped"}},
+             openapi_extra={"requestBody": {"required": True, "description": "The file's bytes, as they are",
+                                            "content": {"application/octet-stream": {
+                                                "schema": {"type": "string", "format": "binary"}}}}})
+async def create_upload(request: Request, name: str | None = Query(None, max_length=1000)) -> Response:
+    state = web(request)
+    store = _store(state)
+    shown = clean_name(name)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > store.limits.max_upload_bytes:
+        return _too_much(state, shown, LimitExceeded(
+            "max_upload_bytes",
+            f"the upload is {mib(int(declared))}, larger than {mib(store.limits.max_upload_bytes)}"))
+    try:
+        receiving = store.receive()
+    except OSError as exc:
+        return _no_room(shown, exc)
+    try:
+        async for chunk in request.stream():
+            receiving.write(chunk)
+        received = await run_in_threadpool(receiving.finish)
+    except LimitExceeded as exc:
+        receiving.discard()
+        return _too_much(state, shown, exc)
+    except ClientDisconnect:
+        receiving.discard()
+        return Response(status_code=400)  # nobody is left to read an answer
+    except OSError as exc:
+        receiving.discard()
+        return _no_room(shown, exc)
+    if received.size == 0:
+        received.temp.unlink(missing_ok=True)
+        return _refusal(400, "empty", f"{shown}: the upload is empty")
+    try:
+        stored: Stored = await run_in_threadpool(store.ingest, received, shown)
+    except LimitExceeded as exc:
+        return _too_much(state, shown, exc)
+    except NoSessions as exc:
+        return _refusal(422, "not-a-session", exc.message, refused=exc.refused)
+    except OSError as exc:
+        return _no_room(shown, exc)
+    state.registry.refresh()
+    body = {"upload": upload_json(state, stored.upload), "created": stored.created,
+            "refused": [{"path": r.part, "reason": r.reason} for r in stored.refused]}
+    return JSONResponse(body, status_code=201 if stored.created else 200)
+
+
+@router.get("/api/uploads", summary="Every stored upload with its sessions")
+def api_uploads(request: Request) -> dict[str, Any]:
+    state = web(request)
+    state.registry.refresh()
+    return {"uploads": [upload_json(state, u) for u in _store(state).uploads()]}
+
+
+@router.get("/uploads", response_class=HTMLResponse, include_in_schema=False)
+def uploads_page(request: Request) -> HTMLResponse:
+    state = web(request)
+    return state.page(request, "uploads.html", **api_uploads(request))
+
+
+@router.get("/api/uploads/{digest}", summary="One upload and its sessions")
+def api_upload(request: Request, digest: str) -> dict[str, Any]:
+    state = web(request)
+    return upload_json(state, _upload(state, digest))
+
+
+@router.get("/uploads/{digest}", response_class=HTMLResponse, include_in_schema=False)
+def upload_page(request: Request, digest: str) -> HTMLResponse:
+    state = web(request)
+    return state.page(request, "upload.html", upload=api_upload(request, digest))
+
+
+@router.delete("/api/uploads/{digest}", summary="Delete an upload: its bytes and its sessions")
+def delete_upload(request: Request, digest: str) -> dict[str, Any]:
+    state = web(request)
+    if not _store(state).delete(digest):
+        raise HTTPException(404, f"no upload {digest!r}")
+    state.registry.refresh()
+    return {"deleted": digest}
+
+
+@router.get("/uploads/{digest}/raw", summary="The uploaded bytes, as sent")
+def upload_raw(request: Request, digest: str) -> FileResponse:
+    state = web(request)
+    upload = _upload(state, digest)
+    return _attachment(str(_store(state).blob_path(upload.digest)), upload.name)
+
+
+@router.get("/sessions/{key}/raw", summary="A session's original bytes (its file, store or ZIP member)")
+def session_raw(request: Request, key: str) -> Response:
+    state = web(request)
+    entry, path = _readable(state, key)
+    source = entry.source
+    if source.kind == "zip" and source.member is not None:
+        filename = f"{url_safe_id(entry.session_id)}.jsonl" if entry.session_id else "session.jsonl"
+        return StreamingResponse(_member_chunks(path, source.member), media_type="application/octet-stream",
+                                 headers={"Content-Disposition": _disposition(filename)})
+    return _attachment(path, os.path.basename(source.display or source.path))
+
+
+def _readable(state: WebState, key: str) -> tuple[Entry, str]:
+    """The entry and the file behind it, which must lie inside a served path or the store."""
+    entry = state.registry.entry(key)
+    if entry is None:
+        state.registry.refresh()
+        entry = state.registry.entry(key)
+    if entry is None:
+        raise HTTPException(404, f"no session {key!r}")
+    path = entry.source.path
+    if entry.upload is not None and state.store is not None:
+        inside = path == str(state.store.blob_path(entry.upload))
+    else:
+        inside = any(not escapes(path, p) if os.path.isdir(p) else os.path.realpath(p) == os.path.realpath(path)
+                     for p in state.registry.paths)
+    if not inside or not os.path.isfile(path):
+        raise HTTPException(404, f"no session {key!r}")
+    return entry, path
+
+
+def _member_chunks(path: str, member: str) -> Iterator[bytes]:
+    with zipfile.ZipFile(path) as zf, zf.open(member) as f:
+        while chunk := f.read(CHUNK):
+            yield chunk
+
+
+def _disposition(filename: str) -> str:
+    return f"attachment; filename*=utf-8''{quote(filename, safe='')}"
+
+
+def _attachment(path: str, filename: str) -> FileResponse:
+    return FileResponse(path, media_type="application/octet-stream",
+                        headers={"Content-Disposition": _disposition(filename)})
+

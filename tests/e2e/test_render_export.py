@@ -1,0 +1,74 @@
+"""`dsh-inspect render` output in Chromium from file://, with the network cut: rows open and show their bodies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, Request, expect
+
+from app.cli import main
+from app.demo.generate import SESSIONS
+
+pytestmark = pytest.mark.browser
+
+
+def render(tmp_path: Path, session_id: str) -> Path:
+    out = tmp_path / f"{session_id}.html"
+    assert main(["render", str(SESSIONS), "--session", session_id, "-o", str(out)]) == 0
+    return out
+
+
+def open_offline(page: Page, path: Path) -> list[str]:
+    """Open the file with the network cut; returns every non-file request the page makes."""
+    requests: list[str] = []
+
+    def on_request(request: Request) -> None:
+        if not request.url.startswith("file://"):
+            requests.append(request.url)
+
+    page.context.set_offline(True)
+    page.on("request", on_request)
+    page.goto(path.as_uri())
+    return requests
+
+
+def test_every_context_form_opens_from_file_without_a_network(page: Page, tmp_path: Path) -> None:
+    requests = open_offline(page, render(tmp_path, "demo-context-forms"))
+    rows = page.locator("[data-context-row] [data-disclosure-row]")
+    expect(rows).to_have_count(6)
+    forms = []
+    for n in range(6):
+        rows.nth(n).click()
+        expect(rows.nth(n)).to_have_attribute("aria-expanded", "true")
+        body = page.locator("[data-context-row]").nth(n).locator("[data-context-injection-body]")
+        expect(body).to_be_visible()
+        forms.append(body.get_attribute("data-context-form"))
+    assert forms == ["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
+    files = page.locator("[data-context-form='instructions'] [data-context-files] li")
+    assert files.all_inner_texts() == ["AGENTS.md\nloaded", "docs/AGENTS.md\nloaded"]
+    rows.first.click()
+    expect(page.locator("[data-context-row]").first.locator("[data-context-injection-body]")).to_have_count(0)
+    assert requests == []
+
+
+def test_tool_rows_and_fallbacks_show_their_bodies_offline(page: Page, tmp_path: Path) -> None:
+    requests = open_offline(page, render(tmp_path, "demo-tools"))
+    failed = page.locator("[data-tool='edit'][data-state='error'] [data-disclosure-row]").first
+    failed.click()
+    output = page.locator("[data-tool='edit'][data-state='error'] [data-tool-output]").first
+    expect(output).to_contain_text("old_string not found in README.md")
+    page.locator("[data-theme-toggle]").click()
+    assert page.evaluate("document.documentElement.dataset.theme") in ("dark", "light")
+    assert requests == []
+
+
+def test_opaque_fallbacks_render_their_fields_offline(page: Page, tmp_path: Path) -> None:
+    open_offline(page, render(tmp_path, "demo-context-fallbacks"))
+    rows = page.locator("[data-context-row] [data-disclosure-row]")
+    expect(rows).to_have_count(9)
+    rows.nth(4).click()
+    body = page.locator("[data-context-injection-body]")
+    expect(body).to_have_count(1)
+    assert body.get_attribute("data-context-form") is None
+    assert body.locator("[data-context-fields] dt").all_inner_texts() == ["form", "senderSessionId"]

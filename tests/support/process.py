@@ -1,0 +1,73 @@
+"""`dsh-inspect serve` as a real process on a loopback port, as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.support.server import free_port
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True, slots=True)
+class ServeProcess:
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def memory_kib(self, field: str) -> int:
+        """`VmRSS` (now) or `VmHWM` (peak) of the server, from /proc."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+        raise AssertionError(f"no {field} for {self.process.pid}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+
+@contextmanager
+def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) -> Iterator[ServeProcess]:
+    """Start `python -m app serve`; yield once it answers; stop it afterwards."""
+    port = free_port()
+    args = [sys.executable, "-m", "app", "serve", *paths, "--port", str(port), "--data-dir", str(data_dir)]
+    for name, value in settings:
+        args += ["--setting", name, str(value)]
+    process = subprocess.Popen(args, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "DSH_HOME": str(data_dir / "no-dsh-home")})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                error = process.stderr.read().decode()  # type: ignore[union-attr]
+                raise RuntimeError(f"dsh-inspect serve exited: {error}")
+            try:
+                httpx.get(f"{url}/api/sessions", timeout=5)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("dsh-inspect serve did not answer") from None
+                time.sleep(0.1)
+        yield ServeProcess(url, process)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+        for stream in (process.stdout, process.stderr):
+            if stream:
+                stream.close()
