@@ -1,0 +1,199 @@
+"""The model calls of each step (FORMAT.md §5.4, docs/decisions/0004).
+
+A step may call the model several times: a failed attempt, its retries, a
+compaction between them. Only the call that succeeded gets an
+`assistant/message`, which cites its chunks; the others are known from their
+chunk runs, their `llm/retry` notices, or both. What a call was sent is the
+surface just before its first chunk (or, for a call that streamed nothing,
+just before the event that reports it).
+
+The index is built from event types and surface ops, decoding only
+`step/start` and `assistant/message` events, so it stays cheap for long logs;
+callers keep it per file version (`RequestIndex`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.history.session import SessionLog
+from app.history.tokens import Usage, usage_from
+from app.model.rules import SURFACE_TYPES, decode_source_event_seqs
+
+# Events that cannot fall inside one streamed call: each closes the chunk run
+# before it, so chunks after it belong to a new call.
+_CALL_BOUNDARIES = SURFACE_TYPES | {
+    "llm/retry", "llm/retry-started", "request/header", "request/context",
+    "compaction/start", "compaction/summary", "compaction/end", "compaction/prune",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One call to the model inside a step."""
+
+    number: int  # 1-based, in log order within the step
+    request_at: int  # the model read the surface as it stood after this seq
+    first_chunk: int | None
+    last_chunk: int | None
+    chunk_count: int
+    retry: int | None  # the `llm/retry` that gave this call up
+    message: int | None  # the `assistant/message` this call produced
+    usage: Usage | None  # what that message reports
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    key: str  # "turn.step", plus "~n" when a log repeats the pair
+    turn: int
+    step: int
+    start: int  # the `step/start` seq
+    end: int  # the last seq of the step's window (its `step/end` when logged)
+    calls: tuple[ModelCall, ...]
+
+    @property
+    def message(self) -> int | None:
+        return next((c.message for c in self.calls if c.message is not None), None)
+
+    @property
+    def answered(self) -> ModelCall | None:
+        """The call the step's `assistant/message` answers, else its last call."""
+        return next((c for c in self.calls if c.message is not None), self.calls[-1] if self.calls else None)
+
+
+@dataclass(frozen=True, slots=True)
+class CallIndex:
+    steps: tuple[Step, ...]
+    by_key: dict[str, int]  # step key → index in `steps`
+
+    def step(self, key: str) -> Step | None:
+        i = self.by_key.get(key)
+        return self.steps[i] if i is not None else None
+
+    def ordered_calls(self) -> list[tuple[Step, ModelCall]]:
+        return [(s, c) for s in self.steps for c in s.calls]
+
+    def previous_call(self, step: Step, call: ModelCall) -> tuple[Step, ModelCall] | None:
+        """The model call made just before `call`, in this step or an earlier one."""
+        if call.number > 1:
+            return step, step.calls[call.number - 2]
+        i = self.by_key[step.key]
+        for earlier in reversed(self.steps[:i]):
+            if earlier.calls:
+                return earlier, earlier.calls[-1]
+        return None
+
+
+@dataclass(slots=True)
+class _Draft:
+    request_at: int
+    first_chunk: int | None = None
+    last_chunk: int | None = None
+    chunk_count: int = 0
+    retry: int | None = None
+    message: int | None = None
+    usage: Usage | None = None
+
+    def holds(self, seq: int) -> bool:
+        return self.first_chunk is not None and self.last_chunk is not None and self.first_chunk <= seq <= self.last_chunk
+
+
+@dataclass(slots=True)
+class _Splitter:
+    drafts: list[_Draft] = field(default_factory=list)
+    open: _Draft | None = None  # the chunk run in progress
+
+    def chunk(self, seq: int) -> None:
+        if self.open is None:
+            self.open = _Draft(request_at=seq - 1, first_chunk=seq)
+            self.drafts.append(self.open)
+        self.open.last_chunk = seq
+        self.open.chunk_count += 1
+
+    def retry(self, seq: int) -> None:
+        self.open = None
+        last = self.drafts[-1] if self.drafts else None
+        if last is not None and last.retry is None and last.message is None:
+            last.retry = seq
+        else:  # a call that failed before streaming anything
+            self.drafts.append(_Draft(request_at=seq - 1, retry=seq))
+
+    def message(self, seq: int, raw: dict[str, Any]) -> None:
+        cited = _cited(raw)
+        draft = None
+        if cited:
+            first = min(cited)
+            draft = next((d for d in self.drafts if d.message is None and d.holds(first)), None)
+        if draft is None and cited is None:
+            draft = self.open  # no citations recorded: the run right before it
+        if draft is None and cited and self.open is not None:
+            draft = self.open  # citations outside the step (a trimmed log): trust position
+        if draft is None:  # `[]`: the provider streamed nothing
+            draft = _Draft(request_at=seq - 1)
+            self.drafts.append(draft)
+        draft.message = seq
+        data = raw.get("data")
+        draft.usage = usage_from(data.get("usage")) if isinstance(data, dict) else None
+        self.open = None
+
+
+def _cited(raw: dict[str, Any]) -> list[int] | None:
+    if "sourceEventSeqs" not in raw:
+        return None
+    try:
+        return decode_source_event_seqs(raw["sourceEventSeqs"])
+    except ValueError:
+        return None
+
+
+def _split(log: SessionLog, start: int, end: int) -> tuple[ModelCall, ...]:
+    splitter = _Splitter()
+    types = log.types
+    for seq in range(start, end + 1):
+        kind = types[seq]
+        if kind == "assistant/chunk":
+            splitter.chunk(seq)
+        elif kind == "llm/retry":
+            splitter.retry(seq)
+        elif kind == "assistant/message" and log.surface_ops.get(seq) == "append":
+            splitter.message(seq, log.raw_event(seq))  # a replace is a rewrite, not a call's answer
+        elif kind in _CALL_BOUNDARIES:
+            splitter.open = None
+    return tuple(
+        ModelCall(i + 1, d.request_at, d.first_chunk, d.last_chunk, d.chunk_count, d.retry, d.message, d.usage)
+        for i, d in enumerate(splitter.drafts)
+    )
+
+
+def _turn_step(data: Any) -> tuple[int, int] | None:
+    if not isinstance(data, dict):
+        return None
+    turn, step = data.get("turn"), data.get("step")
+    if isinstance(turn, int) and isinstance(step, int) and not isinstance(turn, bool) and not isinstance(step, bool):
+        return turn, step
+    return None
+
+
+def call_index(log: SessionLog) -> CallIndex:
+    """Every step of the log with its model calls, in log order."""
+    types = log.types
+    starts: list[tuple[int, int, int]] = []  # (seq, turn, step)
+    for seq, kind in enumerate(types):
+        if kind == "step/start":
+            pair = _turn_step(log.raw_event(seq).get("data"))
+            if pair is not None:
+                starts.append((seq, *pair))
+    steps: list[Step] = []
+    by_key: dict[str, int] = {}
+    seen: dict[tuple[int, int], int] = {}
+    for i, (start, turn, step) in enumerate(starts):
+        limit = starts[i + 1][0] - 1 if i + 1 < len(starts) else len(types) - 1
+        end = next((s for s in range(start + 1, limit + 1) if types[s] in ("step/end", "turn/end")), limit)
+        if types[end] == "turn/end":
+            end = max(start, end - 1)  # a turn that ended without closing its step
+        seen[(turn, step)] = seen.get((turn, step), 0) + 1
+        key = f"{turn}.{step}" + (f"~{seen[(turn, step)]}" if seen[(turn, step)] > 1 else "")
+        by_key[key] = len(steps)
+        steps.append(Step(key, turn, step, start, end, _split(log, start, end)))
+    return CallIndex(tuple(steps), by_key)

@@ -1,0 +1,137 @@
+"""Geometry of the context-budget chart: numbers for an SVG the template draws.
+
+One slot per step: a stacked bar of the input the request was billed for
+(cache read, cache write, uncached input) and a thin bar of its output; a
+dashed marker before the first step that read a compaction or a pruning.
+Styling is by class (the page's CSP allows no inline styles).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.history.usage import Budget
+from app.web.strings import Strings
+
+LEFT, RIGHT, TOP, BOTTOM = 64.0, 80.0, 28.0, 30.0  # the right margin fits a marker label
+PLOT_HEIGHT = 220.0
+TARGET_WIDTH = 960.0
+
+
+@dataclass(frozen=True, slots=True)
+class Rect:
+    x: float
+    y: float
+    width: float
+    height: float
+    cls: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    key: str
+    href: str
+    title: str
+    rects: tuple[Rect, ...]
+    hit: Rect  # the whole slot, so a thin bar is still easy to click
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    x: float
+    cls: str
+    label: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    y: float
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class XLabel:
+    x: float
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    width: float
+    height: float
+    top: float
+    bottom: float  # y of the zero line
+    left: float
+    right: float
+    bars: tuple[Bar, ...]
+    markers: tuple[Marker, ...]
+    ticks: tuple[Tick, ...]
+    labels: tuple[XLabel, ...]
+
+
+def _nice_step(peak: int) -> int:
+    raw = max(peak / 4, 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> Chart | None:
+    """None when no step reported usage: there is nothing to draw."""
+    steps = budget.steps
+    peak = budget.peak
+    if not steps or peak <= 0:
+        return None
+    slot = min(48.0, max(8.0, TARGET_WIDTH / len(steps)))
+    bottom = TOP + PLOT_HEIGHT
+    scale = PLOT_HEIGHT / peak
+
+    def rect(x: float, width: float, base: float, value: int, cls: str) -> Rect:
+        height = value * scale
+        return Rect(round(x, 2), round(base - height, 2), round(width, 2), round(height, 2), cls)
+
+    bars = []
+    for i, step in enumerate(steps):
+        x = LEFT + i * slot
+        hit = Rect(round(x, 2), TOP, round(slot, 2), PLOT_HEIGHT, "budget-hit")
+        title = t("budget.barTitle", step=step.key, messages=step.messages)
+        rects: list[Rect] = []
+        if step.usage is not None:
+            u = step.usage
+            stack_x, stack_w = x + slot * 0.12, slot * 0.5
+            base = bottom
+            for value, cls in ((u.cache_read or 0, "budget-cache-read"), (u.cache_write or 0, "budget-cache-write"),
+                               (u.input, "budget-input")):
+                if value > 0:
+                    r = rect(stack_x, stack_w, base, value, cls)
+                    rects.append(r)
+                    base = r.y
+            if u.output > 0:
+                rects.append(rect(stack_x + stack_w + 1, slot * 0.2, bottom, u.output, "budget-output"))
+            title += " · " + t("budget.usageTitle", context=_n(u.context), input=_n(u.input),
+                               read=_n(u.cache_read or 0), write=_n(u.cache_write or 0), output=_n(u.output))
+        else:
+            title += " · " + t("usage.none")
+        bars.append(Bar(step.key, step_url(step.key), title, tuple(rects), hit))
+    markers = []
+    for shrink in budget.shrinks:
+        r = shrink.replacement
+        label = t("budget.marker." + r.kind)
+        detail = t("budget.markerTitle", seq=r.seq, kind=label, count=len(r.shadowed))
+        if r.shadowed_tokens is not None:
+            detail += " · " + t("diff.shadowedTokens", tokens=_n(r.shadowed_tokens))
+        markers.append(Marker(round(LEFT + shrink.before_step * slot, 2), f"budget-marker budget-marker-{r.kind}",
+                              label, detail))
+    step_size = _nice_step(peak)
+    ticks = tuple(Tick(round(bottom - v * scale, 2), _n(v)) for v in range(0, peak + 1, step_size))
+    every = max(1, math.ceil(len(steps) / 16))
+    labels = tuple(XLabel(round(LEFT + i * slot + slot / 2, 2), s.key) for i, s in enumerate(steps) if i % every == 0)
+    right = LEFT + len(steps) * slot
+    return Chart(round(right + RIGHT, 2), bottom + BOTTOM, TOP, bottom, LEFT, round(right, 2), tuple(bars),
+                 tuple(markers), ticks, labels)

@@ -1,0 +1,77 @@
+"""Message identity pages: every event that carries one id, and the requests that included it.
+
+Ids are opaque and may hold any character, so the route takes the rest of
+the path; links percent-encode the id whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from app.forms import ContextView, project_context
+from app.forms.message_body import BodyPart, body_parts
+from app.history.identity import InboxCarrier, MessageCarrier, MessageIdentity, message_identity
+from app.history.session import SessionLog
+from app.model.values import Message
+from app.web.model_views import identity_json, is_context, message_url, role_key
+from app.web.registry import Entry
+from app.web.request_index import requests_of, transcript_anchors, transcript_link
+from app.web.state import WebState, session_url, web
+
+router = APIRouter()
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    """A carried copy of the message, ready for the body partials."""
+
+    label_key: str
+    kind: str
+    context: ContextView | None
+    parts: tuple[BodyPart, ...]
+
+
+def content_of(message: Message | None) -> Content | None:
+    if message is None:
+        return None
+    if is_context(message):
+        return Content(role_key(message), message.source.kind, project_context(message), ())
+    return Content(role_key(message), message.source.kind, None, body_parts(message))
+
+
+def _identity(state: WebState, key: str, message_id: str) -> tuple[Entry, SessionLog, MessageIdentity]:
+    entry, log, index = requests_of(state, key)
+    identity = message_identity(log, index, message_id)
+    if identity is None:
+        raise HTTPException(404, f"no event of this session carries message id {message_id!r}")
+    return entry, log, identity
+
+
+@router.get("/sessions/{key}/messages/{message_id:path}", response_class=HTMLResponse, include_in_schema=False)
+def identity_page(request: Request, key: str, message_id: str) -> HTMLResponse:
+    state = web(request)
+    entry, log, identity = _identity(state, key, message_id)
+    base = session_url(entry.key)
+    anchors = transcript_anchors(state, entry.key)
+    links = {c.seq: transcript_link(base, anchors, c.seq) for c in identity.carriers if c.seq in anchors}
+    taken = {c.taken_at: transcript_link(base, anchors, c.taken_at) for c in identity.carriers
+             if isinstance(c, InboxCarrier) and c.taken_at is not None}
+    back = next(iter(links.values()), base)
+    contents = {c.seq: content_of(c.message) for c in identity.carriers}
+    shadowed = {c.seq: list(zip(c.replacement.shadowed, c.replacement.shadowed_ids))
+                for c in identity.carriers if isinstance(c, MessageCarrier) and c.replacement}
+    return web(request).page(request, "messages/identity.html", session_key=entry.key,
+                             session_title=log.title or entry.key, base_url=base, identity=identity,
+                             links=links, taken_links=taken, back_url=back, contents=contents, shadowed=shadowed,
+                             message_url=message_url)
+
+
+@router.get("/api/sessions/{key}/messages/{message_id:path}",
+            summary="Every event carrying one message id, and the model requests that included it")
+def api_identity(request: Request, key: str, message_id: str) -> dict[str, Any]:
+    _, _, identity = _identity(web(request), key, message_id)
+    return identity_json(identity)
