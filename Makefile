@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast chromium bench clean
+.PHONY: run test test-fast chromium bench clean demo
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,11 +21,20 @@ chromium:
 run: $(STAMP)
 	$(BIN)/dsh-inspect serve
 
+# Rewrites the bundled demo sessions (app/demo/sessions, committed) from app/demo/generate.py.
+demo: $(STAMP)
+	$(BIN)/python -m app.demo.generate
+
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not browser"
+
+# Every budget of PRODUCT.md "Budgets", each a ratio measured side by side in one run; fails
+# when one is missed. Workloads go to benchmarks/out/ (git-ignored), reused while up to date.
+bench: $(STAMP) chromium
+	$(BIN)/python -m benchmarks.run
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from app.log.diagnostics import Diagnostic, Location
 from app.log.plaintext import ZSTD_MAGIC, decompress_frame, scan_frames
 
 ARTIFACT_NAMES = ("session.jsonl.zstd", "session.jsonl")
+FileVersion = tuple[int, int, int]  # size, mtime_ns, inode: what a cache keyed by file version compares
 _KEPT = re.compile(r"[A-Za-z0-9._-]")
 _SEPARATORS = re.compile(r"[/\\:]+")
 HEADER_LINE_LIMIT = 1 << 20
@@ -54,6 +56,9 @@ class RootArtifact:
     path: str
     project_dir: str
     session_dir: str
+    # the version of a regular file, from the lstat that found it (None for a symbolic link),
+    # so callers can tell an unchanged file without another system call
+    version: FileVersion | None = None
 
 
 @dataclass(slots=True)
@@ -107,17 +112,32 @@ def list_root(root: str) -> RootListing:
                 continue
             if not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
                 continue
-            found = [n for n in ARTIFACT_NAMES if os.path.isfile(os.path.join(entry.path, n))]
+            found = [(n, version) for n in ARTIFACT_NAMES
+                     for is_file, version in [_artifact_file(f"{entry.path}/{n}")] if is_file]
             if len(found) > 1:
                 listing.diagnostics.append(_warn(entry.path, "two-encodings",
                                                  "both session.jsonl and session.jsonl.zstd: dsh wants one encoding per root"))
-            for name in found:
+            for name, version in found:
                 encodings.add(name)
-                listing.artifacts.append(RootArtifact(os.path.join(entry.path, name), project.name, entry.name))
+                listing.artifacts.append(RootArtifact(f"{entry.path}/{name}", project.name, entry.name, version))
     if len(encodings) > 1:
         listing.diagnostics.append(_warn(root, "mixed-encodings",
                                          "this root mixes plain and zstd artifacts; dsh wants one encoding per root"))
     return listing
+
+
+def _artifact_file(path: str) -> tuple[bool, FileVersion | None]:
+    """Whether `path` is a file (through a link too, like `os.path.isfile`), and a regular file's version.
+
+    One lstat answers both for the usual regular file; listing a thousand-session
+    root once cost several times the header reads it serves (benchmarks/, listing)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False, None
+    if stat.S_ISREG(st.st_mode):
+        return True, (st.st_size, st.st_mtime_ns, st.st_ino)
+    return stat.S_ISLNK(st.st_mode) and os.path.isfile(path), None
 
 
 def _warn(path: str, code: str, message: str) -> Diagnostic:

@@ -1,0 +1,380 @@
+"""Measure every budget of PRODUCT.md Budgets and say which are met.
+
+`python -m benchmarks.run` (or `make bench`) generates the workloads when
+they are missing (benchmarks/generate.py), measures each figure against its
+baseline side by side in this one run (the machine is shared and noisy, so
+every budget is a ratio of two medians or a count), prints a table and exits
+1 when a budget is missed. It is not part of the test suite.
+
+Servers are real `python -m app serve` processes on loopback ports, timed
+from this process over HTTP/1.1 with keep-alive; "cold" is the first request
+to a freshly started server, "warm" a later request to the same one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import orjson
+import zstandard
+
+from app.history.session import load_session
+from app.log.sources import discover
+from benchmarks.generate import LONG_ID, ONE_TURN_ID, OUT, W2_ID, Workloads, generate
+
+PROJECT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+MIB = 1 << 20
+
+
+# -- figures and budgets ---------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    op: Literal["<=", ">=", "<"]
+    limit: float
+    unit: str = "×"
+
+    def holds(self, value: float) -> bool:
+        if self.op == "<=":
+            return value <= self.limit
+        if self.op == ">=":
+            return value >= self.limit
+        return value < self.limit
+
+    def __str__(self) -> str:
+        sign = {"<=": "≤", ">=": "≥", "<": "<"}[self.op]
+        return f"{sign} {self.limit:g}{self.unit}"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    name: str
+    measured: str  # the two medians (or the count) behind the ratio
+    value: float
+    budget: Budget | None  # None: shown for information, judged by no budget
+    count: bool = False  # a count of things, not a ratio
+
+    @property
+    def passed(self) -> bool:
+        return self.budget is None or self.budget.holds(self.value)
+
+    def ratio_text(self) -> str:
+        return f"{self.value:.0f}" if self.count else f"{self.value:.2f}×"
+
+    def result(self) -> str:
+        if self.budget is None:
+            return "info"
+        return "pass" if self.passed else "FAIL"
+
+
+def elapsed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def side_by_side(a: Callable[[], object], b: Callable[[], object], runs: int) -> tuple[float, float]:
+    """Medians of `a` and `b`, run alternately so both see the same machine."""
+    ta, tb = [], []
+    for _ in range(runs):
+        ta.append(elapsed(a))
+        tb.append(elapsed(b))
+    return statistics.median(ta), statistics.median(tb)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
+# -- baselines -----------------------------------------------------------------------------
+
+def bare_orjson_file(path: Path) -> None:
+    """Bare `orjson.loads` over every line of a plain JSONL file, reading it as the product does."""
+    with open(path, "rb") as f:
+        for line in f:
+            orjson.loads(line)
+
+
+def decompressed_lines(path: Path) -> list[bytes]:
+    """Every line of a zstd artifact, decompressed ahead of time (the baseline does no zstd work)."""
+    with open(path, "rb") as f:
+        text = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+    return text.splitlines()
+
+
+def bare_orjson_lines(lines: list[bytes]) -> None:
+    for line in lines:
+        orjson.loads(line)
+
+
+def raw_header(path: str) -> object:
+    """The header the cheapest way: the first 64 KiB, its first zstd frame, its first line, parsed."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    text = zstandard.ZstdDecompressor().decompressobj().decompress(head)
+    return orjson.loads(text[: text.index(b"\n")])
+
+
+# -- servers -------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    port: int
+    process: subprocess.Popen[bytes]
+
+    def memory_kib(self, field: str) -> int:
+        """`VmRSS` (now) or `VmHWM` (peak) of the server process, from /proc."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+        raise RuntimeError(f"no {field} for process {self.process.pid}")
+
+    def connect(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
+
+
+def get(conn: http.client.HTTPConnection, path: str) -> bytes:
+    conn.request("GET", path)
+    response = conn.getresponse()
+    body = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"GET {path}: {response.status} {body[:300]!r}")
+    return body
+
+
+def timed_get(conn: http.client.HTTPConnection, path: str) -> float:
+    start = time.perf_counter()
+    get(conn, path)
+    return time.perf_counter() - start
+
+
+def wait_until_answering(server: Server, log: Path, timeout: float = 120) -> None:
+    """Poll a static file (the registry and the sessions stay untouched) until the server answers."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"dsh-inspect serve exited: {log.read_text(errors='replace')[-2000:]}")
+        conn = server.connect()
+        try:
+            get(conn, "/static/favicon.svg")
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError("dsh-inspect serve did not answer") from None
+            time.sleep(0.05)
+        finally:
+            conn.close()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End the server this run started (by its handle, nothing else)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(15)
+
+
+@contextmanager
+def serve(paths: list[Path], scratch: Path) -> Iterator[Server]:
+    """`python -m app serve PATHS` on a free port, with its own data folder; yields once it answers."""
+    port = free_port()
+    data = Path(tempfile.mkdtemp(dir=scratch))
+    args = [sys.executable, "-m", "app", "serve", *map(str, paths), "--port", str(port), "--data-dir", str(data)]
+    try:
+        with open(data / "server.log", "wb") as log:
+            process = subprocess.Popen(args, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT,
+                                       env={**os.environ, "DSH_HOME": str(data / "no-dsh-home")})
+            try:
+                server = Server(port, process)
+                wait_until_answering(server, data / "server.log")
+                yield server
+            finally:
+                stop(process)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+# -- the budgets ---------------------------------------------------------------------------
+
+def validating_read(w: Workloads, runs: int) -> list[Figure]:
+    """`load_session` (verdict, surface fold, index) against bare `orjson.loads` of the same lines."""
+    figures = []
+    w2 = discover([str(w.w2_session)]).sources[0]
+    bare, load = side_by_side(lambda: bare_orjson_file(w.w2_session), lambda: load_session(w2), runs)
+    figures.append(Figure("validating read, W2 (100 MB plain)", f"{ms(load)} vs orjson {ms(bare)}", bare / load,
+                          Budget(">=", 0.25)))
+    long = discover([str(w.long_session)]).sources[0]
+    lines = decompressed_lines(w.long_session)
+    bare, load = side_by_side(lambda: bare_orjson_lines(lines), lambda: load_session(long), runs)
+    # Small events: the per-event rules cost more than parsing; shown, judged by no budget
+    # (docs/decisions/0005-performance-budgets.md says why and what meeting 0.25× here would take).
+    figures.append(Figure("validating read, W1 long (zstd, small events)", f"{ms(load)} vs orjson {ms(bare)}",
+                          bare / load, None))
+    return figures
+
+
+def listing_and_windowing(w: Workloads, scratch: Path, runs: int) -> tuple[list[Figure], str]:
+    """Over W1's root: the first listing page against raw header reads; a first screen against a one-turn one."""
+    figures = []
+    artifacts = [str(p) for p in (w.long_session, w.one_turn_session, *w.small_sessions)]
+    with serve([w.w1_root], scratch) as server:
+        conn = server.connect()
+        get(conn, "/api/sessions")  # warm: the server has listed once
+        listed, raw = side_by_side(lambda: get(conn, "/api/sessions"), lambda: [raw_header(p) for p in artifacts],
+                                   runs)
+        figures.append(Figure(f"listing, W1 root ({len(artifacts)} sessions), first page",
+                              f"{ms(listed)} vs raw headers {ms(raw)}", listed / raw, Budget("<=", 2.0)))
+        long_url, one_url = f"/sessions/{LONG_ID}", f"/sessions/{ONE_TURN_ID}"
+        cold_long = timed_get(conn, long_url)
+        cold_one = timed_get(conn, one_url)
+        long, one = side_by_side(lambda: get(conn, long_url), lambda: get(conn, one_url), runs)
+        figures.append(Figure("first screen, W1 long vs one-turn (warm)", f"{ms(long)} vs {ms(one)}", long / one,
+                              Budget("<=", 1.5)))
+        note = (f"first visit to each session on that server (reads the log, builds the rows; one sample, no budget): "
+                f"W1 long {ms(cold_long)}, one-turn {ms(cold_one)}")
+        figures.append(dom_nodes(server, long_url, "DOM at first paint, W1 long"))
+        conn.close()
+    return figures, note
+
+
+def dom_nodes(server: Server, path: str, name: str) -> Figure:
+    """Every node (elements, text, comments) of the page in Chromium once it has painted."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"http://127.0.0.1:{server.port}{path}", wait_until="load")
+            count = page.evaluate("""() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+                const walker = document.createTreeWalker(document, NodeFilter.SHOW_ALL);
+                let n = 1;
+                while (walker.nextNode()) n++;
+                done(n);
+            })))""")
+        finally:
+            browser.close()
+    return Figure(name, f"{count} nodes", float(count), Budget("<", 1500, ""), count=True)
+
+
+def w2_cold(w: Workloads, scratch: Path, runs: int) -> list[Figure]:
+    """W2's cold first screen against bare orjson over W2; resident memory growth against W2's size."""
+    size = w.w2_session.stat().st_size
+    path = f"/sessions/{W2_ID}"
+    bares, colds, growths = [], [], []
+    dom: Figure | None = None
+    for i in range(runs):
+        bares.append(elapsed(lambda: bare_orjson_file(w.w2_session)))
+        with serve([w.w2_session], scratch) as server:
+            idle = server.memory_kib("VmRSS")
+            conn = server.connect()
+            colds.append(timed_get(conn, path))
+            growths.append((server.memory_kib("VmHWM") - idle) * 1024)
+            conn.close()
+            if i == runs - 1:
+                dom = dom_nodes(server, path, "DOM at first paint, W2")
+    bare, cold, growth = statistics.median(bares), statistics.median(colds), statistics.median(growths)
+    figures = [
+        Figure("W2 cold first screen", f"{ms(cold)} vs orjson {ms(bare)}", cold / bare, Budget("<=", 3.0)),
+        Figure("W2 peak memory growth / size", f"{growth / MIB:.0f} MiB for {size / MIB:.0f} MiB", growth / size,
+               Budget("<", 3.0)),
+    ]
+    assert dom is not None
+    return [*figures, dom]
+
+
+# -- report --------------------------------------------------------------------------------
+
+def table(figures: list[Figure]) -> str:
+    rows = [("figure", "measured", "ratio", "budget", "result")]
+    rows += [(f.name, f.measured, f.ratio_text(), str(f.budget or "—"), f.result()) for f in figures]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["| " + " | ".join(c.ljust(widths[i]) for i, c in enumerate(r)) + " |" for r in rows]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor() or "unknown cpu")
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="benchmarks.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7,
+                        help="runs per median of the heavy figures, cold server starts for W2 included (at least 5; "
+                             "default 7); the cheap server requests take three times as many")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the workloads are (generated if missing)")
+    parser.add_argument("--only", choices=("read", "w1", "w2"), action="append",
+                        help="measure only these groups (repeatable); the default measures all")
+    args = parser.parse_args(argv)
+    runs = max(5, args.runs)
+    started = time.monotonic()
+    print(f"generating workloads in {args.out} (cached when up to date) ...", flush=True)
+    w = generate(args.out)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-", dir=args.out))
+    groups = set(args.only or ("read", "w1", "w2"))
+    figures: list[Figure] = []
+    note = ""
+    try:
+        if "read" in groups:
+            print("validating read ...", flush=True)
+            figures += validating_read(w, runs)
+        if "w1" in groups:
+            print("listing and windowing (W1) ...", flush=True)
+            more, note = listing_and_windowing(w, scratch, 3 * runs)
+            figures += more
+        if "w2" in groups:
+            print("W2 cold first screen and memory ...", flush=True)
+            figures += w2_cold(w, scratch, runs)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print()
+    print(table(figures))
+    print()
+    print(f"machine: {machine()}")
+    given = " ".join(sys.argv[1:] if argv is None else argv)
+    print(f"command: python -m benchmarks.run {given}".rstrip() + ("" if given else "  (what `make bench` runs)"))
+    print(f"medians of {runs} runs ({runs} cold server starts for W2; {3 * runs} requests for listing and "
+          f"windowing), each figure side by side with its baseline; took {time.monotonic() - started:.0f} s")
+    if note:
+        print(note)
+    missed = [f.name for f in figures if not f.passed]
+    if missed:
+        print(f"missed: {', '.join(missed)}")
+        return 1
+    print("every budget met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
