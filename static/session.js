@@ -113,3 +113,29 @@
     }
   }
 })();
+
+// Live tail: rows appended to the log arrive over SSE (static/htmx-ext-sse); the page keeps
+// open disclosures and its scroll position, and follows the end when asked.
+(function () {
+  "use strict";
+  var live = document.querySelector("[data-live]");
+  if (!live) return;
+  var flow = document.querySelector("[data-chat-flow]");
+  var follow = live.querySelector("[data-follow]");
+  document.body.addEventListener("htmx:sseBeforeMessage", function (event) {
+    // Rows past a window not loaded yet arrive with that window, not here.
+    if (event.type && event.target.hasAttribute("data-live-rows") && flow.querySelector("[data-window-next]")) {
+      event.preventDefault();
+    }
+  });
+  document.body.addEventListener("htmx:sseMessage", function (event) {
+    if (event.target.hasAttribute("data-live-notice")) {
+      event.target.hidden = false;
+      var url = new URL(location.href);
+      url.searchParams.set("notice", "replaced");
+      setTimeout(function () { location.replace(url.toString()); }, 1200);
+    } else if (follow && follow.checked) {
+      window.scrollTo(0, document.documentElement.scrollHeight);
+    }
+  });
+})();

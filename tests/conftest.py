@@ -22,3 +22,5 @@ def _corpus_or_skip() -> Path:
 def corpus_dir() -> Path:
     """`../shared/corpus`: skipped when absent, a failure under CI=true."""
     return _corpus_or_skip()
+
+pytest_plugins = ["pytester"]

@@ -117,6 +117,7 @@ class SessionLog:
     turns: int = 0
     steps: int = 0
     title: str | None = None
+    _reader: Any = field(default=None, repr=False)
 
     # -- counts ------------------------------------------------------------
     @property
@@ -180,6 +181,10 @@ class SessionLog:
         """Every event that carries `message_id` (inbox splices and message events)."""
         return list(self.identity.get(message_id, ()))
 
+    def extend(self) -> bool:
+        """Read on after the file grew (only the new bytes); False when it must be read afresh."""
+        return self._reader is not None and self._reader.extend()
+
 
 def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
     kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
@@ -207,13 +212,19 @@ def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
 
 
 class _Reader:
-    """The single pass behind `load_session`."""
+    """The pass behind `load_session`, kept alive so a growing log is read on from where it stopped."""
 
     def __init__(self, source: SessionSource) -> None:
         self.source = source
         self.failures: dict[int, tuple[str, Location | None]] = {}
         self.diagnostics: list[Diagnostic] = []
+        self.scan_repairs: list[str] = []
+        self.fold = SurfaceFold()
+        self.tracker = CrashTracker()
+        self.invariants = InvariantChecker()
+        self.last_time = 0
         self.log: SessionLog | None = None
+        self.sid = ""
 
     def fail(self, stage: str, reason: str, location: Location | None, *, code: str | None = None) -> None:
         index = _STAGE_INDEX[stage]
@@ -260,114 +271,145 @@ class _Reader:
         if warning:
             self.diagnostics.append(warning)
         log = SessionLog(source, _carrier(source, scan.mode), header, Verdict("accepted", ""), self.diagnostics, scan)
+        log._reader = self
         self.log = log
-        self._fold(scan, log, header.id or "")
-        scan_diags = scan.state.diagnostics
-        if scan.state.corruption is not None:
-            c = scan.state.corruption
-            self.failures.setdefault(_STAGE_INDEX["storage"], (c.message, c.location))
-        self.diagnostics[:0] = [d for d in scan_diags]
-        repairs = list(scan.state.repairs)
-        if log.synthetic:
-            names = ", ".join(e["type"] for e in log.synthetic)
-            repairs.append(f"closed the open final turn in memory with {len(log.synthetic)} synthetic event(s): {names}")
-        log.verdict = self.verdict(repairs)
+        self.sid = header.id or ""
+        self._consume(scan.records())
         return log
 
-    def _fold(self, scan: SessionScan, log: SessionLog, sid: str) -> None:
-        fold = SurfaceFold()
-        tracker = CrashTracker()
-        invariants = InvariantChecker()
-        last_time = 0
-        types = log.types
+    def extend(self) -> bool:
+        """Read what was appended since; False when only a fresh read can be trusted."""
+        log = self.log
+        scan = log.scan if log else None
+        if log is None or not hasattr(scan, "resume") or self.failures or any(t.kind != "pending" for t in log.tail):
+            return False
+        self._drop_closers()
+        log.tail.clear()
+        self.diagnostics[:] = [d for d in self.diagnostics if d.code not in ("pending-line", "torn-frame")]
+        self.scan_repairs.clear()
+        self._consume(scan.resume())  # type: ignore[union-attr]
+        return True
 
-        def type_of(seq: int) -> str | None:
-            return types[seq] if 0 <= seq < len(types) else None
-
-        def load(seq: int) -> dict[str, Any] | None:
-            return log.raw_event(seq) if 0 <= seq < len(types) else None
-
-        def take(event: dict[str, Any], location: Location) -> None:
-            nonlocal last_time
-            seq = len(types)
-            problem = legacy_vocabulary_problem(event)
-            if problem:
-                self.fail("legacy-vocabulary", problem, location)
-            try:
-                event = upgrade_event(event, sid, log.message_ids.get)
-            except UpgradeError as exc:
-                self.fail("upgrade", str(exc), location)
-            kind = event.get("type")
-            shape = message_shape_problem(event)
-            if shape:
-                self.fail("message-shape", shape, location)
-            unknown = unknown_type_problem(event)
-            if unknown:
-                self.fail("unknown-type", unknown, location, code="unknown-type")
-            envelope = envelope_problem(event)
-            if envelope is None and event.get("seq") != seq:
-                envelope = f"event seq {event.get('seq')!r} is not its index {seq}"
-            if envelope is None and kind == "request/header":
-                envelope = request_header_problem(event.get("data"))
-            if envelope:
-                self.fail("validation", envelope, location)
-            types.append(kind if isinstance(kind, str) else "")
-            if kind in SURFACE_TYPES and shape is None:
-                message = message_of(event)
-                log.message_ids[seq] = message["id"]
-                log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "message"))
-                if kind == "assistant/message" and not message["content"]:
-                    log.empty_assistant.add(seq)
-                elif kind == "user/message":
-                    log.source_kinds[seq] = message["source"]["kind"]
-                elif kind == "tool/result":
-                    log.result_calls[seq] = message["source"]["callId"]
-                if envelope is None:
-                    problem, shadowed = fold.apply(event, type_of, load)
-                    if problem:
-                        self.fail("validation", problem, location, code="surface")
-                    else:
-                        op = event["surfaceOp"]
-                        log.surface_ops[seq] = "append" if op == "append" else (int(op["start"]), int(op["end"]))
-                        if shadowed:
-                            log.shadowed_by[seq] = shadowed
-            elif kind == "agent/inbox/spliced":
-                data = event.get("data")
-                for message in data.get("inserted", ()) if isinstance(data, dict) else ():
-                    if isinstance(message, dict) and isinstance(message.get("id"), str):
-                        log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "inbox"))
-            elif kind == "turn/start":
-                log.turns += 1
-            elif kind == "step/start":
-                log.steps += 1
-            elif kind == "session/title":
-                data = event.get("data")
-                if isinstance(data, dict) and isinstance(data.get("title"), str):
-                    log.title = data["title"]
-            tracker.feed(event)
-            for warning in invariants.feed(event):
-                self.diagnostics.append(Diagnostic("invariant", "warning", warning, location))
-            if isinstance(event.get("time"), int):
-                last_time = event["time"]
-
-        for record in scan.records():
+    def _consume(self, records: Iterator[Record]) -> None:
+        log = self.log
+        assert log is not None and log.scan is not None
+        scan = log.scan
+        for record in records:
             if record.kind == "events":
                 rec = len(log._rec_start)
                 log._rec_start.append(record.start)
                 log._rec_length.append(record.length)
-                log._rec_first.append(len(types))
+                log._rec_first.append(len(log.types))
                 for event in record.events:
                     log._event_record.append(rec)
-                    take(event, record.location)
+                    self._take(event, record.location, self.fold, synthetic=False)
             else:
                 first = record.events[0].get("seq") if record.events else None
                 log.tail.append(TailRecord(record.kind, record.location, record.reason, record.raw,
                                            record.start, record.length, first if isinstance(first, int) else None))
-        if tracker.open:
-            for event in tracker.closers(len(types), last_time):
+        if scan.state.corruption is not None:
+            c = scan.state.corruption
+            self.failures.setdefault(_STAGE_INDEX["storage"], (c.message, c.location))
+        self.diagnostics.extend(scan.state.diagnostics)
+        self.scan_repairs = list(scan.state.repairs)
+        self._close()
+
+    def _close(self) -> None:
+        """Crash closers for an open final turn, in memory only, folded on a copy of the surface."""
+        log = self.log
+        assert log is not None
+        surface = self.fold
+        if self.tracker.open:
+            surface = self.fold.copy()
+            for event in self.tracker.closers(len(log.types), self.last_time):
                 log.synthetic.append(event)
-                take(event, Location(file=self.source.label))
-        log.surface = list(fold.nodes)
+                self._take(event, Location(file=self.source.label), surface, synthetic=True)
+        log.surface = list(surface.nodes)
+        repairs = list(self.scan_repairs)
+        if log.synthetic:
+            names = ", ".join(e["type"] for e in log.synthetic)
+            repairs.append(f"closed the open final turn in memory with {len(log.synthetic)} synthetic event(s): {names}")
+        log.verdict = self.verdict(repairs)
+
+    def _drop_closers(self) -> None:
+        log = self.log
+        assert log is not None
+        for event in log.synthetic:
+            seq = event["seq"]
+            for index in (log.message_ids, log.source_kinds, log.result_calls, log.surface_ops, log.shadowed_by):
+                index.pop(seq, None)  # type: ignore[attr-defined]
+            for entries in log.identity.values():
+                entries[:] = [e for e in entries if e.seq != seq]
+        del log.types[len(log._event_record):]
+        log.synthetic.clear()
+
+    def _take(self, event: dict[str, Any], location: Location, fold: SurfaceFold, *, synthetic: bool) -> None:
+        log = self.log
+        assert log is not None
+        types = log.types
+        seq = len(types)
+        problem = legacy_vocabulary_problem(event)
+        if problem:
+            self.fail("legacy-vocabulary", problem, location)
+        try:
+            event = upgrade_event(event, self.sid, log.message_ids.get)
+        except UpgradeError as exc:
+            self.fail("upgrade", str(exc), location)
+        kind = event.get("type")
+        shape = message_shape_problem(event)
+        if shape:
+            self.fail("message-shape", shape, location)
+        unknown = unknown_type_problem(event)
+        if unknown:
+            self.fail("unknown-type", unknown, location, code="unknown-type")
+        envelope = envelope_problem(event)
+        if envelope is None and event.get("seq") != seq:
+            envelope = f"event seq {event.get('seq')!r} is not its index {seq}"
+        if envelope is None and kind == "request/header":
+            envelope = request_header_problem(event.get("data"))
+        if envelope:
+            self.fail("validation", envelope, location)
+        types.append(kind if isinstance(kind, str) else "")
+        if kind in SURFACE_TYPES and shape is None:
+            message = message_of(event)
+            log.message_ids[seq] = message["id"]
+            log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "message"))
+            if kind == "assistant/message" and not message["content"]:
+                log.empty_assistant.add(seq)
+            elif kind == "user/message":
+                log.source_kinds[seq] = message["source"]["kind"]
+            elif kind == "tool/result":
+                log.result_calls[seq] = message["source"]["callId"]
+            if envelope is None:
+                problem, shadowed = fold.apply(event, lambda s: types[s] if 0 <= s < len(types) else None,
+                                               lambda s: log.raw_event(s) if 0 <= s < len(types) else None)
+                if problem:
+                    self.fail("validation", problem, location, code="surface")
+                else:
+                    op = event["surfaceOp"]
+                    log.surface_ops[seq] = "append" if op == "append" else (int(op["start"]), int(op["end"]))
+                    if shadowed:
+                        log.shadowed_by[seq] = shadowed
+        elif kind == "agent/inbox/spliced":
+            data = event.get("data")
+            for message in data.get("inserted", ()) if isinstance(data, dict) else ():
+                if isinstance(message, dict) and isinstance(message.get("id"), str):
+                    log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "inbox"))
+        if synthetic:
+            return  # closers change no running state: the next read may append real events instead
+        if kind == "turn/start":
+            log.turns += 1
+        elif kind == "step/start":
+            log.steps += 1
+        elif kind == "session/title":
+            data = event.get("data")
+            if isinstance(data, dict) and isinstance(data.get("title"), str):
+                log.title = data["title"]
+        self.tracker.feed(event)
+        for warning in self.invariants.feed(event):
+            self.diagnostics.append(Diagnostic("invariant", "warning", warning, location))
+        if isinstance(event.get("time"), int):
+            self.last_time = event["time"]
 
 
 def _carrier(source: SessionSource, mode: str) -> Carrier:

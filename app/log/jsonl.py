@@ -107,6 +107,10 @@ class JsonlScan:
         self._lines: Iterator[Line] | None = None
         self._absorbed = 0
         self.has_event_lines = True
+        # where a later scan of a grown file resumes: after the last record read whole
+        self.resume_offset = 0
+        self.resume_line = 0
+        self.resume_running = 0
 
     @property
     def mode(self) -> Mode:
@@ -131,6 +135,8 @@ class JsonlScan:
             if bad_utf8 is not None:
                 self._warn_utf8(line, bad_utf8)
             self.header = value
+            self.resume_offset = line.offset + len(line.raw) + 1
+            self.resume_line = line.number
             return value
         raise NotASessionLog("empty input: no header line", self.header_location)
 
@@ -166,13 +172,21 @@ class JsonlScan:
             )
         )
 
+    def resume(self) -> Iterator[Record]:
+        """Records appended since the last scan, reading only the new bytes."""
+        self.state = ScanState()
+        self._absorbed = 0
+        self._lines = iter_lines(self.plaintext.chunks_from(self.resume_offset),
+                                 number=self.resume_line, base=self.resume_offset)
+        return self.records()
+
     def records(self) -> Iterator[Record]:
         if self._lines is None:
             self.read_header()
         assert self._lines is not None
         fixture = self.mode == "fixture"
         label = self.plaintext.label
-        running = 0
+        running = self.resume_running
         defect: Record | None = None
         dropped_turn_end: Location | None = None
         try:
@@ -213,8 +227,11 @@ class JsonlScan:
                 if events is not None and defect is None:
                     first = events[0].get("seq")
                     if fixture or first == running:
-                        yield Record("events", loc, line.offset, len(raw), events)
                         running += len(events)
+                        self.resume_offset = line.offset + len(line.raw) + 1
+                        self.resume_line = line.number
+                        self.resume_running = running
+                        yield Record("events", loc, line.offset, len(raw), events)
                         continue
                     reason = f"seq {first!r} does not continue the log (expected {running})"
                 if defect is None:

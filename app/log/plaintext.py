@@ -29,6 +29,9 @@ class Plaintext(Protocol):
     def chunks(self) -> Iterator[bytes]:
         """The decoded text in order, in pieces of any size."""
 
+    def chunks_from(self, offset: int) -> Iterator[bytes]:
+        """The decoded text from `offset` on, re-reading a file that has grown since."""
+
     def read(self, start: int, length: int) -> bytes:
         """Bytes of the decoded text from `start`."""
 
@@ -45,9 +48,8 @@ class Line:
     terminated: bool  # False for a final fragment with no LF
 
 
-def iter_lines(chunks: Iterator[bytes]) -> Iterator[Line]:
-    number = 0
-    base = 0
+def iter_lines(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> Iterator[Line]:
+    """Lines of the text; `number` and `base` say how many lines and bytes precede `chunks`."""
     carry = b""
     for chunk in chunks:
         if not chunk:
@@ -76,7 +78,10 @@ class BytesPlaintext:
         self.problems: list[Diagnostic] = []
 
     def chunks(self) -> Iterator[bytes]:
-        for start in range(0, len(self._data), READ_CHUNK):
+        return self.chunks_from(0)
+
+    def chunks_from(self, offset: int) -> Iterator[bytes]:
+        for start in range(offset, len(self._data), READ_CHUNK):
             yield self._data[start : start + READ_CHUNK]
 
     def read(self, start: int, length: int) -> bytes:
@@ -96,7 +101,11 @@ class FilePlaintext:
         self.problems: list[Diagnostic] = []
 
     def chunks(self) -> Iterator[bytes]:
+        return self.chunks_from(0)
+
+    def chunks_from(self, offset: int) -> Iterator[bytes]:
         with open(self.path, "rb") as f:
+            f.seek(offset)
             while chunk := f.read(READ_CHUNK):
                 yield chunk
 
@@ -200,6 +209,7 @@ class ZstdPlaintext:
         self.path = path
         self.label = label or path
         self._limit = limit
+        self._from_file = data is None
         self._buf = data if data is not None else _read_file(path)
         self.framing = scan_frames(self._buf)
         # decoded-text start offset of each complete frame, and its file range
@@ -215,14 +225,26 @@ class ZstdPlaintext:
         return self._complete_end
 
     def chunks(self) -> Iterator[bytes]:
-        total = 0
-        self._starts.clear()
-        self._ranges.clear()
+        return self.chunks_from(0)
+
+    def chunks_from(self, offset: int) -> Iterator[bytes]:
+        """Decode frames from the one holding `offset`; frames before it are known and unchanged."""
+        if offset and self._from_file:
+            self._buf = _read_file(self.path)  # the file grew: only frames past `offset` are decoded
+            self.framing = scan_frames(self._buf)
+        first = bisect.bisect_right(self._starts, offset) - 1 if offset else 0
+        if offset and (first < 0 or self._complete_end is None or offset >= self._complete_end):
+            first = len(self._starts)  # past every complete frame: start at the first new one
+        total = self._starts[first] if first < len(self._starts) else (self._complete_end or 0)
+        del self._starts[first:], self._ranges[first:]
         self.problems.clear()
+        self.torn_plaintext = b""
+        self._complete_end = None
+        self._cache.clear()
         framing = self.framing
         if not framing.frames:
             self._problem("missing-first-frame", "the first zstd frame (the header) is missing or incomplete", 0)
-        for start, end in framing.frames:
+        for start, end in framing.frames[first:]:
             try:
                 text = decompress_frame(self._buf[start:end], self._limit - total)
             except zstandard.ZstdError as exc:
@@ -238,12 +260,14 @@ class ZstdPlaintext:
                     Location(file=self.label, offset=start)))
             self._starts.append(total)
             self._ranges.append((start, end))
+            skip = max(offset - total, 0)
             total += len(text)
-            yield text
+            if skip < len(text):
+                yield text[skip:]
         self._complete_end = total
         if framing.error is not None:
-            offset, reason = framing.error
-            self._problem("bad-framing", f"{reason} at byte {offset} of the file", offset)
+            error_offset, reason = framing.error
+            self._problem("bad-framing", f"{reason} at byte {error_offset} of the file", error_offset)
         elif framing.torn_start is not None and framing.frames:
             self.torn_plaintext = recover_torn_frame(self._buf[framing.torn_start :], self._limit - total)
             self.problems.append(Diagnostic(
@@ -251,7 +275,9 @@ class ZstdPlaintext:
                 f"the final zstd frame is cut short ({len(self._buf) - framing.torn_start} bytes); "
                 f"{len(self.torn_plaintext)} bytes of text recovered from it",
                 Location(file=self.label, offset=framing.torn_start)))
-            yield self.torn_plaintext
+            skip = max(offset - total, 0)
+            if skip < len(self.torn_plaintext):
+                yield self.torn_plaintext[skip:]
 
     def _problem(self, code: str, message: str, offset: int) -> None:
         self.problems.append(Diagnostic(code, "error", message, Location(file=self.label, offset=offset)))

@@ -13,12 +13,29 @@ from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
-from app.web import sessions
+from app.store import UploadStore
+from app.web import listing, live, sessions, uploads
+from app.web import steps  # what the model read: model views, identities, context budget
 from app.web.registry import Registry
 from app.web.settings import Settings
 from app.web.state import STATIC, WebState
 
 CSP = "default-src 'self'; script-src 'self'; style-src 'self'"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def cross_site(request: Request) -> bool:
+    """A state-changing request sent by another site's page (a form post, a fetch).
+
+    Browsers say so in `Origin` or `Sec-Fetch-Site`; a script sends neither and passes."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return True
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
+    return origin.strip().lower() != own
 
 
 class SafetyHeaders(BaseHTTPMiddleware):
@@ -32,6 +49,10 @@ class SafetyHeaders(BaseHTTPMiddleware):
         if not self.settings.host_allowed(request.headers.get("host")):
             return PlainTextResponse("This server answers only to its own address (Host header refused).",
                                      status_code=421)
+        if request.method not in SAFE_METHODS and cross_site(request):
+            return PlainTextResponse("Refused: uploads and deletes are accepted from this server's own pages "
+                                     "and from scripts that send no Origin header, not from another site.",
+                                     status_code=403)
         response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
@@ -42,9 +63,15 @@ class SafetyHeaders(BaseHTTPMiddleware):
 def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs")
-    app.state.web = WebState(settings=settings, registry=Registry(paths))
+    store = UploadStore(settings.data_dir, settings.limits()) if settings.data_dir else None
+    app.state.web = WebState(settings=settings, registry=Registry(paths, store), store=store)
+    app.state.web.templates.env.globals["uploads_enabled"] = store is not None
     app.add_middleware(SafetyHeaders, settings=settings)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.include_router(listing.router)
     app.include_router(sessions.router)
+    app.include_router(live.router)
+    app.include_router(uploads.router)
+    app.include_router(steps.router)
     return app
 

@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 from app.history.session import SessionLog, load_session
 from app.log.dsh_root import encode_segment
 from app.log.records import NotASessionLog
-from app.log.sources import NotASession, SessionSource, discover, read_source_header
+from app.log.sources import KindCache, NotASession, SessionSource, discover, read_source_header
+from app.store import UploadStore
 
 T = TypeVar("T")
 _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
@@ -40,6 +41,8 @@ class Entry:
     key: str
     source: SessionSource
     header: dict[str, Any] | None
+    upload: str | None = None  # digest of the upload holding this session
+    group: str = ""  # the PATH or upload it was found in: sessions of one group link to each other
 
     @property
     def session_id(self) -> str | None:
@@ -47,41 +50,89 @@ class Entry:
         return sid if isinstance(sid, str) else None
 
 
-def file_version(source: SessionSource) -> tuple[int, int]:
+def file_version(source: SessionSource) -> tuple[int, int, int]:
+    """(size, mtime, inode): a log that grew in place keeps its inode and gains bytes."""
     st = os.stat(source.path)
-    return (st.st_size, st.st_mtime_ns)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def grew_in_place(old: tuple[int, int, int], new: tuple[int, int, int]) -> bool:
+    return new[2] == old[2] and new[0] > old[0]
+
+
+# a source's header at a file version: a warm listing costs one stat per log, not a read
+HeaderCache = dict[SessionSource, tuple[tuple[int, int, int], dict[str, Any] | None]]
+
+
+def _cached_header(source: SessionSource, known: HeaderCache, seen: HeaderCache,
+                   version: tuple[int, int, int] | None = None) -> dict[str, Any] | None:
+    """The source's header, read again only when its file version changed; recorded in `seen`.
+
+    `version` is the one discovery saw, when it saw one (a root artifact): no second stat."""
+    try:
+        version = version or file_version(source)
+    except OSError:
+        return read_source_header(source)  # vanished or unreadable: the read reports it, nothing to cache
+    cached = known.get(source)
+    header = cached[1] if cached is not None and cached[0] == version else read_source_header(source)
+    seen[source] = (version, header)
+    return header
 
 
 class Registry:
     """Sessions found under the configured paths; thread-safe."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], store: UploadStore | None = None) -> None:
         self.paths = list(paths)
+        self.store = store
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._refused: list[NotASession] = []
         self._logs: dict[str, tuple[tuple[int, int], SessionLog]] = {}
         self._derived: dict[tuple[str, str], tuple[SessionLog, Any]] = {}
+        self._reading = threading.RLock()  # one read or extension of a log at a time
+        self._headers: HeaderCache = {}
+        self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
         self.refresh()
 
     def refresh(self) -> None:
         """Find sessions again: new files appear, vanished ones go."""
-        found = discover(self.paths) if self.paths else None
-        sources = found.sources if found else []
-        headers = [(s, read_source_header(s)) for s in sources]
-        ids = Counter(h.get("id") for _, h in headers if h and isinstance(h.get("id"), str))
+        refused: list[NotASession] = []
+        # (source, header, upload digest, group): a group is what the user named, so
+        # sessions found under one PATH (or in one upload) can link to each other
+        headers: list[tuple[SessionSource, dict[str, Any] | None, str | None, str]] = []
+        known = self._headers
+        seen: HeaderCache = {}
+        for path in self.paths:
+            found = discover([path], kinds=self._kinds)
+            refused += found.refused
+            group = os.path.abspath(path)
+            headers += [(s, _cached_header(s, known, seen, found.versions.get(s.path)), None, group)
+                        for s in found.sources]
+        if self.store is not None:
+            headers += [(u.source, u.header, u.digest, f"upload:{u.digest}") for u in self.store.sessions()]
+        ids = Counter(h.get("id") for _, h, _, _ in headers if h and isinstance(h.get("id"), str))
         entries: dict[str, Entry] = {}
-        for source, header in headers:
+        for source, header, digest, group in headers:
             sid = header.get("id") if header else None
             if isinstance(sid, str) and sid and ids[sid] == 1:
                 key = url_safe_id(sid)
             else:
                 base = url_safe_id(sid) if isinstance(sid, str) and sid else "session"
-                key = f"{base}~{path_hash(source)}"
-            entries[key] = Entry(key, source, header)
+                # an upload is named by its digest (PRODUCT.md Interfaces); two sessions
+                # of one upload sharing an id fall back to their member's name
+                key = f"{base}~{digest[:8] if digest else path_hash(source)}"
+                if key in entries:
+                    key = f"{base}~{path_hash(source)}"
+            entries[key] = Entry(key, source, header, digest, group)
         with self._lock:
             self._entries = entries
-            self._refused = list(found.refused) if found else []
+            self._refused = refused
+            self._headers = seen  # vanished sources drop out
+            paths = {s.path for s in seen}
+            self._kinds = {p: k for p, k in self._kinds.items() if p in paths}
+            # a key can move to another source (a deleted upload, an id no longer shared)
+            self._logs = {k: v for k, v in self._logs.items() if k in entries and v[1].source == entries[k].source}
 
     def entries(self) -> list[Entry]:
         with self._lock:
@@ -100,16 +151,34 @@ class Registry:
         entry = self.entry(key)
         if entry is None:
             return None
-        version = file_version(entry.source)
+        with self._reading:
+            version = file_version(entry.source)
+            with self._lock:
+                cached = self._logs.get(key)
+            if cached and cached[0] == version:
+                return cached[1]
+            if cached and grew_in_place(cached[0], version) and cached[1].extend():
+                log = cached[1]  # read on from where it stopped: only the new bytes
+            else:
+                log = load_session(entry.source)
+            with self._lock:
+                self._logs[key] = (version, log)
+                self._derived = {k: v for k, v in self._derived.items() if k[0] != key}
+            return log
+
+    def peek(self, key: str, name: str) -> Any:
+        """A derived value of the current file version if it was built already, else None."""
+        entry = self.entry(key)
+        if entry is None:
+            return None
         with self._lock:
-            cached = self._logs.get(key)
-        if cached and cached[0] == version:
-            return cached[1]
-        log = load_session(entry.source)
-        with self._lock:
-            self._logs[key] = (version, log)
-            self._derived = {k: v for k, v in self._derived.items() if k[0] != key}
-        return log
+            cached_log = self._logs.get(key)
+            cached = self._derived.get((key, name))
+        try:
+            current = cached_log is not None and cached_log[0] == file_version(entry.source)
+        except OSError:
+            return None
+        return cached[1] if current and cached is not None and cached[0] is cached_log[1] else None
 
     def derived(self, key: str, name: str, build: Callable[[SessionLog], T]) -> T:
         """`build(log)` computed once per file version of the session (rows, anchors, search text)."""
@@ -119,7 +188,8 @@ class Registry:
             cached = self._derived.get((key, name))
         if cached is not None and cached[0] is log:
             return cached[1]  # type: ignore[no-any-return]
-        value = build(log)
+        with self._reading:
+            value = build(log)
         with self._lock:
             self._derived[(key, name)] = (log, value)
         return value

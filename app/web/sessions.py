@@ -2,42 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
+
+import os
 
 import orjson
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
+from markupsafe import Markup
 
 from app.history.session import SessionLog
+from app.history.tokens import session_usage
 from app.history.transcript import Row, build_rows, context_row_at
 from app.model.frozen import thaw
+from app.web.entries import entry_json, related_sessions
 from app.web.registry import Entry
 from app.web.rows import RowView, context_json, row_json, row_view
 from app.web.search import RowFacts, row_facts, search
 from app.web.state import WebState, session_url, web
+from app.web.strings import strings_for
 
 router = APIRouter()
-
-
-def entry_json(entry: Entry) -> dict[str, Any]:
-    header = entry.header or {}
-    return {
-        "key": entry.key,
-        "id": entry.session_id,
-        "path": entry.source.label,
-        "carrier": entry.source.kind,
-        "url": session_url(entry.key),
-        "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else None,
-        "createdAt": header.get("createdAt"),
-        "parentSession": header.get("parentSession"),
-    }
-
-
-def sessions_json(state: WebState) -> dict[str, Any]:
-    state.registry.refresh()
-    return {"sessions": [entry_json(e) for e in state.registry.entries()],
-            "refused": [{"path": r.path, "reason": r.reason} for r in state.registry.refused()]}
 
 
 def session_json(entry: Entry, log: SessionLog) -> dict[str, Any]:
@@ -54,7 +42,47 @@ def session_json(entry: Entry, log: SessionLog) -> dict[str, Any]:
         "turns": log.turns,
         "steps": log.steps,
         "diagnostics": [d.to_json() for d in log.diagnostics],
+        "size": _size(entry),
     }
+
+
+def _size(entry: Entry) -> int | None:
+    """The file's size when it was read, so a live page can ask for what came after."""
+    try:
+        return os.stat(entry.source.path).st_size
+    except OSError:
+        return None
+
+
+WINDOWS_KEPT = 4  # rendered windows kept per session version: the first screen and the latest scrolled to
+
+
+class RenderedWindows:
+    """Windows of one session version already rendered to HTML, with their paging; the latest few.
+
+    Rendering a window decodes its events and runs every row template; keeping the
+    result makes a long session's first screen cost what a one-turn session's does
+    (PRODUCT.md Budgets, windowing; docs/decisions/0005-performance-budgets.md)."""
+
+    def __init__(self, kept: int = WINDOWS_KEPT) -> None:
+        self._kept = kept
+        self._items: OrderedDict[tuple[str, int, str], tuple[Markup, dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int, str]) -> tuple[Markup, dict[str, Any]] | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, int, str], value: tuple[Markup, dict[str, Any]]) -> tuple[Markup, dict[str, Any]]:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._kept:
+                self._items.popitem(last=False)
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +91,8 @@ class Transcript:
 
     rows: list[Row]
     anchors: list[str]
+    # rendered windows of this very version, so they go when the transcript does
+    windows: RenderedWindows = field(default_factory=RenderedWindows, compare=False, repr=False)
 
 
 def _transcript(log: SessionLog) -> Transcript:
@@ -90,55 +120,84 @@ def transcript(state: WebState, key: str) -> tuple[Entry, SessionLog, Transcript
 
 def window(state: WebState, key: str, start: int) -> tuple[Entry, SessionLog, Transcript, list[RowView], int]:
     entry, log, t = transcript(state, key)
+    views, start = _window_views(state, log, t, start)
+    return entry, log, t, views, start
+
+
+def _window_views(state: WebState, log: SessionLog, t: Transcript, start: int) -> tuple[list[RowView], int]:
     size = state.settings.window_rows
     start = max(0, min(start, max(len(t.rows) - 1, 0)))
     cwd = log.header.cwd if log.header else None
     views = [row_view(log, row, cwd, t.anchors[i]) for i, row in enumerate(t.rows[start : start + size], start)]
-    return entry, log, t, views, start
+    return views, start
+
+
+def rendered_window(state: WebState, request: Request, key: str, start: int,
+                    direction: str = "") -> tuple[Entry, SessionLog, Markup, dict[str, Any]]:
+    """`rows/window.html` for the window at `start`, and its paging: rendered once per file version."""
+    entry, log, t = transcript(state, key)
+    strings = strings_for(request.headers.get("accept-language"))
+    wanted = (strings.lang, start, direction)
+    found = t.windows.get(wanted)
+    if found is None:
+        views, first = _window_views(state, log, t, start)
+        paging = window_paging(t, first, len(views), state.settings.window_rows)  # the page shows no row JSON
+        html = state.templates.env.get_template("rows/window.html").render(
+            t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging,
+            direction=direction)
+        found = t.windows.put(wanted, (Markup(html), paging))
+    return entry, log, found[0], found[1]
 
 
 def window_json(t: Transcript, views: list[RowView], start: int, size: int) -> dict[str, Any]:
-    end = start + len(views)
+    return {**window_paging(t, start, len(views), size), "rows": [row_json(v) for v in views]}
+
+
+def window_paging(t: Transcript, start: int, count: int, size: int) -> dict[str, Any]:
+    """Where a window of `count` rows at `start` lies, and where its neighbours start."""
+    end = start + count
     return {"from": start, "to": end, "totalRows": len(t.rows),
             "previousFrom": max(0, start - size) if start > 0 else None,
-            "nextFrom": end if end < len(t.rows) else None,
-            "rows": [row_json(v) for v in views]}
-
-
-@router.get("/", response_class=HTMLResponse, include_in_schema=False)
-def index(request: Request) -> HTMLResponse:
-    state = web(request)
-    return state.page(request, "index.html", **sessions_json(state))
-
-
-@router.get("/api/sessions", summary="The loaded sessions")
-def api_sessions(request: Request) -> dict[str, Any]:
-    return sessions_json(web(request))
+            "nextFrom": end if end < len(t.rows) else None}
 
 
 @router.get("/sessions/{key}", response_class=HTMLResponse, include_in_schema=False)
 def session_page(request: Request, key: str, start: int = Query(0, alias="from", ge=0)) -> HTMLResponse:
     state = web(request)
-    entry, log, t, views, start = window(state, key, start)
-    return state.page(request, "session.html", session=session_json(entry, log), rows=views,
-                      base_url=session_url(entry.key),
-                      paging=window_json(t, views, start, state.settings.window_rows))
+    return state.page(request, "session.html", **session_page_context(state, key, start, request))
+
+
+def session_page_context(state: WebState, key: str, start: int, request: Request | None = None) -> dict[str, Any]:
+    """What `session.html` is rendered with (the page, and `dsh-inspect render`'s one-file export).
+
+    With the page's `request`, the rows come already rendered (`rows_html`) from the
+    transcript's per-version window cache; without, as views for the template to render."""
+    if request is not None:
+        entry, log, rows_html, paging = rendered_window(state, request, key, start)
+        rows: dict[str, Any] = {"rows_html": rows_html}
+    else:
+        entry, log, t, views, start = window(state, key, start)
+        rows, paging = {"rows": views}, window_json(t, views, start, state.settings.window_rows)
+    return {"session": session_json(entry, log), **rows, "related": related_sessions(state, entry, log),
+            "usage": state.registry.derived(entry.key, "usage", session_usage),
+            "base_url": session_url(entry.key), "paging": paging}
 
 
 @router.get("/api/sessions/{key}", summary="One session: verdict, counts, diagnostics and a window of rows")
 def api_session(request: Request, key: str, start: int = Query(0, alias="from", ge=0)) -> dict[str, Any]:
     state = web(request)
     entry, log, t, views, start = window(state, key, start)
-    return {**session_json(entry, log), **window_json(t, views, start, state.settings.window_rows)}
+    usage = state.registry.derived(entry.key, "usage", session_usage)
+    return {**session_json(entry, log), "related": related_sessions(state, entry, log),
+            "usage": usage.to_json() if usage else None,
+            **window_json(t, views, start, state.settings.window_rows)}
 
 
 @router.get("/sessions/{key}/rows", response_class=HTMLResponse, include_in_schema=False)
 def rows_partial(request: Request, key: str, start: int = Query(0, alias="from", ge=0),
                  direction: str = Query("", pattern="^(earlier|later|)$")) -> HTMLResponse:
-    state = web(request)
-    entry, _, t, views, start = window(state, key, start)
-    return state.page(request, "rows/window.html", rows=views, base_url=session_url(entry.key),
-                      paging=window_json(t, views, start, state.settings.window_rows), direction=direction)
+    _, _, html, _ = rendered_window(web(request), request, key, start, direction)
+    return HTMLResponse(html)
 
 
 @router.get("/api/sessions/{key}/rows", summary="A window of rows")

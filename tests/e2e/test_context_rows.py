@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
+from tests.support.geometry import assert_context_geometry
 from tests.support.server import live_server
 
 pytestmark = pytest.mark.browser
@@ -101,37 +102,7 @@ def test_the_real_instructions_card_shows_its_files_and_verbatim_text(page: Page
 
 def test_the_context_disclosure_geometry_matches_dsh(page: Page, server: str, corpus_dir: Path) -> None:
     open_session(page, server, "{{sessionId}}")
-    button = header_named(page, "Context injection AGENTS.md")
-    expect(button).to_have_attribute("aria-expanded", "false")  # 1
-    icon = button.locator("svg").first.bounding_box()
-    assert icon is not None and (icon["width"], icon["height"]) == (14, 14)  # 2
-    assert page.locator("[data-context-injection-body]").count() == 0
-    button.click()
-    expect(button).to_have_attribute("aria-expanded", "true")  # 3
-    body = page.locator("[data-context-injection-body]")
-    expect(body).to_be_visible()
-    assert body.locator("[data-context-files] li").all_inner_texts() == ["AGENTS.md\nloaded"]  # 4
-    assert "<system-reminder>" in body.locator("[data-context-text]").inner_text()  # 5
-    head = button.bounding_box()
-    box = body.bounding_box()
-    assert head is not None and box is not None
-    assert head["height"] == 24  # 6
-    assert box["x"] - head["x"] == 22  # 7
-    assert box["y"] - head["y"] - head["height"] == 4  # 8
-    assert box["height"] == 141  # 9
-    style = body.evaluate("""el => { const s = getComputedStyle(el); return {
-        bg: s.backgroundColor, radius: s.borderRadius, color: s.color, size: s.fontSize, line: s.lineHeight,
-        padding: [s.paddingTop, s.paddingRight, s.paddingBottom, s.paddingLeft],
-        scrolls: el.scrollHeight > el.clientHeight }; }""")
-    assert style["bg"] == "rgb(249, 250, 251)"  # 10
-    assert style["radius"] == "8px"  # 11
-    assert style["color"] == "rgb(129, 133, 140)"  # 12
-    assert (style["size"], style["line"]) == ("11px", "16px")  # 13
-    assert style["padding"] == ["10px", "16px", "12px", "12px"]  # 14
-    assert style["scrolls"] is True  # 15
-    button.click()
-    expect(button).to_have_attribute("aria-expanded", "false")  # 16
-    assert page.locator("[data-context-injection-body]").count() == 0
+    assert_context_geometry(page, header_named(page, "Context injection AGENTS.md"))
 
 
 def test_a_short_opaque_body_fits_without_a_scrollport(page: Page, server: str) -> None:

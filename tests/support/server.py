@@ -1,40 +1,5 @@
-"""A real dsh-inspect server on a free loopback port, in a background thread."""
+"""The suite serves logs with the same server the pytest plugin gives its users."""
 
-from __future__ import annotations
+from app.testing.server import free_port, live_server
 
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import uvicorn
-
-from app.web.app import create_app
-from app.web.settings import Settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def live_server(paths: list[str]) -> Iterator[str]:
-    """Serve `paths`; yields the base URL and stops the server afterwards."""
-    port = free_port()
-    app = create_app(paths, Settings(port=port))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("dsh-inspect did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+__all__ = ["free_port", "live_server"]

@@ -84,9 +84,9 @@ def test_opaque_body_shows_text_with_real_newlines_and_fields_but_kind() -> None
 
 
 def test_opaque_fields_need_a_key_besides_kind() -> None:
-    assert_opaque(project_context([text("x")], {"kind": "plugin"})).fields == ()
-    assert_opaque(project_context([text("x")], None)).fields == ()
-    assert_opaque(project_context([text("x")], ["kind", "form"])).fields == ()
+    assert assert_opaque(project_context([text("x")], {"kind": "plugin"})).fields == ()
+    assert assert_opaque(project_context([text("x")], None)).fields == ()
+    assert assert_opaque(project_context([text("x")], ["kind", "form"])).fields == ()
 
 
 # §7.11-§7.12

@@ -209,3 +209,14 @@ def test_subagent_relay_and_notice_render_as_their_forms(server: str, corpus_dir
     rows = all_rows(server, key_of(server, "subagent-continuable/session.jsonl"))
     forms = {c["context"]["renderedForm"] for c in rows if c["kind"] == "context"}
     assert "notice" in forms
+
+
+def test_token_usage_per_step_and_per_session(server: str, corpus_dir: Path) -> None:
+    key = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"
+    session = httpx.get(f"{server}/api/sessions/{key}").json()
+    steps = [r for r in all_rows(server, key) if r["kind"] == "assistant-step"]
+    assert steps[0]["facts"] == ["in 76", "cache read 64", "out 12", "reasoning 8"]
+    assert session["usage"]["inputTokens"] == 500 and session["usage"]["outputTokens"] == 60
+    assert "tokens: in 500 · cache read 320 · out 60 · reasoning 40" in httpx.get(f"{server}/sessions/{key}").text
+    turns = [r for r in all_rows(server, key) if r["kind"] == "turn"]
+    assert len(turns) == 3 and all(t["facts"] and t["facts"][0].endswith("ms") for t in turns)

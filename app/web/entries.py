@@ -1,0 +1,43 @@
+"""What the list and the session page say about a session's entry: facts and relatives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.history.lineage import named_sessions
+from app.history.session import SessionLog
+from app.web.registry import Entry
+from app.web.state import WebState, session_url
+
+
+def entry_json(entry: Entry) -> dict[str, Any]:
+    header = entry.header or {}
+    return {
+        "key": entry.key,
+        "id": entry.session_id,
+        "path": entry.source.label,
+        "carrier": entry.source.kind,
+        "url": session_url(entry.key),
+        "download": f"{session_url(entry.key)}/raw",
+        "upload": entry.upload,
+        "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else None,
+        "createdAt": header.get("createdAt"),
+        "parentSession": header.get("parentSession"),
+    }
+
+
+def related_sessions(state: WebState, entry: Entry, log: SessionLog) -> dict[str, list[dict[str, Any]]]:
+    """Parent and children loaded together with this session; every candidate for an ambiguous id."""
+    group = [e for e in state.registry.entries() if e.group == entry.group and e.key != entry.key]
+    named = state.registry.derived(entry.key, "lineage", named_sessions)
+    own = entry.session_id
+
+    def link(e: Entry, how: str) -> dict[str, Any]:
+        return {"key": e.key, "id": e.session_id, "url": session_url(e.key), "how": how}
+
+    parents = [link(e, "parent") for e in group if named.get(e.session_id or "") == "parent"]
+    children = [link(e, named[e.session_id]) for e in group
+                if e.session_id in named and named[e.session_id] != "parent"]
+    children += [link(e, "child") for e in group if own and (e.header or {}).get("parentSession") == own
+                 and all(c["key"] != e.key for c in children)]
+    return {"parents": parents, "children": children}

@@ -1,0 +1,97 @@
+"""The session list: header facts at once, the rest from a per-version cache; search and paging."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from app.history.session import SessionLog
+from app.web.registry import Entry
+from app.web.entries import entry_json
+from app.web.state import WebState, session_url, web
+
+router = APIRouter()
+PAGE_SIZE = 50
+
+
+def summary_of(log: SessionLog) -> dict[str, Any]:
+    return {"title": log.title, "turns": log.turns, "steps": log.steps, "events": log.event_count,
+            "verdict": log.verdict.category}
+
+
+def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
+    """The summary when this file version has been read; None when it has not."""
+    return state.registry.peek(entry.key, "summary")
+
+
+def summary(state: WebState, entry: Entry) -> dict[str, Any]:
+    try:
+        return state.registry.derived(entry.key, "summary", summary_of)
+    except Exception as exc:  # noqa: BLE001 - one unreadable file never breaks the list
+        return {"title": None, "turns": None, "steps": None, "events": None, "verdict": "unreadable",
+                "error": str(exc)}
+
+
+def created(entry: Entry) -> str | None:
+    value = (entry.header or {}).get("createdAt")
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        return None
+    return datetime.fromtimestamp(value / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def _matches(state: WebState, entry: Entry, needle: str) -> bool:
+    if not needle:
+        return True
+    facts = [entry.key, entry.session_id or "", entry.source.label, str((entry.header or {}).get("cwd", ""))]
+    title = summary(state, entry).get("title")  # a title search reads each session once, then hits the cache
+    return any(needle in f.lower() for f in [*facts, title or ""])
+
+
+def listing(state: WebState, q: str, page: int) -> dict[str, Any]:
+    state.registry.refresh()
+    needle = q.strip().lower()
+    entries = sorted(state.registry.entries(),
+                     key=lambda e: (-(e.header or {}).get("createdAt", 0) if isinstance(
+                         (e.header or {}).get("createdAt"), (int, float)) else 0, e.key))
+    entries = [e for e in entries if _matches(state, e, needle)]
+    pages = max(1, -(-len(entries) // PAGE_SIZE))
+    page = min(max(page, 1), pages)
+    shown = entries[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    return {
+        "query": q, "page": page, "pages": pages, "total": len(entries),
+        "sessions": [{**entry_json(e), "created": created(e), "summary": cached_summary(state, e)} for e in shown],
+        "refused": [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
+    }
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def index(request: Request, q: str = "", page: int = Query(1, ge=1)) -> HTMLResponse:
+    state = web(request)
+    return state.page(request, "index.html", **listing(state, q, page))
+
+
+@router.get("/api/sessions", summary="The loaded sessions, a page at a time (header facts; summaries when read)")
+def api_sessions(request: Request, q: str = "", page: int = Query(1, ge=1),
+                 summaries: bool = False) -> dict[str, Any]:
+    state = web(request)
+    data = listing(state, q, page)
+    if summaries:
+        for item in data["sessions"]:
+            entry = state.registry.entry(item["key"])
+            item["summary"] = summary(state, entry) if entry else None
+    return data
+
+
+@router.get("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)
+def summaries_partial(request: Request, keys: str = "") -> HTMLResponse:
+    """Fills a page's titles, counts and verdicts in place (htmx out-of-band swaps)."""
+    state = web(request)
+    items = []
+    for key in keys.split(",")[:PAGE_SIZE]:
+        entry = state.registry.entry(key)
+        if entry is not None:
+            items.append({"key": key, "url": session_url(key), "summary": summary(state, entry)})
+    return state.page(request, "sessions/summaries.html", items=items)

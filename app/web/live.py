@@ -1,0 +1,106 @@
+"""Live tail: open session pages receive rows appended to a growing log over Server-Sent Events.
+
+Each connection remembers what its page shows (row keys and links); when the
+file grows, the registry reads only the new bytes, and the page gets the new
+rows appended and the rows that changed (a tool row whose result arrived, a
+pending line now complete) swapped in place. A file that shrank or was
+replaced cannot be read on: the page is told to reload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from app.history.transcript import Row
+from app.web.registry import file_version, grew_in_place
+from app.web.rows import RowView, row_view
+from app.web.sessions import Transcript, transcript
+from app.web.state import WebState, session_url, web
+from app.web.strings import Strings, strings_for
+
+router = APIRouter()
+POLL_SECONDS = 0.25
+Signature = tuple[str, tuple[tuple[str, tuple[int, ...]], ...], str]
+
+
+def signatures(t: Transcript) -> list[Signature]:
+    return [(row.key, row.links, anchor) for row, anchor in zip(t.rows, t.anchors)]
+
+
+def sse(event: str, html: str) -> str:
+    data = "\n".join(f"data: {line}" for line in html.split("\n"))
+    return f"event: {event}\n{data}\n\n"
+
+
+def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tuple[str, list[Signature]]:
+    """HTML for what changed since `shown`: replaced rows (out of band) and appended ones."""
+    entry, log, script = transcript(state, key)
+    now = signatures(script)
+    first_new = len(shown)
+    replaced: list[int] = []
+    for i, old in enumerate(shown):
+        if i >= len(now) or now[i][2] != old[2]:
+            first_new = i  # an anchor moved (a pending line became an event): redo from here
+            break
+        if now[i] != old:
+            replaced.append(i)
+    cwd = log.header.cwd if log.header else None
+
+    def view(i: int) -> RowView:
+        row: Row = script.rows[i]
+        return row_view(log, row, cwd, script.anchors[i])
+
+    template = state.templates.get_template("rows/live.html")
+    html = template.render(
+        t=t, base_url=session_url(entry.key),
+        replaced=[view(i) for i in replaced],
+        removed=[old[2] for old in shown[first_new:]],
+        appended=[view(i) for i in range(first_new, len(now))],
+    ).strip()
+    return html, now
+
+
+@router.get("/sessions/{key}/live", include_in_schema=False)
+async def live(request: Request, key: str, rows: int = Query(0, ge=0), size: int = Query(-1)) -> StreamingResponse:
+    """The page's rows as the log grows; `rows` and `size` say what the page was rendered from."""
+    state = web(request)
+    strings = strings_for(request.headers.get("accept-language"))
+    entry, _, script = await run_in_threadpool(transcript, state, key)
+    shown = signatures(script)[:rows]
+    version = file_version(entry.source)
+    if size != version[0]:
+        shown = shown[: max(0, len(shown) - 5)]  # the log moved on before we connected: resend the tail
+
+    async def stream() -> AsyncIterator[str]:
+        nonlocal shown, version
+        yield ": connected\n\n"
+        if len(shown) != rows or size != version[0]:
+            html, shown = await run_in_threadpool(update, state, key, strings, shown)
+            if html:
+                yield sse("rows", html)
+        while not await request.is_disconnected():
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                current = file_version(entry.source)
+            except OSError:
+                continue
+            if current == version:
+                continue
+            if not grew_in_place(version, current):
+                # the page reloads itself; the stream stays open so the browser sees no error
+                yield sse("notice", state.templates.get_template("rows/live_notice.html").render(t=strings))
+                version = current
+                continue
+            version = current
+            html, shown = await run_in_threadpool(update, state, key, strings, shown)
+            if html:
+                yield sse("rows", html)
+
+    headers: dict[str, Any] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)

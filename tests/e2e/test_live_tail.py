@@ -1,0 +1,89 @@
+"""Live tail in Chromium: appended rows arrive in order over SSE, nothing open closes, torn lines complete."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from playwright.sync_api import Page, expect
+
+from app.log.writer import append_batch, write_artifact
+from tests.support.builders import LogBuilder, header
+from tests.support.server import live_server
+
+pytestmark = pytest.mark.browser
+
+
+def growing_session() -> LogBuilder:
+    b = LogBuilder()
+    b.turn(1, "first prompt")
+    b.user("<system-reminder>ctx</system-reminder>", {"kind": "plugin", "plugin": "fixture"})
+    for turn in (2, 3):
+        b.turn(turn, f"prompt {turn}")
+    return b
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return {"zstd": tmp_path_factory.mktemp("zstd-root"), "none": tmp_path_factory.mktemp("plain-root")}
+
+
+@pytest.fixture(scope="module")
+def server(roots: dict[str, Path]) -> Iterator[str]:
+    with live_server([str(roots["zstd"]), str(roots["none"])]) as url:
+        yield url
+
+
+@pytest.mark.parametrize("compression", ["zstd", "none"])
+def test_appended_rows_arrive_in_order_and_open_rows_stay_open(page: Page, server: str, roots: dict[str, Path],
+                                                              compression: str) -> None:
+    events = growing_session().events
+    first_turn = next(i for i, e in enumerate(events) if e["type"] == "turn/end") + 2  # + the context row
+    sid = f"live-{compression}"
+    path = write_artifact(roots[compression], header(sid), [events[:first_turn]], compression)  # type: ignore[arg-type]
+    page.goto(f"{server}/sessions/{sid}")
+    context = page.get_by_role("button", name="Context injection fixture", exact=True)
+    context.click()
+    expect(context).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("[data-sse-connect], [sse-connect]").first).to_be_attached()
+    page.wait_for_timeout(300)
+    rest = events[first_turn:]
+    append_batch(path, rest[: len(rest) // 2])
+    append_batch(path, rest[len(rest) // 2 :])
+    expect(page.get_by_text("prompt 3", exact=True)).to_be_visible(timeout=10000)
+    seqs = [int(s) for s in page.locator(".flow-item").evaluate_all("els => els.map(e => e.dataset.seq)")]
+    assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
+    api = page.request.get(f"{server}/api/sessions/{sid}/rows").json()
+    assert api["nextFrom"] is None and seqs == [r["seq"] for r in api["rows"]]
+    expect(context).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("[data-context-injection-body]")).to_have_count(1)
+
+
+def test_a_torn_line_shows_pending_then_completes(page: Page, server: str, roots: dict[str, Path]) -> None:
+    events = growing_session().events
+    path = write_artifact(roots["none"], header("live-torn"), [events[:12]], "none")
+    page.goto(f"{server}/sessions/live-torn")
+    page.wait_for_timeout(300)
+    line = orjson.dumps(events[12]) + b"\n"
+    with path.open("ab") as f:
+        f.write(line[:20])
+    pending = page.locator("[data-diagnostic='pending']")
+    expect(pending).to_be_visible(timeout=10000)
+    with path.open("ab") as f:
+        f.write(line[20:])
+    expect(pending).to_have_count(0, timeout=10000)
+    expect(page.locator(f".flow-item[data-seq='{events[12]['seq']}']")).to_be_attached(timeout=10000)
+
+
+def test_a_truncated_log_is_noticed_and_reloaded(page: Page, server: str, roots: dict[str, Path]) -> None:
+    events = growing_session().events
+    path = write_artifact(roots["none"], header("live-cut"), [events], "none")
+    page.goto(f"{server}/sessions/live-cut")
+    page.wait_for_timeout(300)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
+    expect(page.locator("[data-live-replaced]")).to_be_visible(timeout=10000)
+    page.wait_for_url("**notice=replaced**", timeout=10000)
+    expect(page.locator("[data-live-replaced]")).to_be_visible()

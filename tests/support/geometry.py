@@ -1,0 +1,41 @@
+"""UI.md §4's geometry and style contract for an open context row, asserted in Chromium."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import expect
+
+
+def assert_context_geometry(page: Any, button: Any) -> None:
+    """All sixteen rows of UI.md §4 for the instructions row behind `button`."""
+    expect(button).to_have_attribute("aria-expanded", "false")  # 1
+    icon = button.locator("svg").first.bounding_box()
+    assert icon is not None and (icon["width"], icon["height"]) == (14, 14)  # 2
+    assert page.locator("[data-context-injection-body]").count() == 0
+    button.click()
+    expect(button).to_have_attribute("aria-expanded", "true")  # 3
+    body = page.locator("[data-context-injection-body]")
+    expect(body).to_be_visible()
+    assert body.locator("[data-context-files] li").all_inner_texts() == ["AGENTS.md\nloaded"]  # 4
+    assert "<system-reminder>" in body.locator("[data-context-text]").inner_text()  # 5
+    head = button.bounding_box()
+    box = body.bounding_box()
+    assert head is not None and box is not None
+    assert head["height"] == 24  # 6
+    assert box["x"] - head["x"] == 22  # 7
+    assert box["y"] - head["y"] - head["height"] == 4  # 8
+    assert box["height"] == 141  # 9
+    style = body.evaluate("""el => { const s = getComputedStyle(el); return {
+        bg: s.backgroundColor, radius: s.borderRadius, color: s.color, size: s.fontSize, line: s.lineHeight,
+        padding: [s.paddingTop, s.paddingRight, s.paddingBottom, s.paddingLeft],
+        scrolls: el.scrollHeight > el.clientHeight }; }""")
+    assert style["bg"] == "rgb(249, 250, 251)"  # 10
+    assert style["radius"] == "8px"  # 11
+    assert style["color"] == "rgb(129, 133, 140)"  # 12
+    assert (style["size"], style["line"]) == ("11px", "16px")  # 13
+    assert style["padding"] == ["10px", "16px", "12px", "12px"]  # 14
+    assert style["scrolls"] is True  # 15
+    button.click()
+    expect(button).to_have_attribute("aria-expanded", "false")  # 16
+    assert page.locator("[data-context-injection-body]").count() == 0
