@@ -7,6 +7,8 @@ MAX_SAFE_INTEGER = 2**53 - 1
 
 def is_safe_int(value: object) -> bool:
     """`Number.isSafeInteger`: JSON `1.0` counts, booleans do not."""
+    if type(value) is int:  # the common case first: this runs several times per event
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
     if isinstance(value, bool):
         return False
     if isinstance(value, int):

@@ -13,7 +13,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import zstandard
 
@@ -40,8 +40,7 @@ class Plaintext(Protocol):
         """Where text from complete zstd frames ends, if the carrier has frames."""
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     number: int  # 1-based
     offset: int  # byte offset of the line's first byte in the decoded text
     raw: bytes  # without its LF

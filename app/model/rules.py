@@ -29,6 +29,12 @@ _LLM_FAILURE_KEYS = frozenset({"message", "code", "status", "providerRetryAfterM
 _BARE_TURN_END_KINDS = frozenset({"completed", "blocked", "max-tokens", "interrupted"})
 
 
+# The only types a legacy rejection or upgrade can touch; every other event passes both untouched.
+LEGACY_TYPES = frozenset({"request/header-delta", "mode/set", "request/header"})
+UPGRADED_TYPES = frozenset({"turn/start", "turn/end", "steering/message", "user/message", "assistant/message",
+                            "tool/result"})
+
+
 def legacy_id(session_id: str, seq: int) -> str:
     return f"legacy-message:{session_id}:{seq}"
 
@@ -299,9 +305,8 @@ def surface_op_problem(op: Any) -> str | None:
 
 
 def envelope_problem(event: dict[str, Any]) -> str | None:
-    extra = set(event) - ENVELOPE_KEYS
-    if extra:
-        return f"invalid event envelope: unexpected key(s) {sorted(extra)}"
+    if not ENVELOPE_KEYS.issuperset(event):
+        return f"invalid event envelope: unexpected key(s) {sorted(set(event) - ENVELOPE_KEYS)}"
     kind = event.get("type")
     if not isinstance(kind, str):
         return "invalid event envelope: type is not a string"

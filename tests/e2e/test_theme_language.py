@@ -50,10 +50,11 @@ def test_chinese_strings_when_the_browser_prefers_chinese(browser: Browser, serv
     page.goto(f"{server}/sessions/contexts")
     agents = page.get_by_role("button", name="上下文注入 AGENTS.md", exact=True)
     agents.click()
+    expect(page.locator("[data-context-files] li")).to_have_text(["AGENTS.md已载入"])
     assert page.locator("[data-context-files] li").all_inner_texts() == ["AGENTS.md\n已载入"]
     page.get_by_role("button", name="跨会话召回 Research notes", exact=True).click()
-    assert "保留 18 条 · 省略 42 条" in page.locator("[data-context-recalls]").inner_text()
+    expect(page.locator("[data-context-recalls]")).to_contain_text("保留 18 条 · 省略 42 条")
     catalog = page.get_by_role("button", name="上下文注入 skill-catalog", exact=True)
     catalog.click()
-    assert page.locator("[data-context-entries-truncated]").inner_text() == "…还有 5 条"
+    expect(page.locator("[data-context-entries-truncated]")).to_have_text("…还有 5 条")
     context.close()

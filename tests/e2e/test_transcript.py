@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,10 +131,9 @@ def test_the_seeded_history_read_row_shows_its_path(page: Page, server: str, cor
 def test_a_5mb_tool_result_stays_responsive_and_shows_all_on_demand(page: Page, server: str) -> None:
     page.goto(f"{server}/sessions/big")
     row = page.locator("[data-tool] [data-disclosure-row]").first
-    started = time.monotonic()
     row.click()
     output = page.locator("[data-tool-output]")
-    expect(output).to_be_visible()
+    expect(output).to_be_visible(timeout=20000)
     text = output.inner_text()
     assert "line 0000000 of a very large tool result" in text
     assert len(text) < 25_000, "the body is capped, not the whole 5 MB"
@@ -143,5 +141,4 @@ def test_a_5mb_tool_result_stays_responsive_and_shows_all_on_demand(page: Page, 
     show_all = output.locator("a.show-all")
     expect(show_all).to_contain_text("characters total")
     show_all.click()
-    expect(page.locator("[data-event-json]")).to_contain_text(f"line {BIG // 38 - 1:07d} of a very large", timeout=20000)
-    del started
+    expect(page.locator("[data-event-json]")).to_contain_text(f"line {BIG // 38 - 1:07d} of a very large", timeout=60000)
