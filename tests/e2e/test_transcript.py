@@ -142,3 +142,10 @@ def test_a_5mb_tool_result_stays_responsive_and_shows_all_on_demand(page: Page, 
     expect(show_all).to_contain_text("characters total")
     show_all.click()
     expect(page.locator("[data-event-json]")).to_contain_text(f"line {BIG // 38 - 1:07d} of a very large", timeout=60000)
+
+
+def test_the_session_list_fills_titles_counts_and_verdicts_in_place(page: Page, server: str) -> None:
+    page.goto(f"{server}/")
+    expect(page.locator("#verdict-big")).to_have_text("accepted", timeout=15000)
+    expect(page.locator("#counts-long")).to_have_text(f"{TURNS} turns · {TURNS * 2} steps", timeout=15000)
+    assert page.locator("[data-session-list] tbody tr").count() >= 2
