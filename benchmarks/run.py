@@ -234,10 +234,10 @@ def validating_read(w: Workloads, runs: int) -> list[Figure]:
     long = discover([str(w.long_session)]).sources[0]
     lines = decompressed_lines(w.long_session)
     bare, load = side_by_side(lambda: bare_orjson_lines(lines), lambda: load_session(long), runs)
-    # Small events: the per-event rules cost more than parsing; shown, judged by no budget
-    # (docs/decisions/0005-performance-budgets.md says why and what meeting 0.25× here would take).
+    # Small events are the hard case: the rules run per event while parsing is cheap, and this
+    # side also decompresses the zstd frames the baseline gets for free.
     figures.append(Figure("validating read, W1 long (zstd, small events)", f"{ms(load)} vs orjson {ms(bare)}",
-                          bare / load, None))
+                          bare / load, Budget(">=", 0.25)))
     return figures
 
 

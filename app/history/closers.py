@@ -12,6 +12,10 @@ OUTCOME_UNKNOWN_TEXT = (
 NOT_STARTED_TEXT = "The session stopped before this tool call started; it did not run."
 
 
+_TRACKED = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call",
+                      "tool/result"})
+
+
 @dataclass(slots=True)
 class _Pending:
     step: Any
@@ -28,6 +32,8 @@ class CrashTracker:
 
     def feed(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        if kind not in _TRACKED:
+            return
         data = event.get("data")
         if not isinstance(data, dict):
             return

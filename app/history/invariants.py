@@ -5,6 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 
+_WATCHED = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/chunk", "assistant/message",
+                      "tool/call", "tool/result", "todo/write", "request/header", "request/context"})
+_NONE: list[str] = []
+
+
 class InvariantChecker:
     """Streams events and names each break of a writer invariant."""
 
@@ -17,7 +22,12 @@ class InvariantChecker:
 
     def feed(self, event: dict[str, Any]) -> list[str]:
         kind = event.get("type")
+        if kind not in _WATCHED:
+            return _NONE
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if kind == "assistant/chunk":  # the common case, kept short
+            if data.get("turn") == self.turn and data.get("step") == self.step:
+                return _NONE
         out: list[str] = []
         if kind == "turn/start":
             if self.turn is not None:

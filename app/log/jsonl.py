@@ -190,8 +190,10 @@ class JsonlScan:
         defect: Record | None = None
         dropped_turn_end: Location | None = None
         try:
+            problems = self.plaintext.problems
             for line in self._lines:
-                self._absorb_carrier_problems()
+                if len(problems) > self._absorbed:
+                    self._absorb_carrier_problems()
                 loc = Location(file=label, line=line.number, offset=line.offset)
                 raw = line.raw
                 if fixture:

@@ -53,17 +53,12 @@ def iter_lines(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> It
     for chunk in chunks:
         if not chunk:
             continue
-        buf = carry + chunk if carry else chunk
-        start = 0
-        while True:
-            nl = buf.find(b"\n", start)
-            if nl < 0:
-                break
+        parts = (carry + chunk if carry else chunk).split(b"\n")
+        carry = parts.pop()
+        for part in parts:
             number += 1
-            yield Line(number, base + start, buf[start:nl], True)
-            start = nl + 1
-        base += start
-        carry = buf[start:]
+            yield Line(number, base, part, True)
+            base += len(part) + 1
     if carry:
         yield Line(number + 1, base, carry, False)
 
@@ -238,7 +233,8 @@ class ZstdPlaintext:
         del self._starts[first:], self._ranges[first:]
         self.problems.clear()
         self.torn_plaintext = b""
-        self._complete_end = None
+        # kept current while frames decode: a scan asks it whether a line lies in a complete frame
+        self._complete_end = total
         self._cache.clear()
         framing = self.framing
         if not framing.frames:
@@ -261,9 +257,9 @@ class ZstdPlaintext:
             self._ranges.append((start, end))
             skip = max(offset - total, 0)
             total += len(text)
+            self._complete_end = total
             if skip < len(text):
                 yield text[skip:]
-        self._complete_end = total
         if framing.error is not None:
             error_offset, reason = framing.error
             self._problem("bad-framing", f"{reason} at byte {error_offset} of the file", error_offset)

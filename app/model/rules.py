@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.log.jsonvalues import as_int, is_nonempty_str, is_nonneg_safe_int, is_safe_int
+from app.log.jsonvalues import MAX_SAFE_INTEGER, as_int, is_nonempty_str, is_nonneg_safe_int, is_safe_int
 
 KNOWN_EVENT_TYPES = frozenset(
     """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
@@ -275,6 +275,10 @@ def decode_source_event_seqs(value: Any) -> list[int]:
     """The list or range form (FORMAT.md §8) → a list of seqs; ValueError if invalid."""
     if not isinstance(value, list):
         raise ValueError("sourceEventSeqs is not an array")
+    if all(type(item) is int and 0 <= item <= MAX_SAFE_INTEGER for item in value):  # the list form, as written
+        if len(set(value)) != len(value):
+            raise ValueError("sourceEventSeqs repeats a seq")
+        return value
     out: list[int] = []
     ranged = False
     for item in value:

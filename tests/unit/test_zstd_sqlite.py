@@ -181,3 +181,24 @@ def test_packed_rows_in_sqlite_expand_exactly(tmp_path: Path) -> None:
     log = load_store(path)
     assert log.verdict.category == "accepted"
     assert stored_events(log) == builder.events
+
+
+def test_a_defect_inside_a_complete_frame_is_corruption_not_a_tail(tmp_path: Path) -> None:
+    """zstd tolerates defects only in the final torn frame (FORMAT.md §1.1): the same garbage line
+    that a plain file would drop as a tail makes a zstd artifact corrupt."""
+    from tests.support.writers import jsonl_batch, zstd_frame
+
+    events = two_turns().events
+    first_turn = next(i for i, e in enumerate(events) if e["type"] == "turn/end") + 1
+    frames = [orjson.dumps(header()) + b"\n", jsonl_batch(events[:first_turn], packed=False),
+              b"{garbage\n", jsonl_batch(events[first_turn:-1], packed=False)]
+    zstd = tmp_path / "z" / "session.jsonl.zstd"
+    zstd.parent.mkdir()
+    zstd.write_bytes(b"".join(zstd_frame(f) for f in frames))
+    plain = tmp_path / "p" / "session.jsonl"
+    plain.parent.mkdir()
+    plain.write_bytes(b"".join(frames))
+    assert load_path(plain).verdict.category == "repaired"
+    refused = load_path(zstd).verdict
+    assert refused.category == "refused" and "complete zstd frame" in refused.reason
+    assert refused.location.line == first_turn + 2
