@@ -297,15 +297,27 @@ class _Reader:
         log = self.log
         assert log is not None and log.scan is not None
         scan = log.scan
+        take, fold, types, invariants = self._take, self.fold, log.types, self.invariants
+        event_record = log._event_record
         for record in records:
             if record.kind == "events":
                 rec = len(log._rec_start)
                 log._rec_start.append(record.start)
                 log._rec_length.append(record.length)
-                log._rec_first.append(len(log.types))
+                log._rec_first.append(len(types))
                 for event in record.events:
-                    log._event_record.append(rec)
-                    self._take(event, record.location, self.fold, synthetic=False)
+                    event_record.append(rec)
+                    if event.get("type") == "assistant/chunk" and _plain_chunk(event, len(types)):
+                        # half of a typical log: an envelope that passes every rule, with no surface,
+                        # identity or repair facts to keep
+                        types.append("assistant/chunk")
+                        warnings = invariants.feed(event)
+                        if warnings:
+                            self.diagnostics.extend(Diagnostic("invariant", "warning", w, record.location)
+                                                    for w in warnings)
+                        self.last_time = event["time"]
+                        continue
+                    take(event, record.location, fold, synthetic=False)
             else:
                 first = record.events[0].get("seq") if record.events else None
                 log.tail.append(TailRecord(record.kind, record.location, record.reason, record.raw,
@@ -352,13 +364,6 @@ class _Reader:
         types = log.types
         seq = len(types)
         kind = event.get("type")
-        if kind == "assistant/chunk" and not synthetic and _plain_chunk(event, seq):
-            # half of a typical log: an envelope that passes every rule, and no surface, identity or repair facts
-            types.append(kind)
-            for warning in self.invariants.feed(event):
-                self.diagnostics.append(Diagnostic("invariant", "warning", warning, location))
-            self.last_time = event["time"]
-            return
         if kind in LEGACY_TYPES:
             problem = legacy_vocabulary_problem(event)
             if problem:

@@ -191,29 +191,43 @@ class JsonlScan:
         dropped_turn_end: Location | None = None
         try:
             problems = self.plaintext.problems
+            plaintext = self.plaintext
+            artifact = not fixture
             for line in self._lines:
                 if len(problems) > self._absorbed:
                     self._absorb_carrier_problems()
-                loc = Location(file=label, line=line.number, offset=line.offset)
-                raw = line.raw
+                number, offset, raw, terminated = line
+                if artifact and terminated and defect is None:
+                    # the common case first: one complete event line that continues the log
+                    try:
+                        value = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        value = None
+                    seq = value.get("seq") if type(value) is dict else None
+                    if seq == running and type(seq) is not bool and value.get("type") not in PACKED_TAGS:
+                        running += 1
+                        self.resume_offset, self.resume_line, self.resume_running = offset + len(raw) + 1, number, running
+                        yield Record("events", Location(label, number, None, offset), offset, len(raw), [value])
+                        continue
+                loc = Location(label, number, None, offset)
                 if fixture:
                     if not raw.strip():
                         continue
                     if raw.endswith(b"\r"):
                         raw = raw[:-1]
-                complete_end = self.plaintext.complete_end
-                in_complete_frame = complete_end is not None and line.offset < complete_end
-                if not line.terminated and not fixture:
+                complete_end = plaintext.complete_end
+                in_complete_frame = complete_end is not None and offset < complete_end
+                if not terminated and not fixture:
                     if in_complete_frame:
                         self.state.corrupt("torn-record-in-frame", "complete frame contains a torn JSONL record", loc)
-                        yield Record("defect", loc, line.offset, len(raw), reason="torn record", raw=raw[:RAW_CAP])
+                        yield Record("defect", loc, offset, len(raw), reason="torn record", raw=raw[:RAW_CAP])
                     else:
                         self.state.diagnostics.append(
                             Diagnostic("pending-line", "info",
                                        f"final line has no line feed yet ({len(raw)} bytes pending)", loc)
                         )
-                        self.state.repairs.append(f"ignored a torn final line of {len(raw)} bytes at line {line.number}")
-                        yield Record("pending", loc, line.offset, len(raw), reason="torn final line", raw=raw[:RAW_CAP])
+                        self.state.repairs.append(f"ignored a torn final line of {len(raw)} bytes at line {number}")
+                        yield Record("pending", loc, offset, len(raw), reason="torn final line", raw=raw[:RAW_CAP])
                     break
                 events: list[dict[str, Any]] | None = None
                 reason = None
@@ -228,7 +242,7 @@ class JsonlScan:
                     reason = str(exc)
                 if events is not None and defect is None:
                     first = events[0].get("seq")
-                    if fixture or first == running:
+                    if fixture or (first == running and type(first) is not bool):  # JS: true !== 1
                         running += len(events)
                         self.resume_offset = line.offset + len(line.raw) + 1
                         self.resume_line = line.number
