@@ -62,7 +62,10 @@ class SafetyHeaders(BaseHTTPMiddleware):
 
 def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs")
+    # The interactive docs pages load their scripts from a CDN, which the CSP (and no network) forbid;
+    # the OpenAPI document itself is served at /openapi.json.
+    app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs",
+                  docs_url=None, redoc_url=None)
     store = UploadStore(settings.data_dir, settings.limits()) if settings.data_dir else None
     app.state.web = WebState(settings=settings, registry=Registry(paths, store), store=store)
     app.state.web.templates.env.globals["uploads_enabled"] = store is not None
