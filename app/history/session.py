@@ -9,7 +9,7 @@ record lies, its type, its message id); event bodies are decoded on demand.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -121,6 +121,7 @@ class SessionLog:
     steps: int = 0
     title: str | None = None
     _reader: Any = field(default=None, repr=False)
+    partial: bool = False  # only a prefix was read (load_session's `events`)
 
     # -- counts ------------------------------------------------------------
     @property
@@ -243,7 +244,7 @@ class _Reader:
             return Verdict("repaired", "; ".join(repairs), None, tuple(repairs))
         return Verdict("accepted", "dsh would load this log as it is")
 
-    def read(self) -> SessionLog:
+    def read(self, events: int | None = None) -> SessionLog:
         source = self.source
         try:
             scan = open_scan(source)
@@ -277,7 +278,7 @@ class _Reader:
         log._reader = self
         self.log = log
         self.sid = header.id or ""
-        self._consume(scan.records())
+        self._consume(scan.records(), events)
         return log
 
     def extend(self) -> bool:
@@ -293,10 +294,12 @@ class _Reader:
         self._consume(scan.resume())  # type: ignore[union-attr]
         return True
 
-    def _consume(self, records: Iterator[Record]) -> None:
+    def _consume(self, records: Iterator[Record], limit: int | None = None) -> None:
         log = self.log
         assert log is not None and log.scan is not None
         scan = log.scan
+        if limit is not None:
+            records = _until(records, lambda: len(log.types) >= limit)
         take, fold, types, invariants = self._take, self.fold, log.types, self.invariants
         event_record = log._event_record
         for record in records:
@@ -327,6 +330,9 @@ class _Reader:
             self.failures.setdefault(_STAGE_INDEX["storage"], (c.message, c.location))
         self.diagnostics.extend(scan.state.diagnostics)
         self.scan_repairs = list(scan.state.repairs)
+        if limit is not None and len(log.types) >= limit:
+            log.partial = True  # a first screen's prefix: no closers, no verdict yet
+            return
         self._close()
 
     def _close(self) -> None:
@@ -443,6 +449,14 @@ def _carrier(source: SessionSource, mode: str) -> Carrier:
     return source.kind
 
 
-def load_session(source: SessionSource) -> SessionLog:
-    """Read one session log. Raises NotASessionLog for input that is not one."""
-    return _Reader(source).read()
+def load_session(source: SessionSource, *, events: int | None = None) -> SessionLog:
+    """Read one session log, or only its first `events` events (`partial`: no verdict, for a
+    first screen that must not wait for a long log). Raises NotASessionLog for input that is not one."""
+    return _Reader(source).read(events)
+
+
+def _until(records: Iterator[Record], done: Callable[[], bool]) -> Iterator[Record]:
+    for record in records:
+        yield record
+        if done():
+            return

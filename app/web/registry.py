@@ -90,6 +90,7 @@ class Registry:
         self._refused: list[NotASession] = []
         self._logs: dict[str, tuple[tuple[int, int], SessionLog]] = {}
         self._derived: dict[tuple[str, str], tuple[SessionLog, Any]] = {}
+        self._prefixes: dict[str, tuple[tuple[int, int, int], SessionLog]] = {}
         self._reading = threading.RLock()  # one read or extension of a log at a time
         self._headers: HeaderCache = {}
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
@@ -163,8 +164,28 @@ class Registry:
                 log = load_session(entry.source)
             with self._lock:
                 self._logs[key] = (version, log)
+                self._prefixes.pop(key, None)
                 self._derived = {k: v for k, v in self._derived.items() if k[0] != key}
             return log
+
+    def first_screen(self, key: str, events: int) -> SessionLog | None:
+        """The log read at its current version, or, while it has not been read whole, its first
+        `events` events (a `partial` log) so a first screen need not wait for a long log."""
+        entry = self.entry(key)
+        if entry is None:
+            return None
+        version = file_version(entry.source)
+        with self._lock:
+            cached = self._logs.get(key)
+            prefix = self._prefixes.get(key)
+        if cached and cached[0] == version:
+            return cached[1]
+        if prefix and prefix[0] == version:
+            return prefix[1]
+        log = load_session(entry.source, events=events)
+        with self._lock:
+            self._prefixes[key] = (version, log)
+        return log
 
     def peek(self, key: str, name: str) -> Any:
         """A derived value of the current file version if it was built already, else None."""
@@ -184,6 +205,10 @@ class Registry:
         """`build(log)` computed once per file version of the session (rows, anchors, search text)."""
         log = self.log(key)
         assert log is not None
+        return self.derived_of(key, name, log, build)
+
+    def derived_of(self, key: str, name: str, log: SessionLog, build: Callable[[SessionLog], T]) -> T:
+        """`build(log)` kept while `log` is the one this registry holds for `key` (a prefix, too)."""
         with self._lock:
             cached = self._derived.get((key, name))
         if cached is not None and cached[0] is log:

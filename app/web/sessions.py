@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
-
-import os
 
 import orjson
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -23,7 +22,7 @@ from app.web.registry import Entry
 from app.web.rows import RowView, context_json, row_json, row_view
 from app.web.search import RowFacts, row_facts, search
 from app.web.state import WebState, session_url, web
-from app.web.strings import strings_for
+from app.web.strings import Strings, strings_for
 
 router = APIRouter()
 
@@ -164,7 +163,54 @@ def window_paging(t: Transcript, start: int, count: int, size: int) -> dict[str,
 @router.get("/sessions/{key}", response_class=HTMLResponse, include_in_schema=False)
 def session_page(request: Request, key: str, start: int = Query(0, alias="from", ge=0)) -> HTMLResponse:
     state = web(request)
-    return state.page(request, "session.html", **session_page_context(state, key, start, request))
+    early = first_screen_context(state, key, request) if start == 0 else None
+    return state.page(request, "session.html", **(early or session_page_context(state, key, start, request)))
+
+
+def first_screen_context(state: WebState, key: str, request: Request) -> dict[str, Any] | None:
+    """A long log's first screen from a prefix of it, while it has not been read whole.
+
+    Only rows anchored before the prefix's last `turn/end` are shown: everything such a
+    row draws on (a result, a hook, a step's end) lies inside its turn, so it renders as
+    the whole log would. The verdict and counts follow once the log is read (`/facts`).
+    None when the log is read already, or too short for this to matter."""
+    entry = state.entry(key)
+    log = state.registry.first_screen(entry.key, state.settings.first_screen_events)
+    if log is None or not log.partial:
+        return None
+    strings = strings_for(request.headers.get("accept-language"))
+    html = state.registry.derived_of(entry.key, f"first-screen:{strings.lang}", log,
+                                     lambda prefix: _first_screen_html(state, entry, prefix, strings))
+    if html is None:
+        return None
+    paging = {"from": 0, "to": state.settings.window_rows, "totalRows": None, "previousFrom": None,
+              "nextFrom": state.settings.window_rows}
+    return {"session": {**entry_json(entry), "title": log.title, "size": _size(entry)}, "provisional": True,
+            "rows_html": html, "base_url": session_url(entry.key), "paging": paging}
+
+
+def _first_screen_html(state: WebState, entry: Entry, log: SessionLog, strings: Strings) -> Markup | None:
+    last_turn_end = next((seq for seq in range(len(log.types) - 1, -1, -1) if log.types[seq] == "turn/end"), None)
+    size = state.settings.window_rows
+    t = _transcript(log)
+    settled = [row for row in t.rows if last_turn_end is not None and row.seq < last_turn_end]
+    if len(settled) <= size:
+        return None
+    cwd = log.header.cwd if log.header else None
+    views = [row_view(log, row, cwd, t.anchors[i]) for i, row in enumerate(settled[:size])]
+    paging = {"from": 0, "to": size, "totalRows": None, "previousFrom": None, "nextFrom": size}
+    return Markup(state.templates.env.get_template("rows/window.html").render(
+        t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging, direction=""))
+
+
+@router.get("/sessions/{key}/facts", response_class=HTMLResponse, include_in_schema=False)
+def session_facts(request: Request, key: str) -> HTMLResponse:
+    """The session's verdict, counts and relatives, read from the whole log (its JSON twin: /api/sessions/{key})."""
+    state = web(request)
+    entry, log = state.session(key)
+    return state.page(request, "sessions/facts.html", session=session_json(entry, log),
+                      base_url=session_url(entry.key), related=related_sessions(state, entry, log),
+                      usage=state.registry.derived(entry.key, "usage", session_usage))
 
 
 def session_page_context(state: WebState, key: str, start: int, request: Request | None = None) -> dict[str, Any]:

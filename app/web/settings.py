@@ -19,6 +19,8 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     # Rows rendered per window of a session page; later windows load as the reader scrolls.
     window_rows: int = 60
+    # A log not read yet shows its first screen from this many leading events, its verdict after.
+    first_screen_events: int = 2000
     # Where uploads are kept (blobs and catalog); None serves no uploads.
     data_dir: str | None = None
     # Upload limits; see SETTINGS below and README "Settings".

@@ -53,6 +53,16 @@ class WebState:
         t = strings_for(request.headers.get("accept-language"))
         return self.templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, **context})
 
+    def entry(self, key: str) -> Entry:
+        """The entry for `key` (looking again on disk once), or 404."""
+        entry = self.registry.entry(key)
+        if entry is None:
+            self.registry.refresh()
+            entry = self.registry.entry(key)
+        if entry is None:
+            raise HTTPException(404, f"no session {key!r}")
+        return entry
+
     def session(self, key: str) -> tuple[Entry, SessionLog]:
         """The entry and its log at the current file version, or 404/422."""
         registry = self.registry

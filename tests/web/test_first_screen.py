@@ -1,0 +1,44 @@
+"""A long log's first screen comes from a prefix; its verdict and counts follow from the whole log."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import orjson
+
+from tests.support.builders import LogBuilder, header
+from tests.support.server import live_server
+
+
+def rows_of(html: str) -> list[str]:
+    return re.findall(r'class="flow-item" id="([^"]+)"', html)
+
+
+def test_a_long_log_shows_its_first_rows_before_it_is_read_whole(tmp_path: Path) -> None:
+    b = LogBuilder()
+    for turn in range(1, 201):  # 2,400 events: past the 2,000-event first-screen prefix
+        b.turn(turn, f"prompt {turn}")
+    path = tmp_path / "s" / "session.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("long"), *b.events]))
+    with live_server([str(tmp_path)], first_screen_events=2000) as url:
+        first = httpx.get(f"{url}/sessions/long").text
+        assert 'hx-get="/sessions/long/facts"' in first and "data-verdict" not in first
+        facts = httpx.get(f"{url}/sessions/long/facts").text
+        assert 'data-verdict="accepted"' in facts and "2400 events" in facts
+        whole = httpx.get(f"{url}/sessions/long").text  # now read whole: the ordinary page
+        assert 'hx-get="/sessions/long/facts"' not in whole and 'data-verdict="accepted"' in whole
+    assert len(rows_of(first)) == 60 and rows_of(first) == rows_of(whole)
+
+
+def test_a_short_log_is_read_whole_at_once(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    path = tmp_path / "s" / "session.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("short"), *b.events]))
+    with live_server([str(tmp_path)]) as url:
+        page = httpx.get(f"{url}/sessions/short").text
+    assert 'data-verdict="accepted"' in page and "/facts" not in page
