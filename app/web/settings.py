@@ -67,7 +67,7 @@ class Settings:
 class SettingDoc:
     name: str
     help: str
-    limit: LimitName
+    limit: LimitName | None = None  # the upload store limit it sets, if any
 
 
 # Datasette style: every limit is a named setting with a default and a sentence.
@@ -80,6 +80,10 @@ SETTINGS: tuple[SettingDoc, ...] = (
     SettingDoc("max_sessions_per_upload",
                "Most sessions one upload may hold (a SQLite store, an export ZIP); a ZIP may list at most "
                "ten times as many entries.", "max_sessions_per_upload"),
+    SettingDoc("window_rows", "Rows a session page renders per window; later windows load as the reader scrolls."),
+    SettingDoc("first_screen_events",
+               "A log not read yet shows its first window from this many leading events; the verdict and "
+               "counts follow once it is read whole."),
 )
 
 

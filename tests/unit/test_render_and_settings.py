@@ -69,7 +69,9 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
         Settings().with_setting("max_upload_mb", "lots")
     with pytest.raises(ValueError, match="at least 1"):
         Settings().with_setting("max_decompressed_mb", "0")
-    assert {d.name for d in SETTINGS} == {"max_upload_mb", "max_decompressed_mb", "max_sessions_per_upload"}
+    assert {d.name for d in SETTINGS} == {"max_upload_mb", "max_decompressed_mb", "max_sessions_per_upload",
+                                          "window_rows", "first_screen_events"}
+    assert Settings().with_setting("window_rows", "30").window_rows == 30
 
 
 def test_every_setting_is_documented_in_the_readme() -> None:
