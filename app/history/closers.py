@@ -32,7 +32,7 @@ class CrashTracker:
 
     def feed(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
-        if kind not in _TRACKED:
+        if not isinstance(kind, str) or kind not in _TRACKED:
             return
         data = event.get("data")
         if not isinstance(data, dict):

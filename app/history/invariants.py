@@ -22,7 +22,7 @@ class InvariantChecker:
 
     def feed(self, event: dict[str, Any]) -> list[str]:
         kind = event.get("type")
-        if kind not in _WATCHED:
+        if not isinstance(kind, str) or kind not in _WATCHED:
             return _NONE
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if kind == "assistant/chunk":  # the common case, kept short

@@ -174,8 +174,7 @@ class _Builder:
 
     def finish(self) -> None:
         """Give a row to whatever the log ended before placing."""
-        if self.step_chunks:
-            self.add("partial-stream", self.step_chunks[0], chunks=self.step_chunks)
+        _flush_stream(self)
         placed = {s for r in self.rows.values() for seqs in r["links"].values() for s in seqs} | set(self.rows)
         for bracket in self.compactions.values():
             for seq in bracket.values():
@@ -183,37 +182,47 @@ class _Builder:
                     self.add("event", seq)
 
 
+def _flush_stream(b: _Builder) -> None:
+    """Chunks that no assistant/message took: their partial stream gets a row of its own."""
+    if b.step_chunks:
+        b.add("partial-stream", b.step_chunks[0], chunks=b.step_chunks)
+        b.step_chunks = []
+
+
 def _turn_start(b: _Builder, e: _Lazy) -> None:
+    _flush_stream(b)
     b.turn_row = e.seq
     b.add("turn", e.seq)
 
 
 def _turn_end(b: _Builder, e: _Lazy) -> None:
-    b.attach(b.turn_row, "end", e.seq)
+    _flush_stream(b)
     reason = _get(e.data, "reason")
     kind = _get(reason, "kind")
     if kind == "error":
         b.add("turn-error", e.seq)
+        b.attach(b.turn_row, "end", e.seq)
     elif kind == "max-tokens":
         b.add("turn-max-tokens", e.seq)
+        b.attach(b.turn_row, "end", e.seq)
+    elif not b.attach(b.turn_row, "end", e.seq):
+        b.add("event", e.seq)  # no open turn to close: shown on its own
     elif kind not in ("completed", None):
         b.attach(b.turn_row, "outcome", e.seq)
     b.turn_row = None
 
 
 def _step_start(b: _Builder, e: _Lazy) -> None:
+    _flush_stream(b)
     b.step_row = e.seq
-    b.step_chunks = []
     b.open_call = None
     b.add("step", e.seq)
 
 
 def _step_end(b: _Builder, e: _Lazy) -> None:
-    if b.step_chunks:  # streamed, but no assistant/message took the chunks: show the partial stream
-        first = b.step_chunks[0]
-        b.add("partial-stream", first, chunks=b.step_chunks)
-        b.step_chunks = []
-    b.attach(b.step_row, "end", e.seq)
+    _flush_stream(b)
+    if not b.attach(b.step_row, "end", e.seq):
+        b.add("event", e.seq)  # no open step to close: shown on its own
     b.step_row = None
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 import json
+import re
 
 import orjson
 
@@ -27,6 +28,9 @@ class RecordError(ValueError):
     pass
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _reject_constant(name: str) -> Any:
     raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
@@ -34,14 +38,15 @@ def _reject_constant(name: str) -> Any:
 def parse_json_line(raw: bytes) -> tuple[Any, int | None]:
     """Parse one line as Node's `JSON.parse` would.
 
-    Invalid UTF-8 becomes U+FFFD (returned: the offset of the first bad byte
-    within the line). Numbers orjson cannot hold (integers past 64 bits) and
-    lone surrogate escapes, which JSON.parse accepts, go through the standard
-    library instead of becoming defects.
+    Invalid UTF-8 becomes U+FFFD, as dsh's decoder makes it (returned: the offset
+    of the first bad byte within the line). Numbers orjson cannot hold go through
+    the standard library instead of becoming defects, and so do lone surrogate
+    escapes, which JSON.parse accepts but UTF-8 cannot carry: they become U+FFFD
+    too, reported the same way.
     """
     try:
         return orjson.loads(raw), None
-    except json.JSONDecodeError:
+    except orjson.JSONDecodeError:
         pass
     bad = None
     try:
@@ -49,7 +54,29 @@ def parse_json_line(raw: bytes) -> tuple[Any, int | None]:
     except UnicodeDecodeError as exc:
         bad = exc.start
         text = raw.decode("utf-8", errors="replace")
-    return json.loads(text, parse_constant=_reject_constant), bad
+    value = json.loads(text, parse_constant=_reject_constant)
+    scrubbed = _without_surrogates(value)
+    if scrubbed is not value and bad is None:
+        bad = max(raw.lower().find(b"\\ud"), 0)
+    return scrubbed, bad
+
+
+def _without_surrogates(value: Any) -> Any:
+    """`value` itself when it holds no lone surrogate, else a copy with each replaced by U+FFFD."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        items = [_without_surrogates(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, dict):
+        pairs = {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+        same = all(k in value and value[k] is v for k, v in pairs.items())
+        return value if same else pairs
+    return value
 
 
 def decode_record(obj: Any, running: int, mode: Mode) -> list[dict[str, Any]]:
@@ -57,7 +84,7 @@ def decode_record(obj: Any, running: int, mode: Mode) -> list[dict[str, Any]]:
     if not isinstance(obj, dict):
         raise RecordError("record is not a JSON object")
     tag = obj.get("type")
-    if tag in PACKED_TAGS:
+    if isinstance(tag, str) and tag in PACKED_TAGS:
         keys = set(obj)
         if mode == "artifact":
             if keys != {"type", "seq0", "time0", "data"}:
@@ -167,7 +194,8 @@ class JsonlScan:
             Diagnostic(
                 "invalid-utf8",
                 "warning",
-                "invalid UTF-8 replaced with U+FFFD, as dsh's decoder does",
+                "text UTF-8 cannot carry (invalid bytes, or a lone surrogate escape) replaced with U+FFFD, "
+                "as dsh's decoder does for bytes",
                 Location(file=self.plaintext.label, line=line.number, offset=line.offset + bad),
             )
         )
@@ -204,7 +232,8 @@ class JsonlScan:
                     except orjson.JSONDecodeError:
                         value = None
                     seq = value.get("seq") if type(value) is dict else None
-                    if seq == running and type(seq) is not bool and value.get("type") not in PACKED_TAGS:
+                    tag = value.get("type") if type(value) is dict else None
+                    if seq == running and type(seq) is not bool and type(tag) is str and tag not in PACKED_TAGS:
                         running += 1
                         self.resume_offset, self.resume_line, self.resume_running = offset + len(raw) + 1, number, running
                         yield Record("events", Location(label, number, None, offset), offset, len(raw), [value])

@@ -175,6 +175,8 @@ def upgrade_event(event: dict[str, Any], session_id: str, id_at: Callable[[int],
     if kind == "turn/end":
         new = _upgrade_turn_end(data)
         return event if new is data else {**event, "data": new}
+    if kind == "steering/message" and not isinstance(data, dict):
+        raise UpgradeError("legacy steering/message data is not an object")
     if kind == "steering/message" and isinstance(data, dict):
         if set(data) == {"turn", "message"}:
             return {**event, "type": "user/message", "data": data["message"]}
@@ -224,7 +226,7 @@ def message_of(event: dict[str, Any]) -> Any:
 
 def message_shape_problem(event: dict[str, Any]) -> str | None:
     kind = event.get("type")
-    if kind not in SURFACE_TYPES:
+    if not isinstance(kind, str) or kind not in SURFACE_TYPES:
         return None
     message = message_of(event)
     if not isinstance(message, dict):
@@ -263,6 +265,8 @@ def message_shape_problem(event: dict[str, Any]) -> str | None:
 
 def unknown_type_problem(event: dict[str, Any]) -> str | None:
     kind = event.get("type")
+    if not isinstance(kind, str):
+        return None  # not a type at all: the envelope rule says so
     if kind in KNOWN_EVENT_TYPES or event.get("ignorable") is True:
         return None
     return f"event type {kind!r} is unknown to this harness and not marked ignorable"

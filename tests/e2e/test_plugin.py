@@ -40,7 +40,11 @@ def test_zstd_root_by_default_and_open_turns_show_closers(inspector, seed_sessio
     assert url.path.name == "session.jsonl.zstd" and inspector.compression == "zstd"
     data = chromium_page.request.get(url.replace("/sessions/", "/api/sessions/")).json()
     assert data["verdict"]["category"] == "repaired"
-    assert any(r.get("type") == "turn/end" or r["kind"] == "turn" for r in data["rows"])
+    turn = next(r for r in data["rows"] if r["kind"] == "turn")
+    (end,) = turn["links"]["end"]
+    closer = chromium_page.request.get(url.replace("/sessions/", "/api/sessions/") + f"/events/{end}").json()
+    assert end >= len(EVENTS) and closer["synthetic"] is True
+    assert closer["event"]["data"]["reason"] == {"kind": "interrupted"}
 
 
 def test_a_console_error_fails_the_test(inspector, chromium_page):

@@ -122,3 +122,20 @@ def test_chinese_is_served_when_the_browser_prefers_it(tmp_path: Path) -> None:
         en = httpx.get(f"{url}/sessions/zh", headers={"Accept-Language": "en-US,zh;q=0.5"}).text
     assert "上下文注入" in zh and 'lang="zh-CN"' in zh
     assert "Context injection" in en and "上下文注入" not in en
+
+
+def test_a_lone_surrogate_in_a_log_renders_as_a_replacement_character(tmp_path: Path) -> None:
+    events = two_turns().events
+    path = tmp_path / "s" / "session.jsonl"
+    path.parent.mkdir()
+    lines = [orjson.dumps(x) for x in [header("surrogate"), *events]]
+    lines[3] = lines[3].replace(b"Read a.txt please", b"Read \\ud800 please")
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with live_server([str(tmp_path)]) as url:
+        page = httpx.get(f"{url}/sessions/surrogate")
+        twin = httpx.get(f"{url}/api/sessions/surrogate")
+        event = httpx.get(f"{url}/sessions/surrogate/events/2")
+    assert page.status_code == twin.status_code == event.status_code == 200
+    assert "Read \ufffd please" in page.text
+    assert twin.json()["verdict"]["category"] == "accepted"
+    assert any(d["code"] == "invalid-utf8" and d["line"] == 4 for d in twin.json()["diagnostics"])
