@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from app.store import UploadStore
-from app.web import listing, live, sessions, uploads
+from app.web import listing, live, media, sessions, uploads
 from app.web import steps  # what the model read: model views, identities, context budget
 from app.web.registry import Registry
 from app.web.settings import Settings
@@ -74,6 +74,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(listing.router)
     app.include_router(sessions.router)
     app.include_router(live.router)
+    app.include_router(media.router)
     app.include_router(uploads.router)
     app.include_router(steps.router)
     return app

@@ -18,6 +18,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from app.history.transcript import Row
+from app.web.media import media_of
 from app.web.registry import file_version, grew_in_place
 from app.web.rows import RowView, row_view
 from app.web.sessions import Transcript, transcript
@@ -58,7 +59,7 @@ def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tup
 
     template = state.templates.get_template("rows/live.html")
     html = template.render(
-        t=t, base_url=session_url(entry.key),
+        t=t, base_url=session_url(entry.key), media=media_of(entry),
         replaced=[view(i) for i in replaced],
         removed=[old[2] for old in shown[first_new:]],
         appended=[view(i) for i in range(first_new, len(now))],

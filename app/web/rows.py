@@ -32,6 +32,7 @@ class Block:
     text: str = ""
     summary: str = ""
     json: Bounded | None = None
+    attachment: str | None = None  # an image's attachment id, to show it when the archive carries it
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,9 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
         if isinstance(block, ReasoningBlock):
             out.append(Block("think", text=block.text, summary=_first_line(block.text)))
         elif isinstance(block, ImageBlock):
-            out.append(Block("image", text=_image_label(block)))
+            attachment = block.attachment.get("attachmentId")
+            out.append(Block("image", text=_image_label(block),
+                             attachment=attachment if isinstance(attachment, str) else None))
         elif isinstance(block, ToolCallBlock):
             continue  # tool calls render as their own rows
         else:

@@ -18,6 +18,7 @@ from app.history.tokens import session_usage
 from app.history.transcript import Row, build_rows, context_row_at
 from app.model.frozen import thaw
 from app.web.entries import entry_json, related_sessions
+from app.web.media import media_of
 from app.web.registry import Entry
 from app.web.rows import RowView, context_json, row_json, row_view
 from app.web.search import RowFacts, row_facts, search
@@ -143,7 +144,7 @@ def rendered_window(state: WebState, request: Request, key: str, start: int,
         paging = window_paging(t, first, len(views), state.settings.window_rows)  # the page shows no row JSON
         html = state.templates.env.get_template("rows/window.html").render(
             t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging,
-            direction=direction)
+            direction=direction, media=media_of(entry))
         found = t.windows.put(wanted, (Markup(html), paging))
     return entry, log, found[0], found[1]
 
@@ -200,7 +201,8 @@ def _first_screen_html(state: WebState, entry: Entry, log: SessionLog, strings: 
     views = [row_view(log, row, cwd, t.anchors[i]) for i, row in enumerate(settled[:size])]
     paging = {"from": 0, "to": size, "totalRows": None, "previousFrom": None, "nextFrom": size}
     return Markup(state.templates.env.get_template("rows/window.html").render(
-        t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging, direction=""))
+        t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging, direction="",
+        media=media_of(entry)))
 
 
 @router.get("/sessions/{key}/facts", response_class=HTMLResponse, include_in_schema=False)
