@@ -66,6 +66,7 @@ __all__ = [
     "TextPart",
     "bound",
     "cap_utf16",
+    "utf16_len",
     "compact_json",
     "content_parts",
     "context_body",

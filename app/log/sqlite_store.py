@@ -254,7 +254,7 @@ class SqliteStore:
             out = []
             for row in self._conn.execute(f"SELECT id, {cols}, incarnation, revision FROM sessions"):
                 header: dict[str, Any] = {"type": "session", "id": row[0]}
-                for (column, key), value in zip(_HEADER_COLUMNS, row[1:-2]):
+                for (_, key), value in zip(_HEADER_COLUMNS, row[1:-2], strict=True):
                     if value is not None:
                         header[key] = value
                 problems = []

@@ -184,10 +184,14 @@ def first_screen_context(state: WebState, key: str, request: Request) -> dict[st
                                      lambda prefix: _first_screen_html(state, entry, prefix, strings))
     if html is None:
         return None
-    paging = {"from": 0, "to": state.settings.window_rows, "totalRows": None, "previousFrom": None,
-              "nextFrom": state.settings.window_rows}
+    paging = _first_window_paging(state.settings.window_rows)
     return {"session": {**entry_json(entry), "title": log.title, "size": _size(entry)}, "provisional": True,
             "rows_html": html, "base_url": session_url(entry.key), "paging": paging}
+
+
+def _first_window_paging(size: int) -> dict[str, Any]:
+    """The first window of a log not read whole: how many rows follow is not known yet."""
+    return {"from": 0, "to": size, "totalRows": None, "previousFrom": None, "nextFrom": size}
 
 
 def _first_screen_html(state: WebState, entry: Entry, log: SessionLog, strings: Strings) -> Markup | None:
@@ -199,7 +203,7 @@ def _first_screen_html(state: WebState, entry: Entry, log: SessionLog, strings: 
         return None
     cwd = log.header.cwd if log.header else None
     views = [row_view(log, row, cwd, t.anchors[i]) for i, row in enumerate(settled[:size])]
-    paging = {"from": 0, "to": size, "totalRows": None, "previousFrom": None, "nextFrom": size}
+    paging = _first_window_paging(size)
     return Markup(state.templates.env.get_template("rows/window.html").render(
         t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging, direction="",
         media=media_of(entry)))

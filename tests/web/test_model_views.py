@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from html import unescape
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx
