@@ -122,6 +122,9 @@
   if (!live) return;
   var flow = document.querySelector("[data-chat-flow]");
   var follow = live.querySelector("[data-follow]");
+  // data-live-connected says the page is following the log now (the stylesheet shows it).
+  document.body.addEventListener("htmx:sseOpen", function () { live.setAttribute("data-live-connected", ""); });
+  document.body.addEventListener("htmx:sseError", function () { live.removeAttribute("data-live-connected"); });
   document.body.addEventListener("htmx:sseBeforeMessage", function (event) {
     // Rows past a window not loaded yet arrive with that window, not here.
     if (event.type && event.target.hasAttribute("data-live-rows") && flow.querySelector("[data-window-next]")) {

@@ -81,7 +81,10 @@ async def live(request: Request, key: str, rows: int = Query(0, ge=0), size: int
     async def stream() -> AsyncIterator[str]:
         nonlocal shown, version
         yield ": connected\n\n"
-        if len(shown) != rows or size != version[0]:
+        if size > version[0]:
+            # the log shrank between the page's render and this connection: it cannot be read on
+            yield sse("notice", state.templates.get_template("rows/live_notice.html").render(t=strings))
+        elif len(shown) != rows or size != version[0]:
             html, shown = await run_in_threadpool(update, state, key, strings, shown)
             if html:
                 yield sse("rows", html)

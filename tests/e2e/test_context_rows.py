@@ -131,7 +131,9 @@ def test_collapsed_rows_have_dsh_aria_shapes(page: Page, server: str) -> None:
     recall.click()
     expect(recall).to_match_aria_snapshot(
         '- button "Session recall Research notes" [expanded]:\n  - img\n  - text: Session recall Research notes')
-    items = page.locator("[data-context-recalls] li").all_inner_texts()
+    items_shown = page.locator("[data-context-recalls] li")
+    expect(items_shown).to_have_count(1)
+    items = items_shown.all_inner_texts()
     assert [re.sub(r"\s+", " ", i) for i in items] == ["Research notes 18 kept · 42 omitted truncated"]
 
 

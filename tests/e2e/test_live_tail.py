@@ -47,8 +47,7 @@ def test_appended_rows_arrive_in_order_and_open_rows_stay_open(page: Page, serve
     context = page.get_by_role("button", name="Context injection fixture", exact=True)
     context.click()
     expect(context).to_have_attribute("aria-expanded", "true")
-    expect(page.locator("[data-sse-connect], [sse-connect]").first).to_be_attached()
-    page.wait_for_timeout(300)
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
     rest = events[first_turn:]
     append_batch(path, rest[: len(rest) // 2])
     append_batch(path, rest[len(rest) // 2 :])
@@ -65,7 +64,7 @@ def test_a_torn_line_shows_pending_then_completes(page: Page, server: str, roots
     events = growing_session().events
     path = write_artifact(roots["none"], header("live-torn"), [events[:12]], "none")
     page.goto(f"{server}/sessions/live-torn")
-    page.wait_for_timeout(300)
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
     line = orjson.dumps(events[12]) + b"\n"
     with path.open("ab") as f:
         f.write(line[:20])
@@ -81,7 +80,7 @@ def test_a_truncated_log_is_noticed_and_reloaded(page: Page, server: str, roots:
     events = growing_session().events
     path = write_artifact(roots["none"], header("live-cut"), [events], "none")
     page.goto(f"{server}/sessions/live-cut")
-    page.wait_for_timeout(300)
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
     expect(page.locator("[data-live-replaced]")).to_be_visible(timeout=10000)

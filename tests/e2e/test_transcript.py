@@ -65,8 +65,9 @@ def test_a_long_session_keeps_a_small_dom_and_loads_the_rest_in_order(page: Page
     first = page.locator(".flow-item").first.get_attribute("data-seq")
     assert first == "0"
     for _ in range(3):
-        page.locator("[data-window-next]").last.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        shown = page.locator(".flow-item").count()
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.wait_for_function("n => document.querySelectorAll('.flow-item').length > n", arg=shown)
     seqs = [int(s) for s in page.locator(".flow-item").evaluate_all("els => els.map(e => e.dataset.seq)")]
     assert len(seqs) > 60 and seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
 
