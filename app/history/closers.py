@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# dsh's own words (repair.ts): the model reads them, so they are data, not ours to phrase.
 OUTCOME_UNKNOWN_TEXT = (
-    "The session stopped while this tool call was running, so its outcome is unknown. "
-    "It may or may not have taken effect; check before repeating it, or ask the user."
+    "The tool call was interrupted after it was recorded, but no result was durably recorded. "
+    "Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the "
+    "operation is read-only or idempotent; if it may have side effects, first verify external state "
+    "or ask the user. Do not retry blindly."
 )
-NOT_STARTED_TEXT = "The session stopped before this tool call started; it did not run."
+NOT_STARTED_TEXT = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
 
 
 _TRACKED = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call",

@@ -50,16 +50,18 @@ def _matches(state: WebState, entry: Entry, needle: str) -> bool:
     return any(needle in f.lower() for f in [*facts, title or ""])
 
 
-def listing(state: WebState, q: str, page: int) -> dict[str, Any]:
+def listing(state: WebState, q: str, page: int, size: int | None = PAGE_SIZE) -> dict[str, Any]:
+    """Sessions newest first, `size` a page (None: every session on one page)."""
     state.registry.refresh()
     needle = q.strip().lower()
     entries = sorted(state.registry.entries(),
                      key=lambda e: (-(e.header or {}).get("createdAt", 0) if isinstance(
                          (e.header or {}).get("createdAt"), (int, float)) else 0, e.key))
     entries = [e for e in entries if _matches(state, e, needle)]
-    pages = max(1, -(-len(entries) // PAGE_SIZE))
+    size = size or max(1, len(entries))
+    pages = max(1, -(-len(entries) // size))
     page = min(max(page, 1), pages)
-    shown = entries[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    shown = entries[(page - 1) * size : page * size]
     return {
         "query": q, "page": page, "pages": pages, "total": len(entries),
         "sessions": [{**entry_json(e), "created": created(e), "summary": cached_summary(state, e)} for e in shown],
@@ -73,11 +75,13 @@ def index(request: Request, q: str = "", page: int = Query(1, ge=1)) -> HTMLResp
     return state.page(request, "index.html", **listing(state, q, page))
 
 
-@router.get("/api/sessions", summary="The loaded sessions, a page at a time (header facts; summaries when read)")
-def api_sessions(request: Request, q: str = "", page: int = Query(1, ge=1),
+@router.get("/api/sessions", summary="The loaded sessions (header facts; summaries once read)")
+def api_sessions(request: Request, q: str = "",
+                 page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; "
+                                                                  "without it, every session"),
                  summaries: bool = False) -> dict[str, Any]:
     state = web(request)
-    data = listing(state, q, page)
+    data = listing(state, q, page or 1, PAGE_SIZE if page is not None else None)
     if summaries:
         for item in data["sessions"]:
             entry = state.registry.entry(item["key"])

@@ -8,7 +8,6 @@ from typing import Any
 import orjson
 import pytest
 
-from app.history.closers import NOT_STARTED_TEXT, OUTCOME_UNKNOWN_TEXT
 from app.history.session import SessionLog
 from app.log.records import NotASessionLog
 from tests.support.builders import LogBuilder, header, two_turns
@@ -132,10 +131,14 @@ def test_an_open_final_turn_is_closed_in_memory(tmp_path: Path) -> None:
     assert unknown.data["error"]["code"] == "TOOL_OUTCOME_UNKNOWN"
     assert unknown.source_event_seqs == (call["seq"],)
     assert unknown.message.id == f"interrupted-tool-result-call_a-{n}"
-    assert unknown.message.content[0].content[0].text == OUTCOME_UNKNOWN_TEXT
+    assert unknown.message.content[0].content[0].text == (
+        "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is "
+        "unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or "
+        "idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly.")
     assert not_started.data["error"] == {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
     assert not_started.source_event_seqs is None
-    assert not_started.message.content[0].content[0].text == NOT_STARTED_TEXT
+    assert not_started.message.content[0].content[0].text == (
+        "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.")
     assert closers[-1].data["reason"] == {"kind": "interrupted"}
     assert all(e.time == builder.events[-1]["time"] for e in closers)
     assert log.history_at()[-1].id == not_started.message.id

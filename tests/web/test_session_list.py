@@ -36,7 +36,9 @@ def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
         write(tmp_path / f"s{i:03d}" / "session.jsonl", {**header(f"session-{i:03d}"), "createdAt": 1_700_000_000_000 + i},
               titled(f"Fix the parser {i}") if i == 7 else two_turns().events)
     with live_server([str(tmp_path)]) as url:
-        first = httpx.get(f"{url}/api/sessions").json()
+        every = httpx.get(f"{url}/api/sessions").json()
+        assert every["total"] == 120 and every["pages"] == 1 and len(every["sessions"]) == 120
+        first = httpx.get(f"{url}/api/sessions", params={"page": 1}).json()
         assert first["total"] == 120 and first["pages"] == 3 and len(first["sessions"]) == 50
         assert first["sessions"][0]["id"] == "session-119", "newest first"
         assert all(s["summary"] is None for s in first["sessions"]), "header facts only until a log is read"
