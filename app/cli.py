@@ -102,8 +102,9 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
             out.write(f"warning: {d.location.describe()}: {d.message}\n")
         for s in sessions:
             where = f" at {s['location']}" if s["location"] else ""
-            out.write(f"{s['verdict']:<11} {s['path']}  ({s['carrier']}, {s['events']} events, "
-                      f"{s['messages']} messages)\n")
+            counts = (f"{s['events']} events, {s['messages']} messages" if s["events"] is not None
+                      else "no readable header")
+            out.write(f"{s['verdict']:<11} {s['path']}  ({s['carrier']}, {counts})\n")
             if s["verdict"] != "accepted":
                 out.write(f"            {s['reason']}{where}\n")
             for d in s["diagnostics"]:

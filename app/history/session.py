@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from app.log.diagnostics import Diagnostic, Location
 from app.log.jsonvalues import MAX_SAFE_INTEGER
-from app.log.records import NotASessionLog, Record
+from app.log.records import HeaderlessLog, NotASessionLog, Record
 from app.log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
 from app.log.sqlite_store import StoreRefused
 from app.history.closers import CrashTracker
@@ -30,6 +30,7 @@ from app.model.rules import (
     decode_source_event_seqs,
     envelope_problem,
     header_problem,
+    is_placeholder,
     header_unsupported,
     legacy_vocabulary_problem,
     message_of,
@@ -254,12 +255,12 @@ class _Reader:
             return SessionLog(source, "sqlite", None, self.verdict([]), self.diagnostics)
         except NotASessionLog:
             raise
+        except HeaderlessLog as exc:
+            self.fail("header", exc.reason, exc.location, code="bad-header")
+            return SessionLog(source, _carrier(source, "artifact"), None, self.verdict([]), self.diagnostics)
         except (OSError, ValueError) as exc:
             self.fail("storage", f"cannot read: {exc}", Location(file=source.label))
             return SessionLog(source, _carrier(source, "artifact"), None, self.verdict([]), self.diagnostics)
-        if (not getattr(scan, "has_event_lines", True) and header_problem(header_raw, lenient=False)
-                and not header_problem(header_raw, lenient=True)):
-            scan.treat_as_fixture()  # type: ignore[attr-defined]
         lenient = scan.mode == "fixture"
         header = Header.of(header_raw)
         hloc = getattr(scan, "header_location", Location(file=source.label, line=1, offset=0))
@@ -271,6 +272,12 @@ class _Reader:
             self.fail("header", problem, hloc, code="bad-header")
         for extra in getattr(scan, "header_problems", ()):
             self.fail("header", extra, hloc, code="bad-header")
+        cwd = header_raw.get("cwd")
+        if not lenient and isinstance(cwd, str) and is_placeholder(cwd):
+            self.diagnostics.append(Diagnostic(
+                "placeholder-cwd", "warning",
+                f"header cwd {cwd!r} is a snapshot placeholder, not a path: dsh reads the log, but a dsh "
+                "root could not place it in a project folder", hloc))
         warning = root_identity_warning(source, header_raw)
         if warning:
             self.diagnostics.append(warning)
@@ -285,7 +292,8 @@ class _Reader:
         """Read what was appended since; False when only a fresh read can be trusted."""
         log = self.log
         scan = log.scan if log else None
-        if log is None or not hasattr(scan, "resume") or self.failures or any(t.kind != "pending" for t in log.tail):
+        if (log is None or not hasattr(scan, "resume") or self.failures or any(t.kind != "pending" for t in log.tail)
+                or not scan.has_event_lines):  # type: ignore[union-attr]  # a header-only log's mode is not settled
             return False
         self._drop_closers()
         log.tail.clear()

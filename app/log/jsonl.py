@@ -17,9 +17,11 @@ import orjson
 
 from app.log.diagnostics import Diagnostic, Location
 from app.log.packed import PACKED_TAGS, PackedRowError, expand_packed
-from app.log.plaintext import Line, Plaintext, iter_lines
-from app.log.records import NotASessionLog, Record, ScanState
+from app.log.plaintext import Line, Plaintext, ZstdPlaintext, iter_lines
+from app.log.records import HeaderlessLog, NotASessionLog, Record, ScanState
 
+# the names dsh gives its own artifacts (FORMAT.md §1.1): such a file is a log even when its header is not
+_ARTIFACT_NAME = re.compile(r"session(?:\.\d+)?\.jsonl(?:\.zstd)?")
 Mode = Literal["artifact", "fixture"]
 RAW_CAP = 4096
 
@@ -144,10 +146,12 @@ class JsonlScan:
         return self._mode or "artifact"
 
     def read_header(self) -> dict[str, Any]:
-        """Read line 1 and settle artifact vs fixture; raise NotASessionLog."""
+        """Read line 1 and settle artifact vs fixture; raise NotASessionLog, or HeaderlessLog
+        for a dsh artifact (zstd, or named like one) whose header dsh would refuse."""
         if self._mode is None:
             self._mode = self._sniff_mode()
         self._lines = iter_lines(self.plaintext.chunks())
+        refuse = HeaderlessLog if self._is_artifact_file() else NotASessionLog
         for line in self._lines:
             if self.mode == "fixture" and not line.raw.strip():
                 continue
@@ -156,38 +160,52 @@ class JsonlScan:
             try:
                 value, bad_utf8 = parse_json_line(line.raw)
             except json.JSONDecodeError as exc:
-                raise NotASessionLog(f"first line is not JSON ({exc})", self.header_location) from None
+                reason = ("corrupt session log: the header line is not valid JSON" if refuse is HeaderlessLog
+                          else "first line is not JSON")
+                raise refuse(f"{reason} ({exc})", self.header_location) from None
             if not isinstance(value, dict) or value.get("type") != "session":
-                raise NotASessionLog(describe_not_session(value), self.header_location)
+                raise refuse(describe_not_session(value), self.header_location)
+            if not line.terminated and isinstance(self.plaintext, ZstdPlaintext):
+                raise HeaderlessLog("empty or header-less session log: the header line has no line feed",
+                                    self.header_location)
             if bad_utf8 is not None:
                 self._warn_utf8(line, bad_utf8)
             self.header = value
             self.resume_offset = line.offset + len(line.raw) + 1
             self.resume_line = line.number
             return value
-        raise NotASessionLog("empty input: no header line", self.header_location)
+        raise refuse("empty or header-less session log", self.header_location)
+
+    def _is_artifact_file(self) -> bool:
+        name = re.split(r"[/\\!#]", self.plaintext.label)[-1]
+        return isinstance(self.plaintext, ZstdPlaintext) or _ARTIFACT_NAME.fullmatch(name) is not None
 
     def _sniff_mode(self) -> Mode:
-        """A log is a fixture when its event lines carry no seq (FORMAT.md §8)."""
+        """A log is a fixture when none of its event lines carries a seq (FORMAT.md §8); one
+        that does makes it an artifact, and then a line without one is a defect."""
         seen_header = False
+        events = False
         for line in iter_lines(self.plaintext.chunks()):
             if not line.raw.strip():
                 continue
             if not seen_header:
                 seen_header = True
                 continue
+            if events and b'"seq' not in line.raw:  # cheap: a line that cannot carry one
+                continue
             try:
                 value, _ = parse_json_line(line.raw)
             except json.JSONDecodeError:
                 continue
             if isinstance(value, dict):
-                return "artifact" if ("seq" in value or "seq0" in value) else "fixture"
-        self.has_event_lines = False
-        return "artifact"
-
-    def treat_as_fixture(self) -> None:
-        """A header-only log shows no event lines to tell; its header decides."""
-        self._mode = "fixture"
+                events = True
+                if "seq" in value or "seq0" in value:
+                    return "artifact"
+        if not events:
+            self.has_event_lines = False
+            # no event line carries a seq: vacuously a fixture (FORMAT.md §8), unless zstd says artifact
+            return "artifact" if isinstance(self.plaintext, ZstdPlaintext) else "fixture"
+        return "fixture"
 
     def _warn_utf8(self, line: Line, bad: int) -> None:
         self.state.diagnostics.append(

@@ -249,10 +249,8 @@ class ZstdPlaintext:
                 self._problem("too-large", str(exc), start)
                 return
             if not self._starts and text.count(b"\n") != 1:
-                self.problems.append(Diagnostic(
-                    "header-frame", "warning",
-                    "the first zstd frame should hold exactly the header line; listing reads only that frame",
-                    Location(file=self.label, offset=start)))
+                self._problem("header-frame", "corrupt session log: the header frame must contain exactly one "
+                              "complete line", start)
             self._starts.append(total)
             self._ranges.append((start, end))
             skip = max(offset - total, 0)

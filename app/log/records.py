@@ -39,6 +39,16 @@ class NotASessionLog(Exception):
         self.location = location
 
 
+class HeaderlessLog(Exception):
+    """A dsh artifact (a zstd log, a file named like one) with no complete header line:
+    dsh refuses it ("empty or header-less session log"); it is a log, refused, not a stranger."""
+
+    def __init__(self, reason: str, location: Location) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.location = location
+
+
 @dataclass(slots=True)
 class ScanState:
     """Facts a storage scan learns while its records stream past."""

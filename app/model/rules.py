@@ -6,6 +6,7 @@ upgraded event (a new dict) or raise `UpgradeError`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -60,9 +61,18 @@ def header_unsupported(header: dict[str, Any], *, lenient: bool) -> str | None:
     return None
 
 
+_PLACEHOLDER = re.compile(r"\{\{[^{}]+\}\}")  # `{{cwd}}`, `{{cwd}}/workspace`
+
+
+def is_placeholder(value: str) -> bool:
+    """A snapshot placeholder such as `{{cwd}}`: dsh's test logs carry them, fixtures and
+    recorded artifacts alike, and dsh's header reader does not resolve a cwd."""
+    return _PLACEHOLDER.match(value) is not None
+
+
 def header_problem(header: dict[str, Any], *, lenient: bool, sqlite: bool = False) -> str | None:
     """Why dsh would refuse this header, or None. Fixtures (`lenient`) may omit
-    `version` and `delegationDepth` and hold `{{placeholders}}`."""
+    `version` and `delegationDepth`; any log may hold a `{{placeholder}}` cwd."""
     if "version" in header and not is_safe_int(header["version"]):
         return "header version is not an integer"
     if "version" not in header and not lenient:
@@ -76,7 +86,7 @@ def header_problem(header: dict[str, Any], *, lenient: bool, sqlite: bool = Fals
     if cwd is not None:
         if not isinstance(cwd, str):
             return "header cwd is not a string"
-        if not _is_absolute(cwd) and not (lenient and cwd.startswith("{{")):
+        if not _is_absolute(cwd) and not is_placeholder(cwd):
             return f"header cwd {cwd!r} is not an absolute path"
     for key in ("parentSession", "agentPreset"):
         if key in header and not isinstance(header[key], str):

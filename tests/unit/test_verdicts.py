@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from app.history.session import SessionLog
+from app.log.diagnostics import Location
 from app.log.records import NotASessionLog
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.logs import load_path
@@ -241,15 +242,25 @@ def test_range_form_source_event_seqs_are_read(tmp_path: Path) -> None:
     assert read(tmp_path, lines_of(builder.events)).verdict.category == "refused"
 
 
-def test_an_empty_file_is_not_a_session_log(tmp_path: Path) -> None:
+def test_an_empty_session_file_is_refused_as_dsh_refuses_it(tmp_path: Path) -> None:
     (tmp_path / "session.jsonl").write_bytes(b"")
-    with pytest.raises(NotASessionLog, match="no header line"):
-        load_path(tmp_path / "session.jsonl")
+    log = load_path(tmp_path / "session.jsonl")
+    assert log.header is None
+    assert log.verdict.category == "refused"
+    assert log.verdict.reason == "empty or header-less session log"
+    assert log.verdict.location == Location(file=str(tmp_path / "session.jsonl"), line=1, offset=0)
+
+
+def test_an_empty_file_with_another_name_is_not_a_session_log(tmp_path: Path) -> None:
+    (tmp_path / "notes.jsonl").write_bytes(b"")
+    with pytest.raises(NotASessionLog, match="empty or header-less"):
+        load_path(tmp_path / "notes.jsonl")
 
 
 def test_a_header_only_log_is_accepted_with_no_events(tmp_path: Path) -> None:
     log = read(tmp_path, lines_of([]))
     assert log.verdict.category == "accepted"
+    assert log.carrier == "fixture", "no event line carries a seq (FORMAT.md §8)"
     assert log.event_count == 0 and log.history_at() == []
 
 
@@ -305,3 +316,24 @@ def test_a_malformed_request_header_is_refused(tmp_path: Path) -> None:
     rh["data"]["header"]["adapterDefaults"] = {"maxTokens": True}
     log = read(tmp_path, lines_of(events))
     assert log.verdict.category == "refused" and "maxTokens" in log.verdict.reason
+
+
+def test_one_line_with_a_seq_makes_the_log_an_artifact_and_a_line_without_one_a_defect(tmp_path: Path) -> None:
+    events = two_turns().events
+    lines = lines_of(events)
+    stripped = orjson.loads(lines[1])
+    del stripped["seq"], stripped["time"]
+    lines[1] = orjson.dumps(stripped)  # event 0 without its seq; event 1 onward still carry theirs
+    log = read(tmp_path, lines)
+    assert log.carrier == "jsonl"
+    assert log.verdict.category == "refused"
+    assert log.verdict.location is not None and log.verdict.location.line == 2
+
+
+def test_a_placeholder_cwd_in_a_recorded_artifact_is_read_with_a_warning(tmp_path: Path) -> None:
+    log = read(tmp_path, lines_of(two_turns().events, header(cwd="{{cwd}}")))
+    assert log.verdict.category == "accepted"
+    assert [d.code for d in log.diagnostics if d.severity == "warning"] == ["placeholder-cwd"]
+    relative = read(tmp_path, lines_of(two_turns().events, header(cwd="work/project")))
+    assert relative.verdict.category == "refused"
+    assert relative.verdict.reason == "header cwd 'work/project' is not an absolute path"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import zstandard
 
 from app.history.session import load_session
 from app.log.plaintext import scan_frames
@@ -63,13 +64,27 @@ def test_a_bad_checksum_in_a_complete_frame_is_refused_at_that_frame(tmp_path: P
     assert "checksum" in log.verdict.reason
 
 
-def test_a_missing_header_frame_is_corruption(tmp_path: Path) -> None:
+@pytest.mark.parametrize("keep", [0, 7], ids=["empty", "torn-first-frame"])
+def test_a_missing_header_frame_is_corruption(tmp_path: Path, keep: int) -> None:
     path = write_zstd(tmp_path / "session.jsonl.zstd", header(), [two_turns().events])
-    data = path.read_bytes()
-    path.write_bytes(data[:7])
-    with pytest.raises(Exception) as caught:
-        load_path(path)
-    assert "no header line" in str(caught.value)
+    path.write_bytes(path.read_bytes()[:keep] if keep else b"")
+    log = load_path(path)
+    assert log.verdict.category == "refused"
+    assert log.verdict.reason == "empty or header-less session log"
+    assert log.verdict.location is not None and log.verdict.location.offset == 0
+
+
+def test_a_header_frame_holding_more_than_the_header_is_corruption(tmp_path: Path) -> None:
+    events = two_turns().events
+    path = write_zstd(tmp_path / "session.jsonl.zstd", header(), [events])
+    first_frame_end = scan_frames(path.read_bytes()).frames[0][1]
+    merged = zstandard.ZstdCompressor(write_checksum=True).compress(
+        zstandard.ZstdDecompressor().decompress(path.read_bytes()[:first_frame_end]) + b"".join(orjson.dumps(e) + b"\n" for e in events[:2]))
+    path.write_bytes(merged)
+    log = load_path(path)
+    assert log.verdict.category == "refused"
+    assert "header frame must contain exactly one complete line" in log.verdict.reason
+    assert log.verdict.location is not None and log.verdict.location.offset == 0
 
 
 def test_bytes_after_the_last_frame_that_are_not_a_frame_are_corruption(tmp_path: Path) -> None:
