@@ -137,14 +137,14 @@ def default_paths() -> list[str]:
 
 
 def run_serve(paths: Sequence[str], *, host: str, port: int, data_dir: str | None,
-              settings: Sequence[Sequence[str]] = (), err: TextIO) -> int:
+              settings: Sequence[Sequence[str]] = (), allow_hosts: Sequence[str] = (), err: TextIO) -> int:
     import uvicorn
 
     from app.web.app import create_app
     from app.web.settings import Settings, default_data_dir
     from app.web.state import compile_templates
 
-    config = Settings(host=host, port=port, data_dir=data_dir or default_data_dir())
+    config = Settings(host=host, port=port, data_dir=data_dir or default_data_dir(), allowed_hosts=tuple(allow_hosts))
     try:
         discover(list(paths))
         for name, value in settings:
@@ -196,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where uploads are kept (default: dsh-inspect in the user's data folder)")
     serve.add_argument("--setting", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                        help="change a limit, e.g. --setting max_upload_mb 512 (README, Settings)")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="also answer requests for this host name (e.g. a LAN name); others are refused")
     render = sub.add_parser("render", help="write one session as a self-contained HTML file")
     render.add_argument("path", metavar="PATH", help="a log file, or a folder, store or ZIP holding the session")
     render.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the file to write")
@@ -214,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr)
     if args.command == "serve":
         return run_serve(args.paths, host=args.host, port=args.port, data_dir=args.data_dir, settings=args.setting,
-                         err=sys.stderr)
+                         allow_hosts=args.allow_host, err=sys.stderr)
     if args.command == "render":
         return run_render(args.path, output=args.output, session=args.session, lang=args.lang, err=sys.stderr)
     parser.error(f"unknown command {args.command}")

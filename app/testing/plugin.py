@@ -9,6 +9,7 @@ a Chromium page that fails on page errors, and aria goldens.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -111,18 +112,61 @@ def dsh_chromium() -> Iterator[Any]:
         browser.close()
 
 
+@dataclass
+class PageWatch:
+    """What `chromium_page` heard from its page: console errors and uncaught exceptions."""
+
+    page: Any
+    problems: list[str] = field(default_factory=list)
+    reported: int = 0  # problems already reported by the test's call phase
+
+    def unreported(self) -> list[str]:
+        fresh, self.reported = self.problems[self.reported:], len(self.problems)
+        return fresh
+
+
+PAGE_WATCH = pytest.StashKey[PageWatch]()
+
+
+def _page_errors(problems: list[str]) -> str:
+    return "the page reported errors:\n" + "\n".join(problems)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A page error fails the test itself (its call phase), not its teardown: after the test
+    function ran, flush the page's pending events and fail when any was an error."""
+    try:
+        result = yield
+    except Exception as exc:
+        watch = item.stash.get(PAGE_WATCH, None)
+        if watch is not None and watch.problems:
+            exc.add_note(_page_errors(watch.unreported()))
+        raise
+    watch = item.stash.get(PAGE_WATCH, None)
+    if watch is not None:
+        # A round trip to Playwright delivers events still in flight (it fails once the test closed its page).
+        with contextlib.suppress(Exception):
+            watch.page.wait_for_timeout(0)
+        if watch.problems:
+            pytest.fail(_page_errors(watch.unreported()), pytrace=False)
+    return result
+
+
 @pytest.fixture
-def chromium_page(dsh_chromium: Any) -> Iterator[Any]:
+def chromium_page(request: pytest.FixtureRequest, dsh_chromium: Any) -> Iterator[Any]:
     """A fresh en-US, 1680×1000, light page; any page error or console error fails the test."""
     context = dsh_chromium.new_context(viewport=VIEWPORT, locale="en-US", color_scheme="light")
     page = context.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console error: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    watch = PageWatch(page)
+    page.on("console", lambda m: watch.problems.append(f"console error: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: watch.problems.append(f"page error: {e}"))
+    request.node.stash[PAGE_WATCH] = watch
     yield page
     context.close()
-    if problems:
-        pytest.fail("the page reported errors:\n" + "\n".join(problems))
+    late = watch.unreported()  # errors that arrived after the test function returned (while closing)
+    if late:
+        pytest.fail(_page_errors(late), pytrace=False)
 
 
 @pytest.fixture

@@ -68,14 +68,23 @@ def row_facts(log: SessionLog, row: Row) -> RowFacts:
     return RowFacts(text.lower(), row.kind, form, tool, error)
 
 
+# every row kind a person can filter by (templates/rows/ has a partial for each)
+ROW_KINDS = ("user", "steering", "context", "assistant-step", "tool-call", "command", "compaction",
+             "model-retry", "turn-error", "turn-max-tokens", "partial-stream", "turn", "step", "event", "unknown",
+             "diagnostic")
+# a filter that names a family takes its members: a /compact marker is a compaction too
+_KIND_FAMILIES = {"compaction": frozenset({"compaction", "manual-compaction"})}
+
+
 def search(facts: list[RowFacts], *, q: str = "", kind: str = "", form: str = "", tool: str = "",
            errors: bool = False) -> list[int]:
     """Indexes of the rows matching every given criterion."""
     needle = q.strip().lower()
+    kinds = _KIND_FAMILIES.get(kind, frozenset({kind}))
     return [
         i for i, f in enumerate(facts)
         if (not needle or needle in f.text)
-        and (not kind or f.kind == kind)
+        and (not kind or f.kind in kinds)
         and (not form or f.form == form)
         and (not tool or f.tool == tool)
         and (not errors or f.error)

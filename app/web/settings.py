@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.store.limits import MIB, LimitName, Limits
+
+
+def _bracketed(host: str) -> str:
+    """An IPv6 address as a Host header spells it."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+@functools.cache
+def _machine_names() -> frozenset[str]:
+    """This machine's host names and the addresses they resolve to (asked once per process)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    addresses: set[str] = set()
+    for name in names:
+        try:
+            addresses |= {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
+        except OSError:
+            continue
+    return frozenset(_bracketed(n.lower()) for n in names | addresses if n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +52,11 @@ class Settings:
         if not host_header:
             return False
         host = host_header.strip().lower()
-        names = {self.host.lower(), "127.0.0.1", "localhost", "[::1]", *map(str.lower, self.allowed_hosts)}
+        names = {_bracketed(self.host.lower()), "127.0.0.1", "localhost", "[::1]",
+                 *(_bracketed(h.lower()) for h in self.allowed_hosts)}
         if self.host in ("0.0.0.0", "::"):
-            return True  # bound to every interface on purpose: the operator chose exposure
+            # every interface, but still no DNS rebinding: the names and addresses of this machine
+            names |= _machine_names()
         for name in names:
             if host == name or host == f"{name}:{self.port}":
                 return True

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import site
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -15,12 +19,41 @@ from app.history.session import SessionLog
 from app.log.records import NotASessionLog
 from app.store import UploadStore
 from app.web.registry import Entry, Registry
+from app.web.search import ROW_KINDS
 from app.web.settings import Settings
 from app.web.strings import strings_for
 
 PROJECT = Path(__file__).resolve().parents[2]
-TEMPLATES = PROJECT / "templates"
-STATIC = PROJECT / "static"
+DATA = Path("share") / "dsh-inspect"  # where a built wheel puts templates/ and static/ (pyproject.toml data-files)
+
+
+def _asset_roots() -> Iterator[Path]:
+    """Where templates/ and static/ may be, most specific first: the repo root (a checkout or an
+    editable install), the files this distribution installed, then `<prefix>/share/dsh-inspect`."""
+    yield PROJECT
+    try:
+        files = metadata.distribution("dsh-inspect").files or []
+    except metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.parts[-3:] == (DATA.name, "static", "inspect.css"):
+            yield Path(str(file.locate())).resolve().parents[1]
+    for prefix in (sys.prefix, site.getuserbase(), sys.base_prefix):
+        yield Path(prefix) / DATA
+
+
+def asset_root() -> Path:
+    """The first of `_asset_roots()` holding both templates/ and static/ (the repo root when none does,
+    so that the error names the expected place)."""
+    for root in _asset_roots():
+        if (root / "templates").is_dir() and (root / "static").is_dir():
+            return root
+    return PROJECT
+
+
+ASSETS = asset_root()
+TEMPLATES = ASSETS / "templates"
+STATIC = ASSETS / "static"
 HTMX = "htmx-2.0.11.min.js"
 HTMX_SSE = "htmx-ext-sse-2.2.4.js"
 
@@ -31,6 +64,7 @@ def _templates() -> Jinja2Templates:
     templates.env.lstrip_blocks = True
     templates.env.globals["htmx_js"] = HTMX
     templates.env.globals["htmx_sse_js"] = HTMX_SSE
+    templates.env.globals["row_kinds"] = ROW_KINDS
     return templates
 
 

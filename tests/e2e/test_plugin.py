@@ -50,14 +50,25 @@ def test_zstd_root_by_default_and_open_turns_show_closers(inspector, seed_sessio
 def test_a_console_error_fails_the_test(inspector, chromium_page):
     chromium_page.goto(inspector.url)
     chromium_page.evaluate("console.error('boom')")
+
+
+def test_a_failing_test_also_names_its_page_errors(inspector, chromium_page):
+    chromium_page.goto(inspector.url)
+    with chromium_page.expect_event("pageerror"):
+        chromium_page.evaluate("setTimeout(() => { throw new Error('kaput') })")
+    assert chromium_page.title() == "not this title", "the test's own failure"
 '''
 
 
 def test_the_plugin_serves_seeds_grows_and_compares_goldens(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
-    first.assert_outcomes(passed=2, failed=1, errors=1)  # the console error fails at teardown
-    assert "golden" in first.stdout.str() and "boom" in first.stdout.str()
+    # The new golden, the console error and the failing test fail; page errors fail the test itself, not its teardown.
+    first.assert_outcomes(passed=1, failed=3)
+    out = first.stdout.str()
+    assert "golden" in out and "boom" in out
+    assert "FAILED test_user.py::test_a_console_error_fails_the_test" in out
+    assert "the test's own failure" in out and "page error: kaput" in out
     golden = pytester.path / "ctx.aria.yml"
     written = golden.read_text()
     assert written.startswith('- button "Context injection fixture"')

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import io
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,21 @@ def test_serve_refuses_a_bad_setting_before_it_binds(tmp_path: Path) -> None:
     err = io.StringIO()
     code = run_serve([], host="127.0.0.1", port=1, data_dir=str(tmp_path), settings=[("max_upload_mb", "-3")], err=err)
     assert code == 2 and "max_upload_mb must be at least 1" in err.getvalue()
+
+
+def test_every_interface_still_refuses_a_foreign_host_name() -> None:
+    """Bound to 0.0.0.0 the server answers this machine's names and addresses, not a name that
+    a rebinding DNS pointed at it; `--allow-host` adds one."""
+    anywhere = Settings(host="0.0.0.0", port=8000)
+    assert anywhere.host_allowed(f"{socket.gethostname()}:8000")
+    assert anywhere.host_allowed("127.0.0.1:8000")
+    assert not anywhere.host_allowed("evil.example:8000")
+    assert Settings(host="0.0.0.0", allowed_hosts=("inspector.lan",)).host_allowed("inspector.lan:8000")
+    assert Settings(host="::1", port=9000).host_allowed("[::1]:9000")
+
+
+def test_serve_takes_allow_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+    monkeypatch.setattr("app.cli.run_serve", lambda paths, **kw: seen.update(kw) or 0)
+    assert main(["serve", "--allow-host", "inspector.lan", "--allow-host", "box"]) == 0
+    assert seen["allow_hosts"] == ["inspector.lan", "box"]

@@ -187,6 +187,10 @@ def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(server: str, 
     html = all_html(server, key)
     assert "Compacted 7 history items (~364 tokens)" in html
     assert "context_checkpoint" not in html and "<compacted-summary>" not in html
+    found = httpx.get(f"{server}/api/sessions/{key}/search", params={"kind": "compaction"}).json()["matches"]
+    assert len(found) == 1, "the compaction filter finds a /compact marker too"
+    page = httpx.get(f"{server}/sessions/{key}").text
+    assert '<option value="turn-max-tokens">' in page and '<option value="partial-stream">' in page
 
 
 def test_the_resumed_session_reads_across_its_end_seed(server: str, corpus_dir: Path) -> None:
