@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -83,6 +84,11 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
         return 2
     sessions: list[dict[str, Any]] = []
     refused = [{"path": r.path, "reason": r.reason} for r in found.refused]
+    for path in paths:  # a folder that holds no log at all is not a log either: say so, exit 1
+        inside = os.path.join(os.path.abspath(path), "")
+        if os.path.isdir(path) and not any(os.path.abspath(p).startswith(inside) for p in
+                                           [*(s.path for s in found.sources), *(r.path for r in found.refused)]):
+            refused.append({"path": path, "reason": "no session log in this folder"})
     progress = Progress(err, len(found.sources))
     for source in found.sources:
         progress.step(source.label)

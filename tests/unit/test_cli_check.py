@@ -75,6 +75,13 @@ def test_an_input_that_is_not_a_session_log_is_listed_as_refused(tmp_path: Path)
     assert doc["refused"][0]["path"] == str(path) and "JSON-RPC" in doc["refused"][0]["reason"]
 
 
+def test_a_folder_with_no_log_in_it_is_not_a_clean_check(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    code, out, _ = check(tmp_path / "empty")
+    assert code == 1
+    assert json.loads(out)["refused"] == [{"path": str(tmp_path / "empty"), "reason": "no session log in this folder"}]
+
+
 def test_usage_errors_and_unreadable_paths_exit_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check"]) == 2
     assert main(["frobnicate"]) == 2
