@@ -131,7 +131,39 @@
       event.preventDefault();
     }
   });
+  // A row swapped in place (a tool row whose result arrived) comes back as the server renders
+  // it, closed. The disclosures the reader had open in it are noted before the swap, by row id
+  // and by their place among the row's disclosures, and opened again once the update is in, as a
+  // click would open them (inline bodies copied, fetched bodies requested).
+  var reopen = {};
+  function disclosures(row) { return row.querySelectorAll("[data-disclosure-row][data-expandable]"); }
+  document.body.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var row = event.detail.target;
+    if (!row || !row.id || !row.classList.contains("flow-item")) return;
+    var open = [];
+    disclosures(row).forEach(function (header, i) {
+      if (header.getAttribute("aria-expanded") === "true") open.push(i);
+    });
+    if (open.length) reopen[row.id] = open;
+  });
+  function reopenSwapped() {
+    Object.keys(reopen).forEach(function (id) {
+      var row = document.getElementById(id);
+      if (!row) return;
+      // htmx wires a swapped row's hx-get only when it settles, a moment later; wired now
+      // (htmx then leaves it be), a body fetched on open is requested by the click below.
+      if (window.htmx) window.htmx.process(row);
+      // In document order: an opened body adds its own disclosures after its header, so the
+      // places noted before the swap line up again for the ones that follow.
+      reopen[id].forEach(function (i) {
+        var header = disclosures(row)[i];
+        if (header && header.getAttribute("aria-expanded") !== "true") header.click();
+      });
+    });
+    reopen = {};
+  }
   document.body.addEventListener("htmx:sseMessage", function (event) {
+    reopenSwapped();  // after the whole update: a row removed and sent again is back by now too
     if (event.target.hasAttribute("data-live-notice")) {
       event.target.hidden = false;
       var url = new URL(location.href);

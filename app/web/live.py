@@ -1,6 +1,6 @@
 """Live tail: open session pages receive rows appended to a growing log over Server-Sent Events.
 
-Each connection remembers what its page shows (row keys and links); when the
+Each connection remembers what its page shows (row keys, links, crash closers); when the
 file grows, the registry reads only the new bytes, and the page gets the new
 rows appended and the rows that changed (a tool row whose result arrived, a
 pending line now complete) swapped in place. A file that shrank or was
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from app.history.session import SessionLog
 from app.history.transcript import Row
 from app.web.media import media_of
 from app.web.registry import file_version, grew_in_place
@@ -27,11 +28,29 @@ from app.web.strings import Strings, strings_for
 
 router = APIRouter()
 POLL_SECONDS = 0.25
-Signature = tuple[str, tuple[tuple[str, tuple[int, ...]], ...], str]
 
 
-def signatures(t: Transcript) -> list[Signature]:
-    return [(row.key, row.links, anchor) for row, anchor in zip(t.rows, t.anchors)]
+class Signature(NamedTuple):
+    """What a page shows of one row, as far as telling whether it must be sent again."""
+
+    key: str
+    links: tuple[tuple[str, tuple[int, ...]], ...]
+    # The row's events that are in-memory crash closers. While the final turn is open the
+    # closers sit at the seqs the next real events take, so a real result appended in place
+    # of its closer leaves key and links unchanged: only this tells the two rows apart.
+    closers: tuple[int, ...]
+    anchor: str
+
+
+def closer_seqs(log: SessionLog) -> range:
+    """The seqs of the crash closers: they follow the events read from the file."""
+    return range(log.event_count - len(log.synthetic), log.event_count)
+
+
+def signatures(log: SessionLog, t: Transcript) -> list[Signature]:
+    closers = closer_seqs(log)
+    return [Signature(row.key, row.links, tuple(s for s in (row.seq, *row.related) if s in closers), anchor)
+            for row, anchor in zip(t.rows, t.anchors)]
 
 
 def sse(event: str, html: str) -> str:
@@ -42,11 +61,11 @@ def sse(event: str, html: str) -> str:
 def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tuple[str, list[Signature]]:
     """HTML for what changed since `shown`: replaced rows (out of band) and appended ones."""
     entry, log, script = transcript(state, key)
-    now = signatures(script)
+    now = signatures(log, script)
     first_new = len(shown)
     replaced: list[int] = []
     for i, old in enumerate(shown):
-        if i >= len(now) or now[i][2] != old[2]:
+        if i >= len(now) or now[i].anchor != old.anchor:
             first_new = i  # an anchor moved (a pending line became an event): redo from here
             break
         if now[i] != old:
@@ -61,7 +80,7 @@ def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tup
     html = template.render(
         t=t, base_url=session_url(entry.key), media=media_of(entry),
         replaced=[view(i) for i in replaced],
-        removed=[old[2] for old in shown[first_new:]],
+        removed=[old.anchor for old in shown[first_new:]],
         appended=[view(i) for i in range(first_new, len(now))],
     ).strip()
     return html, now
@@ -72,8 +91,8 @@ async def live(request: Request, key: str, rows: int = Query(0, ge=0), size: int
     """The page's rows as the log grows; `rows` and `size` say what the page was rendered from."""
     state = web(request)
     strings = strings_for(request.headers.get("accept-language"))
-    entry, _, script = await run_in_threadpool(transcript, state, key)
-    shown = signatures(script)[:rows]
+    entry, log, script = await run_in_threadpool(transcript, state, key)
+    shown = signatures(log, script)[:rows]
     version = file_version(entry.source)
     if size != version[0]:
         shown = shown[: max(0, len(shown) - 5)]  # the log moved on before we connected: resend the tail

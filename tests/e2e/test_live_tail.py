@@ -86,3 +86,28 @@ def test_a_truncated_log_is_noticed_and_reloaded(page: Page, server: str, roots:
     expect(page.locator("[data-live-replaced]")).to_be_visible(timeout=10000)
     page.wait_for_url("**notice=replaced**", timeout=10000)
     expect(page.locator("[data-live-replaced]")).to_be_visible()
+
+
+@pytest.mark.parametrize("compression", ["zstd", "none"])
+def test_an_open_tool_row_stays_open_when_its_result_arrives(page: Page, server: str, roots: dict[str, Path],
+                                                             compression: str) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    call = next(i for i, e in enumerate(b.events) if e["type"] == "tool/call")
+    sid = f"live-result-{compression}"
+    # the log ends at the call: dsh's crash closer stands in for the result, at the seq the result takes
+    path = write_artifact(roots[compression], header(sid), [b.events[: call + 1]], compression)  # type: ignore[arg-type]
+    page.goto(f"{server}/sessions/{sid}")
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
+    tool = page.locator(".flow-item[data-chat-flow-kind='tool-call']")
+    header_row = tool.get_by_role("button", name="Read")
+    output = tool.locator("[data-tool-output]")
+    expect(tool.locator("[data-tool]")).to_have_attribute("data-state", "stopped")
+    header_row.click()
+    expect(header_row).to_have_attribute("aria-expanded", "true")
+    expect(output).to_contain_text("Its outcome is unknown.")
+    append_batch(path, [b.events[call + 1]])
+    expect(tool.locator("[data-tool]")).to_have_attribute("data-state", "ok", timeout=10000)
+    expect(header_row).to_have_attribute("aria-expanded", "true")
+    expect(output).to_have_text("alpha")
+    expect(page.locator(f"[id='seq-{call}']")).to_have_count(1)  # swapped in place, not wrapped in a copy
