@@ -218,7 +218,11 @@ def test_no_key_or_path_escapes_a_root(server: str, served: Path) -> None:
     digest = upload(server, jsonl_bytes("escape-target"), "t.jsonl").json()["upload"]["digest"]
     routes = ["/sessions/{}", "/api/sessions/{}", "/sessions/{}/raw", "/sessions/{}/rows", "/api/sessions/{}/rows",
               "/sessions/{}/events/0", "/api/sessions/{}/events/0", "/sessions/{}/contexts/1",
-              "/api/sessions/{}/contexts/1", "/uploads/{}", "/api/uploads/{}", "/uploads/{}/raw"]
+              "/api/sessions/{}/contexts/1", "/uploads/{}", "/api/uploads/{}", "/uploads/{}/raw",
+              "/sessions/{}/facts", "/sessions/{}/live", "/sessions/{}/media/a", "/sessions/{}/message-bodies/1",
+              "/api/sessions/{}/message-bodies/1", "/sessions/{}/messages/m", "/api/sessions/{}/messages/m",
+              "/sessions/{}/steps", "/api/sessions/{}/steps", "/sessions/{}/steps/1.1", "/api/sessions/{}/steps/1.1",
+              "/api/sessions/{}/search?q=a", "/api/sessions/{}/locate?anchor=seq-1"]
     for route in routes:
         for bad in TRAVERSALS + [f"{digest}/..", f"..%2f{digest}", str(served / "on-disk.jsonl").replace("/", "%2f")]:
             path = route.format(bad)
