@@ -166,7 +166,14 @@ def _split(log: SessionLog, start: int, end: int) -> tuple[ModelCall, ...]:
     )
 
 
-def _turn_step(data: Any) -> tuple[int, int] | None:
+def step_key(turn: int, step: int, occurrence: int) -> str:
+    """A step's key: `turn.step`, and `~n` for the n-th `step/start` of a pair the log repeats
+    (a resumed or replayed turn), so every step keeps its own model view. The transcript keys
+    its rows' step links the same way."""
+    return f"{turn}.{step}" + (f"~{occurrence}" if occurrence > 1 else "")
+
+
+def turn_step(data: Any) -> tuple[int, int] | None:
     if not isinstance(data, dict):
         return None
     turn, step = data.get("turn"), data.get("step")
@@ -181,7 +188,7 @@ def call_index(log: SessionLog) -> CallIndex:
     starts: list[tuple[int, int, int]] = []  # (seq, turn, step)
     for seq, kind in enumerate(types):
         if kind == "step/start":
-            pair = _turn_step(log.raw_event(seq).get("data"))
+            pair = turn_step(log.raw_event(seq).get("data"))
             if pair is not None:
                 starts.append((seq, *pair))
     steps: list[Step] = []
@@ -193,7 +200,7 @@ def call_index(log: SessionLog) -> CallIndex:
         if types[end] == "turn/end":
             end = max(start, end - 1)  # a turn that ended without closing its step
         seen[(turn, step)] = seen.get((turn, step), 0) + 1
-        key = f"{turn}.{step}" + (f"~{seen[(turn, step)]}" if seen[(turn, step)] > 1 else "")
+        key = step_key(turn, step, seen[(turn, step)])
         by_key[key] = len(steps)
         steps.append(Step(key, turn, step, start, end, _split(log, start, end)))
     return CallIndex(tuple(steps), by_key)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.history.calls import step_key, turn_step
 from app.history.session import SessionLog, TailRecord
 from app.model.rules import KNOWN_EVENT_TYPES
 from app.model.values import Event
@@ -31,6 +32,9 @@ class Row:
     key: str
     links: tuple[tuple[str, tuple[int, ...]], ...] = ()  # named groups of other events the row shows
     tail: TailRecord | None = None  # a diagnostic row's record outside dsh's view
+    # the key of the step the row happened in, as the step index keys it (`turn.step`, `~n` for a
+    # repeated pair), so a row links to its own step's model view; None outside any step
+    step: str | None = None
 
     def link(self, name: str) -> tuple[int, ...]:
         for key, seqs in self.links:
@@ -151,9 +155,11 @@ class _Builder:
         self.recalls: set[int] = set()
         self.approvals: dict[str, int] = {}  # approval id → the tool row it was attached to
         self.checkpoints: dict[str, int] = {}  # compactionId → the row showing its checkpoint
+        self.step_key: str | None = None  # the open step's key; it bounds steps as `call_index` does
+        self.step_pairs: dict[tuple[int, int], int] = {}  # (turn, step) → `step/start`s seen so far
 
     def add(self, kind: RowKind, seq: int, **links: list[int]) -> dict[str, Any]:
-        row = {"kind": kind, "links": {k: list(v) for k, v in links.items()}}
+        row = {"kind": kind, "links": {k: list(v) for k, v in links.items()}, "step": self.step_key}
         self.rows[seq] = row
         return row
 
@@ -197,6 +203,7 @@ def _turn_start(b: _Builder, e: _Lazy) -> None:
 
 def _turn_end(b: _Builder, e: _Lazy) -> None:
     _flush_stream(b)
+    b.step_key = None  # a turn that ended without closing its step closes it here
     reason = _get(e.data, "reason")
     kind = _get(reason, "kind")
     if kind == "error":
@@ -213,7 +220,13 @@ def _turn_end(b: _Builder, e: _Lazy) -> None:
 
 
 def _step_start(b: _Builder, e: _Lazy) -> None:
-    _flush_stream(b)
+    _flush_stream(b)  # chunks before this belong to the step before
+    pair = turn_step(e.log.raw_event(e.seq).get("data"))
+    if pair is None:
+        b.step_key = None  # the step index has no step without a turn and step number either
+    else:
+        b.step_pairs[pair] = b.step_pairs.get(pair, 0) + 1
+        b.step_key = step_key(*pair, b.step_pairs[pair])
     b.step_row = e.seq
     b.open_call = None
     b.add("step", e.seq)
@@ -224,6 +237,7 @@ def _step_end(b: _Builder, e: _Lazy) -> None:
     if not b.attach(b.step_row, "end", e.seq):
         b.add("event", e.seq)  # no open step to close: shown on its own
     b.step_row = None
+    b.step_key = None
 
 
 def _chunk(b: _Builder, e: _Lazy) -> None:
@@ -432,7 +446,7 @@ def build_rows(log: SessionLog) -> list[Row]:
         kind = spec["kind"]
         if kind in ("user", "steering") and seq + 1 in builder.recalls:
             links += (("recall", (seq + 1,)),)
-        rows.append(Row(kind, seq, f"seq-{seq}", links))
+        rows.append(Row(kind, seq, f"seq-{seq}", links, step=spec["step"]))
     for i, tail in enumerate(log.tail):
         rows.append(Row("diagnostic", log.event_count + i, f"tail-{i}", tail=tail))
     return rows

@@ -3,7 +3,9 @@
 It is the session page itself (same templates, every row at once) in the
 `export.html` layout: CSS and one script inline, each allowed by its hash
 in the file's own CSP, and every row body inline in a `<template>`, so it
-opens from `file://` with working disclosures and touches no network.
+opens from `file://` with working disclosures and touches no network. The
+pages only a server can answer (model views, identity pages, the budget)
+are not linked; the message ids stay as text.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def render_session(registry: Registry, key: str, *, lang: str = "en") -> str:
     template = state.templates.env.get_template("session.html")
     return template.render(
         request=_plain_get(context["base_url"]), t=t, lang=t.lang, layout="export.html", inline_bodies=True,
+        standalone=True,  # no server behind the file: links to the model views and identity pages are left out
         export_css=Markup(assets.css), export_script=Markup(assets.script), export_csp=assets.csp, **context)
 
 

@@ -47,6 +47,7 @@ class ToolView:
     subcalls: tuple[ToolSubcall, ...]
     notes: tuple[str, ...]  # hooks, approvals, pruning: one line each
     pruned: Bounded | None  # the model-facing replacement text, when pruned
+    result_message_id: str | None  # the result message's id (kept by a pruned copy), for its identity page
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +71,27 @@ class RowView:
     details_markdown: Markup | None = None
     state: str = ""
     facts: tuple[str, ...] = ()  # small labelled facts: durations, token counts, usage
-    message_id: str | None = None
+    message_id: str | None = None  # the message the row is: it anchors at `msg-{id}`
     extra: dict[str, Any] = field(default_factory=dict)
     # `msg-{id}` for a message row (`~2`, `~3`… for repeated ids), else `seq-{n}` (PRODUCT.md Interfaces).
     anchor: str = ""
+    step: str | None = None  # the step key its model-view link opens, for the rows that run inside a step
+
+    @property
+    def identity(self) -> str | None:
+        """The message id the row shows and links to its identity page: the row's own message, else
+        the result a tool row shows or the checkpoint a `/compact` marker stands for. Those rows
+        anchor at their call or command, so the id is theirs to show but not their anchor."""
+        if self.message_id is not None:
+            return self.message_id
+        if self.tool is not None:
+            return self.tool.result_message_id
+        checkpoint = self.extra.get("checkpoint_id")
+        return checkpoint if isinstance(checkpoint, str) else None
+
+
+# Rows that happen inside a step and link to what the model read there.
+STEP_ROWS = frozenset({"step", "assistant-step", "tool-call", "partial-stream", "model-retry"})
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -158,6 +176,7 @@ def _tool_view(log: SessionLog, row: Row, event: Event, cwd: str | None) -> Tool
         call_id = event.message.source.get("callId") if event.message else None
     results = [log.event(s) for s in row.link("result")]
     result = results[0] if results else None
+    result_id = result.message.id if result is not None and result.message is not None else None
     output, is_error = _result_text(result.message if result else None)
     error = result.data.get("error") if result and isinstance(result.data, dict) else None
     error_code = error.get("code") if isinstance(error, dict) else None
@@ -204,13 +223,17 @@ def _tool_view(log: SessionLog, row: Row, event: Event, cwd: str | None) -> Tool
         duration_ms=duration,
         subcalls=tuple(ToolSubcall(s["name"], s["arguments"], s.get("is_error", False), s.get("output"))
                        for s in subcalls.values()),
-        notes=tuple(notes), pruned=pruned,
+        notes=tuple(notes), pruned=pruned, result_message_id=result_id,
     )
 
 
 def _compaction(log: SessionLog, row: Row) -> dict[str, Any]:
     summary_seq = row.link("summary")
     facts: dict[str, Any] = {"items": None, "tokens": None, "markdown": None}
+    checkpoint = row.link("checkpoint")  # a /compact command's marker: the row anchors at the command
+    if checkpoint:
+        message = log.event(checkpoint[0]).message
+        facts["checkpoint_id"] = message.id if message is not None else None
     if summary_seq:
         data = log.event(summary_seq[0]).data
         if isinstance(data, dict):
@@ -227,7 +250,7 @@ def row_view(log: SessionLog, row: Row, cwd: str | None = None, anchor: str | No
     view = _row_view(log, row, cwd)
     if anchor is None:
         anchor = f"msg-{view.message_id}" if view.message_id is not None else row.key
-    return replace(view, anchor=anchor)
+    return replace(view, anchor=anchor, step=row.step if row.kind in STEP_ROWS else None)
 
 
 def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
@@ -319,6 +342,8 @@ def row_json(view: RowView) -> dict[str, Any]:
         out["type"] = view.event.type
     if view.message_id is not None:
         out["messageId"] = view.message_id
+    if view.step is not None:
+        out["step"] = view.step
     for name in ("title", "summary", "state"):
         if getattr(view, name):
             out[name] = getattr(view, name)
@@ -331,7 +356,7 @@ def row_json(view: RowView) -> dict[str, Any]:
         tool = view.tool
         out["tool"] = {"name": tool.name, "callId": tool.call_id, "variant": tool.presentation.variant,
                        "title": tool.presentation.title, "summary": tool.presentation.summary,
-                       "state": tool.state, "errorCode": tool.error_code,
+                       "state": tool.state, "errorCode": tool.error_code, "resultMessageId": tool.result_message_id,
                        "output": tool.output.text if tool.output else None, "notes": list(tool.notes),
                        "subcalls": [{"name": s.name, "isError": s.is_error} for s in tool.subcalls]}
     if view.context is not None:

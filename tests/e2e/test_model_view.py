@@ -73,3 +73,18 @@ def test_the_budget_chart_leads_to_a_step(page: Page, server: str) -> None:
     expect(chart.locator("[data-marker]")).to_have_count(1)
     page.locator('[data-bar="2.1"] rect').first.click()
     expect(page).to_have_url(re.compile(r"/steps/2\.1$"))
+
+
+def test_a_tool_rows_identity_link_opens_its_result_message(page: Page, server: str) -> None:
+    page.goto(f"{server}/sessions/compaction")
+    row = page.locator('[data-chat-flow-kind="tool-call"]')
+    row.locator("[data-disclosure-row]").click()
+    shown = row.locator("[data-row-message]")
+    expect(shown).to_be_visible()
+    result_id = shown.inner_text()
+    row.locator("[data-identity-link]").click()
+
+    expect(page).to_have_url(re.compile(r"/sessions/compaction/messages/"))
+    identity = page.locator("[data-identity]")
+    expect(identity).to_have_attribute("data-message-id", result_id)
+    expect(page.locator('[data-carrier="message"]').first.locator(".tag")).to_have_text("tool/result")

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from html import unescape
+from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
 
-from tests.support.builders import LogBuilder
+from app.web.render import render_path
+from tests.support.builders import PROVIDER, LogBuilder
 from tests.support.request_logs import compaction_between_calls, pruned_result, steering, write_log
 from tests.support.server import live_server
 
@@ -32,14 +34,52 @@ def odd_id_log() -> LogBuilder:
     return b
 
 
+def replayed_step_log() -> LogBuilder:
+    """Turn 1 step 1 logged twice (the step index keys the second `1.1~2`; the reader warns that
+    turn 1 does not follow turn 1), an injected context, and a `/compact` whose marker stands at
+    its command (FORMAT.md §5.6)."""
+    b = LogBuilder()
+    for answer in ("First answer.", "Second answer."):
+        b.add("turn/start", {"turn": 1})
+        b.add("step/start", {"turn": 1, "step": 1})
+        b.user(f"Say: {answer}")
+        b.add("request/header", {"header": {"config": dict(PROVIDER)}, "reason": "initial"})
+        b.assistant(1, 1, [{"type": "text", "text": answer}])
+        b.add("step/end", {"turn": 1, "step": 1})
+        b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    b.user("Short injected context.", {"kind": "plugin", "plugin": "fixture"})
+    surface = [e["seq"] for e in b.events if "surfaceOp" in e]
+    b.add("command/run", {"commandId": "cmd-1", "name": "compact", "source": {"kind": "user"}})
+    start = b.add("compaction/start", {"compactionId": "cmp-1", "sourceCommandId": "cmd-1", "turn": None})["seq"]
+    summary = b.add("compaction/summary", {
+        "compactionId": "cmp-1", "sourceCommandId": "cmd-1", "summary": [{"type": "text", "text": "Said twice."}],
+        "shadowedRange": {"start": surface[0], "end": surface[-1]}, "shadowedSeqs": surface,
+        "shadowedTokenCount": 30, **PROVIDER})["seq"]
+    checkpoint = "<context_checkpoint>Said twice.</context_checkpoint>"
+    b.add("user/message", {"id": "checkpoint-manual", "role": "user", "content": [{"type": "text", "text": checkpoint}],
+                           "source": {"kind": "plugin", "plugin": "compact", "compactionId": "cmp-1",
+                                      "sourceCommandId": "cmd-1"}},
+          surfaceOp={"op": "replace", "start": surface[0], "end": surface[-1]},
+          sourceEventSeqs=[start, summary, *surface])
+    b.add("compaction/end", {"compactionId": "cmp-1", "sourceCommandId": "cmd-1", "turn": None})
+    b.add("command/done", {"commandId": "cmd-1", "kind": "success", "text": f"Compacted {len(surface)} history items"})
+    return b
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("logs")
     write_log(root / "compaction" / "session.jsonl", compaction_between_calls().events, "compaction")
     write_log(root / "pruned" / "session.jsonl", pruned_result().events, "pruned")
     write_log(root / "steering" / "session.jsonl", steering()[0].events, "steering")
     write_log(root / "odd" / "session.jsonl", odd_id_log().events, "odd")
-    with live_server([str(root)]) as url:
+    write_log(root / "replayed" / "session.jsonl", replayed_step_log().events, "replayed")
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(logs: Path) -> Iterator[str]:
+    with live_server([str(logs)]) as url:
         yield url
 
 
@@ -159,6 +199,89 @@ def test_transcript_rows_link_to_the_model_view_and_identity_pages(server: str) 
     assert 'data-step-link href="/sessions/compaction/steps/1.1"' in html
     assert 'data-identity-link href="/sessions/compaction/messages/' in html
     assert 'data-budget-link href="/sessions/compaction/steps"' in html
+
+
+def flow_rows(html: str) -> list[tuple[str, str]]:
+    """Each transcript row's kind and its markup (a tool row's opening body included), in order."""
+    parts = re.split(r'(?=<div class="flow-item" )', html)[1:]
+    return [(re.search(r'data-chat-flow-kind="([^"]+)"', p).group(1), p) for p in parts]  # type: ignore[union-attr]
+
+
+def identity_link(row: str) -> tuple[str, str]:
+    """The row's identity link and the id it shows beside it."""
+    link = re.search(r'data-identity-link href="([^"]+)"', row)
+    shown = re.search(r"data-row-message href=\"[^\"]*\"[^>]*>([^<]+)</a>", row)
+    assert link is not None and shown is not None, row[:400]
+    return unescape(link.group(1)), unescape(shown.group(1))
+
+
+def resolves_to(server: str, path: str, message_id: str, seq: int) -> None:
+    """The identity page answers and is the message's: its twin lists the event `seq` carrying it."""
+    assert get(server, path).status_code == 200
+    identity = get(server, "/api" + path).json()
+    assert identity["id"] == message_id and seq in [c["seq"] for c in identity["carriers"]]
+
+
+def test_tool_rows_link_the_identity_of_their_result(server: str) -> None:
+    events = compaction_between_calls().events
+    result = next(e for e in events if e["type"] == "tool/result")
+    (tool,) = [row for kind, row in flow_rows(get(server, "/sessions/compaction").text) if kind == "tool-call"]
+    path, shown = identity_link(tool)
+    result_id = result["data"]["message"]["id"]
+    assert shown == result_id and path == f"/sessions/compaction/messages/{quote(result_id, safe='')}"
+    resolves_to(server, path, result_id, result["seq"])
+    twin = get(server, "/api/sessions/compaction/rows").json()["rows"]
+    assert next(r for r in twin if r["kind"] == "tool-call")["tool"]["resultMessageId"] == result_id
+
+
+def test_context_rows_link_their_identity_outside_the_header(server: str) -> None:
+    events = replayed_step_log().events
+    context = next(e for e in events if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin")
+    (row,) = [row for kind, row in flow_rows(get(server, "/sessions/replayed").text) if kind == "context"]
+    path, shown = identity_link(row)
+    assert shown == context["data"]["id"]
+    resolves_to(server, path, context["data"]["id"], context["seq"])
+    # the header (the accessible name UI.md §6 fixes) holds none of it: the links follow the body's slot
+    header, after = row.split("<div class=\"slot\" data-disclosure-slot></div>")
+    assert "data-identity-link" not in header and "data-row-meta" in after
+
+
+def test_compaction_markers_link_their_checkpoint(server: str) -> None:
+    checkpoint = next(e for e in compaction_between_calls().events if "compactionId" in e["data"].get("source", {}))
+    (marker,) = [row for kind, row in flow_rows(get(server, "/sessions/compaction").text) if kind == "compaction"]
+    path, shown = identity_link(marker)
+    assert shown == checkpoint["data"]["id"]
+    resolves_to(server, path, checkpoint["data"]["id"], checkpoint["seq"])
+    # a /compact command's marker anchors at its command, and still names the checkpoint it made
+    (manual,) = [row for kind, row in flow_rows(get(server, "/sessions/replayed").text) if kind == "manual-compaction"]
+    path, shown = identity_link(manual)
+    assert shown == "checkpoint-manual" and path == "/sessions/replayed/messages/checkpoint-manual"
+    seq = next(e["seq"] for e in replayed_step_log().events if e["data"].get("id") == "checkpoint-manual")
+    resolves_to(server, path, "checkpoint-manual", seq)
+
+
+def test_a_replayed_turn_and_step_links_its_own_model_view(server: str) -> None:
+    steps = [re.search(r'data-step-link href="([^"]+)"', row).group(1)  # type: ignore[union-attr]
+             for kind, row in flow_rows(get(server, "/sessions/replayed").text) if kind == "assistant-step"]
+    assert steps == ["/sessions/replayed/steps/1.1", "/sessions/replayed/steps/1.1~2"]
+    second = get(server, "/api/sessions/replayed/steps/1.1~2").json()
+    assert second["step"]["key"] == "1.1~2"
+    answer = next(e for e in replayed_step_log().events if e["type"] == "assistant/message"
+                  and e["data"]["message"]["content"][0]["text"] == "Second answer.")
+    assert second["calls"][-1]["messageSeq"] == answer["seq"]
+    rows = get(server, "/api/sessions/replayed/rows").json()["rows"]
+    assert [r["step"] for r in rows if r["kind"] in ("step", "assistant-step")] == ["1.1", "1.1", "1.1~2", "1.1~2"]
+
+
+@pytest.mark.parametrize("name", ["compaction", "replayed"])
+def test_the_one_file_export_keeps_the_ids_but_links_no_server_page(server: str, logs: Path, name: str) -> None:
+    served = get(server, f"/sessions/{name}").text
+    exported = render_path(str(logs / name / "session.jsonl"))
+    assert "data-identity-link" in served and "data-step-link" in served
+    hrefs = re.findall(r'href="([^"]*)"', exported)
+    assert hrefs and not [h for h in hrefs if "/steps" in h or "/messages/" in h]
+    shown = re.findall(r"data-row-message href=\"[^\"]*\"[^>]*>([^<]+)</a>", served)
+    assert shown and shown == re.findall(r"data-row-message href=\"[^\"]*\"[^>]*>([^<]+)</a>", exported)
 
 
 def test_unknown_steps_and_ids_are_404_and_chinese_is_served(server: str) -> None:
