@@ -23,8 +23,11 @@
     for (var el = root.firstElementChild; el; el = el.nextElementSibling) {
       if (el.matches("template[data-disclosure-body]")) inline = el;
     }
-    if (inline) slot.replaceChildren(inline.content.cloneNode(true));
-    else if (header.hasAttribute("hx-get") && window.htmx) window.htmx.trigger(header, "dsh:open");
+    if (inline) {
+      slot.replaceChildren(inline.content.cloneNode(true));
+      // htmx wires only what it swaps in itself: a body's "Show all" needs it done here
+      if (window.htmx) window.htmx.process(slot);
+    } else if (header.hasAttribute("hx-get") && window.htmx) window.htmx.trigger(header, "dsh:open");
   }
 
   function toggle(header) { setOpen(header, header.getAttribute("aria-expanded") !== "true"); }
@@ -64,6 +67,14 @@
       toggle(target);
     }
   });
+
+  // A path button in a row header copies its path instead of toggling the row (served page and export).
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element && event.target.closest("[data-copy-path]");
+    if (!button || !navigator.clipboard) return;
+    event.stopPropagation();
+    navigator.clipboard.writeText(button.getAttribute("data-copy-path")).catch(function () { /* not permitted */ });
+  }, true);
 
   // A body that arrives after its row was closed again is dropped.
   document.addEventListener("htmx:beforeSwap", function (event) {

@@ -80,13 +80,6 @@
     else if (event.key === "k") { event.preventDefault(); go(current - 1); }
   });
 
-  document.addEventListener("click", function (event) {
-    var button = event.target instanceof Element && event.target.closest("[data-copy-path]");
-    if (!button || !navigator.clipboard) return;
-    event.stopPropagation();
-    navigator.clipboard.writeText(button.getAttribute("data-copy-path")).catch(function () { /* not permitted */ });
-  }, true);
-
   // Restore a search carried over from another window.
   var query = new URLSearchParams(location.search);
   var restored = false;
@@ -134,28 +127,29 @@
   // A row swapped in place (a tool row whose result arrived) comes back as the server renders
   // it, closed. The disclosures the reader had open in it are noted before the swap, by row id
   // and by their place among the row's disclosures, and opened again once the update is in, as a
-  // click would open them (inline bodies copied, fetched bodies requested).
+  // click would open them (inline bodies copied, fetched bodies requested). Rows are noted by their
+  // key, not their id: a tool row takes its result's message id as its id when the result arrives.
   var reopen = {};
   function disclosures(row) { return row.querySelectorAll("[data-disclosure-row][data-expandable]"); }
   document.body.addEventListener("htmx:oobBeforeSwap", function (event) {
     var row = event.detail.target;
-    if (!row || !row.id || !row.classList.contains("flow-item")) return;
+    if (!row || !row.classList.contains("flow-item") || !row.hasAttribute("data-chat-flow-key")) return;
     var open = [];
     disclosures(row).forEach(function (header, i) {
       if (header.getAttribute("aria-expanded") === "true") open.push(i);
     });
-    if (open.length) reopen[row.id] = open;
+    if (open.length) reopen[row.getAttribute("data-chat-flow-key")] = open;
   });
   function reopenSwapped() {
-    Object.keys(reopen).forEach(function (id) {
-      var row = document.getElementById(id);
+    Object.keys(reopen).forEach(function (key) {
+      var row = flow.querySelector('.flow-item[data-chat-flow-key="' + key + '"]');
       if (!row) return;
       // htmx wires a swapped row's hx-get only when it settles, a moment later; wired now
       // (htmx then leaves it be), a body fetched on open is requested by the click below.
       if (window.htmx) window.htmx.process(row);
       // In document order: an opened body adds its own disclosures after its header, so the
       // places noted before the swap line up again for the ones that follow.
-      reopen[id].forEach(function (i) {
+      reopen[key].forEach(function (i) {
         var header = disclosures(row)[i];
         if (header && header.getAttribute("aria-expanded") !== "true") header.click();
       });

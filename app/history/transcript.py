@@ -7,16 +7,32 @@ their step (or a retry, or a partial stream), results, hooks, approvals and
 code-mode sub-calls in their tool row, `command/done` in its command row,
 the compaction bracket in its marker. Replacement copies stay model-only,
 except the compaction checkpoint.
+
+Nothing the file holds is lost either (PRODUCT.md "Reading"): every diagnostic
+is a row where it lies, and the readable records dsh would not load (those
+after a defect) are rows of their own kinds, marked outside dsh's view.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from bisect import bisect_left, bisect_right
+from collections import ChainMap
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from heapq import merge
 from typing import Any, Literal
 
 from app.history.calls import step_key, turn_step
-from app.history.session import SessionLog, TailRecord
-from app.model.rules import KNOWN_EVENT_TYPES
+from app.history.session import SessionLog, TailRecord, to_event
+from app.log.diagnostics import Diagnostic, Location
+from app.model.rules import (
+    KNOWN_EVENT_TYPES,
+    SURFACE_TYPES,
+    UpgradeError,
+    message_of,
+    message_shape_problem,
+    upgrade_event,
+)
 from app.model.values import Event
 
 RowKind = Literal[
@@ -31,10 +47,18 @@ class Row:
     seq: int  # the anchor: rows sort by it
     key: str
     links: tuple[tuple[str, tuple[int, ...]], ...] = ()  # named groups of other events the row shows
-    tail: TailRecord | None = None  # a diagnostic row's record outside dsh's view
+    tail: TailRecord | None = None  # the unreadable record a diagnostic row is about, for its bytes
     # the key of the step the row happened in, as the step index keys it (`turn.step`, `~n` for a
     # repeated pair), so a row links to its own step's model view; None outside any step
     step: str | None = None
+    diagnostic: Diagnostic | None = None  # a diagnostic row's finding
+    # Why dsh would not load what the row shows (it lies after a defect); None for rows of dsh's view.
+    # The diagnostic row that heads a run of such rows carries their reason too, as its note.
+    outside: str | None = None
+    # The message the row stands for, and which row of that id it is: a log that repeats an id
+    # gives its later rows `~2`, `~3` anchors (PRODUCT.md Interfaces).
+    message: str | None = None
+    occurrence: int = 1
 
     def link(self, name: str) -> tuple[int, ...]:
         for key, seqs in self.links:
@@ -433,12 +457,50 @@ _HANDLERS = {
 }
 
 
+# --- the rows of a session ----------------------------------------------------------------------
+
+# Rows that are a message of their own, and rows that stand for the message of one of their links:
+# the result a tool row shows, the checkpoint a /compact marker stands for, the empty message a
+# partial stream or a max-tokens step hosts. Each anchors at `msg-{that id}`.
+_OWN_MESSAGE_ROWS = frozenset({"user", "steering", "context", "assistant-step", "compaction"})
+_LINKED_MESSAGE = {"tool-call": "result", "manual-compaction": "checkpoint", "partial-stream": "assistant",
+                   "step": "usage-only"}
+
+REPEATED_ID = "repeated-message-id"
+
+
 def build_rows(log: SessionLog) -> list[Row]:
-    """Every row of a session in anchor order, then rows for records outside dsh's view."""
+    """Every row of a session in order: see `transcript_rows`."""
+    return transcript_rows(log)[1]
+
+
+def transcript_rows(log: SessionLog) -> tuple[SessionLog | ReadableLog, list[Row]]:
+    """Every row of a session in order, and the log its rows read their events from.
+
+    dsh's view comes first, in anchor order; then the readable events of records dsh would
+    drop after a defect, as rows marked `outside`; and every diagnostic as a row where its
+    location lies, so nothing the file holds is lost and a page counts what it shows.
+    """
+    readable = readable_log(log)
+    messages = _Messages(readable)
+    rows = _rows(_build(log, range(log.event_count)), "seq", messages, None)
+    if isinstance(readable, ReadableLog):
+        outside = _build(readable, range(log.event_count, readable.event_count))
+        rows += _rows(outside, "outside", messages, readable.outside_reasons)
+    places = _Places(log, readable)
+    found = [(places.of(d.location), d) for d in (*log.diagnostics, *_unreported(log, readable))]
+    return readable, _with_diagnostics(rows, found + messages.warnings, log)
+
+
+def _build(log: SessionLog | ReadableLog, seqs: range) -> _Builder:
     builder = _Builder()
-    for seq in range(log.event_count):
-        builder.feed(_Lazy(log, seq))
+    for seq in seqs:
+        builder.feed(_Lazy(log, seq))  # type: ignore[arg-type]  # a ReadableLog reads like its log
     builder.finish()
+    return builder
+
+
+def _rows(builder: _Builder, prefix: str, messages: _Messages, outside: Mapping[int, str] | None) -> list[Row]:
     rows = []
     for seq in sorted(builder.rows):
         spec = builder.rows[seq]
@@ -446,8 +508,266 @@ def build_rows(log: SessionLog) -> list[Row]:
         kind = spec["kind"]
         if kind in ("user", "steering") and seq + 1 in builder.recalls:
             links += (("recall", (seq + 1,)),)
-        rows.append(Row(kind, seq, f"seq-{seq}", links, step=spec["step"]))
-    for i, tail in enumerate(log.tail):
-        rows.append(Row("diagnostic", log.event_count + i, f"tail-{i}", tail=tail))
+        message, n = messages.of(kind, seq, links)
+        reason = None if outside is None else outside.get(seq, "")
+        rows.append(Row(kind, seq, f"{prefix}-{seq}", links, step=spec["step"], outside=reason, message=message,
+                        occurrence=n))
     return rows
 
+
+class _Messages:
+    """The message each row stands for, in row order; a later row of an id already shown is its
+    `~n`, with a warning placed right before it."""
+
+    def __init__(self, log: SessionLog | ReadableLog) -> None:
+        self.log = log
+        self.seen: dict[str, int] = {}
+        self.warnings: list[tuple[int, Diagnostic]] = []
+
+    def of(self, kind: str, seq: int, links: tuple[tuple[str, tuple[int, ...]], ...]) -> tuple[str | None, int]:
+        if kind in _OWN_MESSAGE_ROWS:
+            carrier: int | None = seq
+        else:
+            wanted = _LINKED_MESSAGE.get(kind)
+            carrier = next((seqs[0] for name, seqs in links if name == wanted), None)
+        message = self.log.message_ids.get(carrier) if carrier is not None else None
+        if message is None:
+            return None, 1
+        n = self.seen[message] = self.seen.get(message, 0) + 1
+        if n > 1:
+            self.warnings.append((seq, Diagnostic(
+                REPEATED_ID, "warning",
+                f"message id {message!r} repeats the id of an earlier message row: this row anchors at "
+                f"msg-{message}~{n}", _event_location(self.log, carrier))))  # type: ignore[arg-type]
+        return message, n
+
+
+def _with_diagnostics(rows: list[Row], found: list[tuple[int, Diagnostic]], log: SessionLog) -> list[Row]:
+    """`rows` with a row for each diagnostic, just before the first row anchored at or after its place."""
+    records = {t.location: t for t in log.tail if t.kind != "dropped"}
+    marks: list[Row] = []
+    at: dict[int, int] = {}
+    for place, d in sorted(found, key=lambda x: x[0]):  # stable: diagnostics at one place keep the log's order
+        j = at[place] = at.get(place, -1) + 1
+        marks.append(Row("diagnostic", place, f"diag-{place}-{j}", tail=records.pop(d.location, None), diagnostic=d))
+    # both in seq order already; a finding goes before the row anchored at its place
+    merged = list(merge(marks, rows, key=lambda r: (r.seq, r.kind != "diagnostic")))
+    # The finding right before a run of rows outside dsh's view heads it: it carries their reason
+    # as the note that says why what follows is shown but not loaded.
+    for i in range(1, len(merged)):
+        row, before = merged[i], merged[i - 1]
+        if row.kind != "diagnostic" and row.outside is not None and before.kind == "diagnostic" \
+                and before.outside is None:
+            merged[i - 1] = replace(before, outside=row.outside)
+    return merged
+
+
+def _unreported(log: SessionLog, readable: SessionLog | ReadableLog) -> list[Diagnostic]:
+    """Findings for records outside dsh's view that no reader diagnostic covers: a row each, so
+    none is dropped silently (a SQLite row after a torn tail, a dropped record that no longer reads)."""
+    covered = {d.location for d in log.diagnostics}
+    failed = readable.unreadable if isinstance(readable, ReadableLog) else {}
+    out = []
+    for t in log.tail:
+        if t.kind == "dropped" and t.location in failed:
+            out.append(Diagnostic("defect", "error", f"a record dsh drops does not read again: {failed[t.location]}",
+                                  t.location))
+        elif t.kind != "dropped" and t.location not in covered:
+            severity = "info" if t.kind == "pending" else "error"
+            out.append(Diagnostic("pending-line" if t.kind == "pending" else "defect", severity,
+                                  t.reason or "unreadable record", t.location))
+    return out
+
+
+def _event_location(log: SessionLog | ReadableLog, seq: int) -> Location:
+    """Where event `seq` was read from: its record's byte offset (its row, in SQLite), or its line
+    when it lies after a defect; an in-memory closer has only the file."""
+    base = log.log if isinstance(log, ReadableLog) else log
+    label = base.source.label
+    if isinstance(log, ReadableLog) and seq >= base.event_count:
+        return log.location_of(seq)
+    records = base._event_record  # the index `SessionLog.raw_event` reads too
+    if seq >= len(records):
+        return Location(file=label)
+    start = base._rec_start[records[seq]]
+    return Location(file=label, row=start) if base.carrier == "sqlite" else Location(file=label, offset=start)
+
+
+class _Places:
+    """Where a located finding sits among the events: the seq of the first event at or after it.
+
+    A record's start is a byte offset of the decoded text (JSONL), or a SQLite row's physical seq;
+    a finding locates itself the same way. What the reader read past (a defect, records dsh drops,
+    a pending line) sits after every event of dsh's view, in-memory closers included.
+    """
+
+    def __init__(self, log: SessionLog, readable: SessionLog | ReadableLog) -> None:
+        self.starts: Sequence[int] = log._rec_start
+        self.lengths: Sequence[int] = log._rec_length
+        self.records: Sequence[int] = log._event_record  # each event's record, in record order
+        self.end = readable.event_count
+        firsts = readable.tail_firsts if isinstance(readable, ReadableLog) else {}
+        tail: list[tuple[int, int, int]] = []
+        next_first = self.end
+        for t in reversed(log.tail):  # each tail record with the first readable event at or after it
+            next_first = firsts.get(t.location, next_first)
+            tail.append((t.start, t.length, next_first))
+        self.tail = tail[::-1]
+
+    def first_event(self, record: int) -> int:
+        return bisect_left(self.records, record)
+
+    def of(self, location: Location) -> int:
+        key = location.row if location.row is not None else location.offset if location.line is not None else None
+        if key is None:
+            # a byte offset with no line is a compressed file's own (its framing), not a place in
+            # the text: framing problems end the readable text; a finding about the whole file leads
+            return self.end if location.offset is not None else 0
+        i = bisect_right(self.starts, key)
+        if i and key < self.starts[i - 1] + max(self.lengths[i - 1], 1):
+            return self.first_event(i - 1)  # inside a record: before the row of its first event
+        if i < len(self.starts):
+            return self.first_event(i)
+        for start, length, first in self.tail:
+            if key < start + max(length, 1):
+                return first
+        return self.end
+
+
+# --- records dsh would not load ---------------------------------------------------------------------
+
+
+class _Joined(Sequence[str]):
+    """Two lists read as one, without copying the long one."""
+
+    def __init__(self, head: Sequence[str], tail: Sequence[str]) -> None:
+        self.head, self.rest = head, tail
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.rest)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        n = len(self.head)
+        return self.head[i] if i < n else self.rest[i - n]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.head
+        yield from self.rest
+
+
+class _Either:
+    """Membership in either of two sets, without copying them."""
+
+    def __init__(self, a: set[int], b: set[int]) -> None:
+        self.a, self.b = a, b
+
+    def __contains__(self, x: object) -> bool:
+        return x in self.a or x in self.b
+
+
+class ReadableLog:
+    """A log and the readable events of the records dsh would not load (those after a defect).
+
+    They are numbered after the log's own events, closers included, and read like them, so the
+    transcript shows them as the rows they are, marked outside dsh's view, instead of hiding them.
+    Everything else reads from the log itself.
+    """
+
+    def __init__(self, log: SessionLog, events: list[dict[str, Any]], records: list[Location],
+                 reasons: list[str], unreadable: dict[Location, str]) -> None:
+        self.log = log
+        self._events = events
+        self._records = records  # each outside event's record
+        self.unreadable = unreadable  # dropped records that failed to read again → why
+        first = log.event_count
+        types = [e.get("type") if isinstance(e.get("type"), str) else "" for e in events]
+        self.types = _Joined(log.types, types)
+        ids: dict[int, str] = {}
+        kinds: dict[int, str] = {}
+        calls: dict[int, str] = {}
+        empty: set[int] = set()
+        for i, event in enumerate(events):
+            if event.get("type") not in SURFACE_TYPES or message_shape_problem(event) is not None:
+                continue
+            seq, message = first + i, message_of(event)
+            ids[seq] = message["id"]
+            if event["type"] == "assistant/message" and not message["content"]:
+                empty.add(seq)
+            elif event["type"] == "user/message":
+                kinds[seq] = message["source"]["kind"]
+            elif event["type"] == "tool/result" and isinstance(message["source"].get("callId"), str):
+                calls[seq] = message["source"]["callId"]
+        self.message_ids: Mapping[int, str] = ChainMap(ids, log.message_ids)
+        self.source_kinds: Mapping[int, str] = ChainMap(kinds, log.source_kinds)
+        self.result_calls: Mapping[int, str] = ChainMap(calls, log.result_calls)
+        self.empty_assistant = _Either(empty, log.empty_assistant)
+        self.outside_reasons = {first + i: r for i, r in enumerate(reasons)}
+        self.tail_firsts: dict[Location, int] = {}
+        for i, location in enumerate(records):
+            self.tail_firsts.setdefault(location, first + i)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.log, name)  # header, source, verdict, surface_ops…: the log's own
+
+    @property
+    def event_count(self) -> int:
+        return len(self.types)
+
+    def raw_event(self, seq: int) -> dict[str, Any]:
+        first = self.log.event_count
+        return self.log.raw_event(seq) if seq < first else self._events[seq - first]
+
+    def event(self, seq: int) -> Event:
+        first = self.log.event_count
+        return self.log.event(seq) if seq < first else to_event(self._events[seq - first])
+
+    def location_of(self, seq: int) -> Location:
+        """The record an outside event was read from."""
+        return self._records[seq - self.log.event_count]
+
+    def outside(self, seq: int) -> str | None:
+        """Why dsh would not load event `seq`; None for its own events."""
+        return self.outside_reasons.get(seq)
+
+
+def readable_log(log: SessionLog) -> SessionLog | ReadableLog:
+    """`log` with the readable events of the records dsh would drop, or `log` itself when it has none."""
+    dropped = [t for t in log.tail if t.kind == "dropped"]
+    if not dropped or log.scan is None:
+        return log
+    reason = _outside_reason(log)
+    sid = log.header.id if log.header and log.header.id else ""
+    events: list[dict[str, Any]] = []
+    records: list[Location] = []
+    reasons: list[str] = []
+    unreadable: dict[Location, str] = {}
+    for t in dropped:
+        try:
+            raws = log.scan.reread(t.start, t.length, t.first_seq if t.first_seq is not None else 0)
+        except (OSError, ValueError) as exc:  # the file changed under us since it was read
+            unreadable[t.location] = str(exc) or type(exc).__name__
+            continue
+        for raw in raws:
+            try:
+                raw = upgrade_event(raw, sid, log.message_ids.get)  # as dsh would read it, had it read on
+            except UpgradeError:
+                pass
+            events.append(raw)
+            records.append(t.location)
+            reasons.append(t.reason or reason)
+    return ReadableLog(log, events, records, reasons, unreadable)
+
+
+def _outside_reason(log: SessionLog) -> str:
+    defect = next((t for t in log.tail if t.kind == "defect"), None)
+    after = f"after the defective record at {_where(defect.location)}" if defect else "after a defect"
+    if log.verdict.category in ("refused", "unsupported"):
+        return f"{after}; dsh refuses the whole log"
+    return f"{after}; dsh drops it with the rest of the log's tail"
+
+
+def _where(location: Location) -> str:
+    """A place in the log, without the file every row of the page shares."""
+    if location.line is not None:
+        return f"line {location.line}"
+    return f"row seq {location.row}" if location.row is not None else location.describe()

@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from app.store import UploadStore
-from app.web import listing, live, media, sessions, uploads
+from app.web import bodies, listing, live, media, sessions, uploads
 from app.web import steps  # what the model read: model views, identities, context budget
 from app.web.registry import Registry
 from app.web.settings import Settings
@@ -73,6 +73,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(listing.router)
     app.include_router(sessions.router)
+    app.include_router(bodies.router)
     app.include_router(live.router)
     app.include_router(media.router)
     app.include_router(uploads.router)

@@ -18,11 +18,10 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from app.history.session import SessionLog
-from app.history.transcript import Row
 from app.web.media import media_of
 from app.web.registry import file_version, grew_in_place
-from app.web.rows import RowView, row_view
-from app.web.sessions import Transcript, transcript
+from app.web.rows import RowView
+from app.web.sessions import Transcript, transcript, view_of
 from app.web.state import WebState, session_url, web
 from app.web.strings import Strings, strings_for
 
@@ -64,26 +63,33 @@ def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tup
     now = signatures(log, script)
     first_new = len(shown)
     replaced: list[int] = []
+    renamed: list[int] = []
     for i, old in enumerate(shown):
-        if i >= len(now) or now[i].anchor != old.anchor:
-            first_new = i  # an anchor moved (a pending line became an event): redo from here
+        if i >= len(now) or now[i].key != old.key:
+            first_new = i  # a row moved (a pending line became an event): redo from here
             break
-        if now[i] != old:
+        if now[i].anchor != old.anchor:
+            renamed.append(i)  # the same row now stands for a message (a tool row whose result arrived)
+        elif now[i] != old:
             replaced.append(i)
     cwd = log.header.cwd if log.header else None
 
     def view(i: int) -> RowView:
-        row: Row = script.rows[i]
-        return row_view(log, row, cwd, script.anchors[i])
+        return view_of(script, i, cwd)
 
-    template = state.templates.get_template("rows/live.html")
-    html = template.render(
-        t=t, base_url=session_url(entry.key), media=media_of(entry),
+    context = {"t": t, "base_url": session_url(entry.key), "media": media_of(entry)}
+    html = state.templates.get_template("rows/live.html").render(
+        **context,
         replaced=[view(i) for i in replaced],
         removed=[old.anchor for old in shown[first_new:]],
         appended=[view(i) for i in range(first_new, len(now))],
     ).strip()
-    return html, now
+    # A renamed row is swapped in place too, found by its key: its id is not the one the page has.
+    # Keys are `seq-`, `outside-` and `diag-` with digits, safe in a quoted selector.
+    row = state.templates.get_template("rows/_row.html")
+    moved = "".join(row.render(**context, view=view(i), oob=f'outerHTML:[data-chat-flow-key="{now[i].key}"]')
+                    for i in renamed).strip()
+    return html + moved, now
 
 
 @router.get("/sessions/{key}/live", include_in_schema=False)

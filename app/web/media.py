@@ -1,10 +1,18 @@
-"""Images an export ZIP carries (`media/<attachmentId>.<ext>`, FORMAT.md §1.4), shown in their rows."""
+"""Images an export ZIP carries (`media/<attachmentId>.<ext>`, FORMAT.md §1.4), shown in their rows.
+
+The page fetches each from its route; the one-file export (`dsh-inspect render`) has no
+server to fetch from, so it carries them itself as `data:` URIs, within a budget.
+"""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import zipfile
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from fastapi import APIRouter, HTTPException, Request
@@ -39,15 +47,64 @@ def media_of(entry: Entry) -> dict[str, str]:
     return _members(entry.source.path, (st.st_size, st.st_mtime_ns))
 
 
+def _media_type(member: str) -> str:
+    return MEDIA_TYPES[member.rsplit(".", 1)[1]]
+
+
+def _read(archive: zipfile.ZipFile, member: str, limit: int) -> bytes | None:
+    """The member's bytes, or None when it holds more than `limit`: read no further than that,
+    because the size a ZIP declares may lie (a bomb)."""
+    with archive.open(member) as f:
+        data = f.read(limit + 1)
+    return data if len(data) <= limit else None
+
+
 @router.get("/sessions/{key}/media/{attachment_id}", include_in_schema=False)
 def media(request: Request, key: str, attachment_id: str) -> Response:
     entry = web(request).entry(key)
     member = media_of(entry).get(attachment_id)
     if member is None:
         raise HTTPException(404, "no such image in this session's archive")
-    with zipfile.ZipFile(entry.source.path) as archive, archive.open(member) as f:
-        data = f.read(MAX_IMAGE_BYTES + 1)
-    if len(data) > MAX_IMAGE_BYTES:
+    with zipfile.ZipFile(entry.source.path) as archive:
+        data = _read(archive, member, MAX_IMAGE_BYTES)
+    if data is None:
         raise HTTPException(413, "image too large to show")
-    return Response(data, media_type=MEDIA_TYPES[member.rsplit(".", 1)[1]],
-                    headers={"Cache-Control": "private, max-age=3600"})
+    return Response(data, media_type=_media_type(member), headers={"Cache-Control": "private, max-age=3600"})
+
+
+@dataclass(frozen=True, slots=True)
+class InlineImages:
+    """The images an export carries (attachment id → `data:` URI) and those left out over the budget."""
+
+    uris: dict[str, str]
+    left_out: tuple[str, ...] = ()
+    left_out_bytes: int = 0  # as the archive declares them: they are never read
+
+
+def inline_images(entry: Entry, shown: Iterable[str], budget: int) -> InlineImages:
+    """`data:` URIs for the archive's images, in the order shown, while their bytes fit in `budget`.
+
+    `shown` names an image once per place it shows, as each place carries its own copy. The
+    order is the page's, so a budget that runs out keeps the images a reader meets first;
+    a later, smaller image still goes in when it fits what is left."""
+    members = media_of(entry)
+    places = Counter(a for a in shown if a in members)
+    if not places:
+        return InlineImages({})
+    uris: dict[str, str] = {}
+    left_out: list[str] = []
+    left_out_bytes = 0
+    remaining = budget
+    with zipfile.ZipFile(entry.source.path) as archive:
+        for attachment, copies in places.items():
+            member = members[attachment]
+            declared = archive.getinfo(member).file_size
+            fits = declared * copies <= remaining
+            data = _read(archive, member, min(remaining // copies, MAX_IMAGE_BYTES)) if fits else None
+            if data is None:
+                left_out.append(attachment)
+                left_out_bytes += declared
+                continue
+            remaining -= len(data) * copies
+            uris[attachment] = f"data:{_media_type(member)};base64,{base64.b64encode(data).decode('ascii')}"
+    return InlineImages(uris, tuple(left_out), left_out_bytes)

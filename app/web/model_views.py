@@ -341,6 +341,8 @@ def anchor_index(rows: Sequence[Row], anchors: Sequence[str], log: SessionLog) -
     wanted = {"user/message", "assistant/message", "tool/result", "agent/inbox/spliced", "step/start"}
     out: dict[int, str] = {}
     for row, anchor in zip(rows, anchors):
+        if row.kind == "diagnostic":
+            continue  # a finding sits before the row of its event; it does not show the event
         for seq in (row.seq, *row.related):
             if 0 <= seq < log.event_count and log.types[seq] in wanted:
                 out.setdefault(seq, anchor)

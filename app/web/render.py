@@ -2,30 +2,51 @@
 
 It is the session page itself (same templates, every row at once) in the
 `export.html` layout: CSS and one script inline, each allowed by its hash
-in the file's own CSP, and every row body inline in a `<template>`, so it
-opens from `file://` with working disclosures and touches no network. The
-pages only a server can answer (model views, identity pages, the budget)
-are not linked; the message ids stay as text.
+in the file's own CSP, every row body inline in a `<template>`, and the
+images of an export ZIP inline as `data:` URIs, so it opens from `file://`
+with working disclosures and touches no network.
+
+Nothing in it may need the server: the templates leave out its chrome
+(search, live tail, "Show all") and its links (events, model views, identity
+pages, the budget, downloads, other sessions) when `standalone` is set; any
+root-relative link left in the rows (a model's Markdown link, say) becomes
+plain text here, since from `file://` it would open a file of the reader's disk.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import HTTPException, Request
-from markupsafe import Markup
+from jinja2 import Environment
+from jinja2.filters import do_filesizeformat, do_urlencode
+from markupsafe import Markup, escape
 
-from app.web.registry import Registry
+from app.forms.jsformat import interpolate
+from app.web.media import InlineImages, inline_images, media_of
+from app.web.registry import Entry, Registry
 from app.web.sessions import session_page_context
 from app.web.settings import Settings
 from app.web.state import STATIC, WebState
 from app.web.strings import strings_for
 
 STYLES = ("inspect.css", "export.css")
-SCRIPTS = ("theme.js", "inspect.js")
+SCRIPTS = ("theme.js", "inspect.js", "export.js")
+# Image bytes one file carries in all: base64 makes them a third larger again, and a page
+# much past 30 MB is slow to open; the images past it are named where they appeared.
+MEDIA_BUDGET = 24 << 20
+
+# Said only by an export, about its own making.
+_IMAGES_LEFT_OUT = {
+    "en": "{count} image(s) ({size}) are not in this file: an export carries at most {budget} of images. "
+          "Each is named where it appeared.",
+    "zh": "{count} 张图片（{size}）未放入此文件：一个导出文件最多内嵌 {budget} 的图片。它们在原处以名称显示。",
+}
 
 
 class RenderError(Exception):
@@ -56,23 +77,75 @@ def export_assets() -> Assets:
     return Assets(css, script)
 
 
-def render_session(registry: Registry, key: str, *, lang: str = "en") -> str:
+def render_session(registry: Registry, key: str, *, lang: str = "en", media_budget: int = MEDIA_BUDGET) -> str:
     """The page of session `key`, with every row, as one HTML document."""
-    state = WebState(settings=Settings(window_rows=sys.maxsize), registry=registry)
+    # every row in one window, and every row body whole: no "Show all" can fetch the rest from file://
+    state = WebState(settings=Settings(window_rows=sys.maxsize, body_cap=sys.maxsize), registry=registry)
     try:
         context = session_page_context(state, key, 0)
+        entry = state.entry(key)
     except HTTPException as exc:
-        entry = registry.entry(key)
-        where = entry.source.label if entry else key
+        found = registry.entry(key)
+        where = found.source.label if found else key
         what = "not a dsh session log: " if exc.status_code == 422 else ""
         raise RenderError(f"{where}: {what}{exc.detail}") from None
     assets = export_assets()
     t = strings_for(lang)
-    template = state.templates.env.get_template("session.html")
-    return template.render(
-        request=_plain_get(context["base_url"]), t=t, lang=t.lang, layout="export.html", inline_bodies=True,
-        standalone=True,  # no server behind the file: links to the model views and identity pages are left out
-        export_css=Markup(assets.css), export_script=Markup(assets.script), export_csp=assets.csp, **context)
+    # `standalone`: no server behind the file, so the templates leave out what only a server answers
+    page = {**context, "t": t, "lang": t.lang, "inline_bodies": True, "standalone": True}
+    env = state.templates.env
+    rows_html, images = _export_rows(env, entry, page, media_budget)
+    return env.get_template("session.html").render(
+        request=_plain_get(context["base_url"]), layout="export.html", rows_html=rows_html,
+        images_left_out=_images_left_out(images, media_budget, t.lang),
+        export_css=Markup(assets.css), export_script=Markup(assets.script), export_csp=assets.csp, **page)
+
+
+def _export_rows(env: Environment, entry: Entry, page: dict[str, Any], budget: int) -> tuple[Markup, InlineImages]:
+    """Every row, its images inline within `budget` and no link to a server page."""
+    archive = media_of(entry)
+    html = _render_rows(env, page, archive)
+    base_url = page["base_url"]
+    images = inline_images(entry, _images_shown(html, base_url, archive), budget)
+    if images.left_out:  # drawn again with only the images carried, so the others show their names
+        html = _render_rows(env, page, {a: archive[a] for a in images.uris})
+    for attachment, uri in images.uris.items():
+        html = html.replace(_image_src(base_url, attachment), f'src="{uri}"')
+    return Markup(unlink_server_pages(html)), images  # rendered by the autoescaping templates
+
+
+def _render_rows(env: Environment, page: dict[str, Any], media: dict[str, str]) -> str:
+    return env.get_template("rows/window.html").render(**page, media=media)
+
+
+def _image_src(base_url: str, attachment: str) -> str:
+    """The `src` attribute the row templates give an archive image, exactly as they write it."""
+    return f'src="{escape(base_url)}/media/{escape(do_urlencode(attachment))}"'
+
+
+def _images_shown(html: str, base_url: str, archive: dict[str, str]) -> list[str]:
+    """The archive images the rows show, once per place, in the order a reader meets them."""
+    found = sorted((at, a) for a in archive if (at := html.find(_image_src(base_url, a))) >= 0)
+    return [a for _, a in found for _ in range(html.count(_image_src(base_url, a)))]
+
+
+# An anchor to a root-relative URL: a model's Markdown link, or a server page a template failed
+# to leave out. Attribute values and text are escaped by the templates, so `>` and `</a>` only
+# ever close the tag and the element.
+_SERVER_LINK = re.compile(r'<a\b([^>]*?)\s+href="/[^"]*"([^>]*)>(.*?)</a>', re.DOTALL)
+
+
+def unlink_server_pages(html: str) -> str:
+    """Root-relative links turned into plain text: each keeps its text and its other attributes."""
+    return _SERVER_LINK.sub(r"<span\1\2>\3</span>", html)
+
+
+def _images_left_out(images: InlineImages, budget: int, lang: str) -> str | None:
+    if not images.left_out:
+        return None
+    return interpolate(_IMAGES_LEFT_OUT[lang], {"count": len(images.left_out),
+                                               "size": do_filesizeformat(images.left_out_bytes, binary=True),
+                                               "budget": do_filesizeformat(budget, binary=True)})
 
 
 def _plain_get(path: str) -> Request:
@@ -81,14 +154,14 @@ def _plain_get(path: str) -> Request:
                     "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": []})
 
 
-def render_path(path: str, *, session: str | None = None, lang: str = "en") -> str:
+def render_path(path: str, *, session: str | None = None, lang: str = "en", media_budget: int = MEDIA_BUDGET) -> str:
     """Render the one session at `path` (or the one named by `session`, an id or key)."""
     registry = Registry([path])
     entries = registry.entries()
     if session is not None:
         entries = [e for e in entries if session in (e.key, e.session_id)]
     if len(entries) == 1:
-        return render_session(registry, entries[0].key, lang=lang)
+        return render_session(registry, entries[0].key, lang=lang, media_budget=media_budget)
     refused = "; ".join(f"{r.path}: {r.reason}" for r in registry.refused())
     if not entries:
         what = f"no session {session!r}" if session is not None else "no session log"

@@ -1,12 +1,15 @@
 """Turning transcript rows into what the row templates and the JSON twin show.
 
 The web layer loads each row's events and hands the derivation's facts and
-the forms layer's projections to the templates: wording, numbers and
-Markdown are settled here so a template only lays them out.
+the forms layer's projections to the templates: numbers and Markdown are
+settled here so a template only lays them out. Wording stays `Phrase`s, so
+one view serves either language; bodies stay whole, and each page shows
+them to its `body_cap` setting (PRODUCT.md: every body is capped).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -15,12 +18,39 @@ from markupsafe import Markup
 
 from app.forms import ContextView, project_context, session_recall_labels
 from app.forms.content import Bounded, bound
-from app.forms.jsformat import js_string
+from app.forms.jsformat import TEXT_LIMIT, cap_utf16, js_string
 from app.forms.tools import ToolPresentation, present_tool
 from app.history.session import SessionLog
 from app.history.transcript import Row
 from app.model.values import ContentBlock, Event, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock
 from app.web.markdown import render_markdown
+from app.web.strings import Phrase, phrase
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """One body a row shows, whole: text, Markdown or JSON from an untrusted log.
+
+    A page shows its first `body_cap` UTF-16 units (a setting) and swaps in the
+    rest on "Show all" from `/sessions/{key}/bodies/{seq}?part={part}`.
+    """
+
+    part: str  # which body of its row: the show-all route finds it by this
+    whole: str
+    markdown: bool = False
+
+    def capped(self, cap: int) -> Bounded:
+        return bound(self.whole, cap)
+
+    def html(self, cap: int | None = None) -> Markup:
+        """Sanitized HTML of a Markdown body, rendered from its first `cap` units only: a
+        renderer given a huge text would stall the page the cap is there to protect."""
+        return render_markdown(self.whole if cap is None else cap_utf16(self.whole, cap)[0])
+
+    @property
+    def text(self) -> str:
+        """The body as a window's JSON twin carries it: to the default cap, whatever the page's."""
+        return cap_utf16(self.whole)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +58,26 @@ class Block:
     """One piece of an assistant step or bubble, in content order."""
 
     kind: str  # "markdown" | "text" | "think" | "image" | "json"
-    html: Markup | None = None
-    text: str = ""
-    summary: str = ""
-    json: Bounded | None = None
+    body: Body | None = None  # the block's text, Markdown source or JSON: every kind but an image
+    summary: str = ""  # a think block's first line
+    label: Phrase | None = None  # what an image is
     attachment: str | None = None  # an image's attachment id, to show it when the archive carries it
+
+    # What the JSON twin reads of a block: its text (an image's label in English), a Markdown
+    # block's HTML, a JSON block's body.
+    @property
+    def text(self) -> str:
+        if self.label is not None:
+            return str(self.label)
+        return self.body.text if self.body is not None and self.kind in ("text", "think") else ""
+
+    @property
+    def html(self) -> Markup | None:
+        return self.body.html(TEXT_LIMIT) if self.body is not None and self.kind == "markdown" else None
+
+    @property
+    def json(self) -> Body | None:
+        return self.body if self.kind == "json" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,21 +86,33 @@ class ToolView:
     name: str
     call_id: str | None
     state: str  # ok | error | stopped | running
-    output: Bounded | None
+    arguments: Body  # the IN section
+    output: Body | None
     error_code: str | None
     duration_ms: int | None
     subcalls: tuple[ToolSubcall, ...]
-    notes: tuple[str, ...]  # hooks, approvals, pruning: one line each
-    pruned: Bounded | None  # the model-facing replacement text, when pruned
+    note_phrases: tuple[Phrase, ...]  # hooks, approvals, pruning: one line each
+    pruned: Body | None  # the model-facing replacement text, when pruned
     result_message_id: str | None  # the result message's id (kept by a pruned copy), for its identity page
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The notes in English, as the JSON twin carries them."""
+        return tuple(str(p) for p in self.note_phrases)
+
+    def bodies(self) -> Iterator[Body]:
+        yield self.arguments
+        yield from (b for b in (self.output, self.pruned) if b is not None)
+        for sub in self.subcalls:
+            yield from (b for b in (sub.arguments, sub.output) if b is not None)
 
 
 @dataclass(frozen=True, slots=True)
 class ToolSubcall:
     name: str
-    arguments: str
+    arguments: Body
     is_error: bool
-    output: Bounded | None
+    output: Body | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +124,32 @@ class RowView:
     tool: ToolView | None = None
     title: str = ""
     summary: str = ""
-    detail: Bounded | None = None  # the row's expandable text (command output, raw JSON of a compact row)
+    detail: Body | None = None  # the row's expandable text (command output, raw JSON of a compact row)
     details_markdown: Markup | None = None
     state: str = ""
-    facts: tuple[str, ...] = ()  # small labelled facts: durations, token counts, usage
+    fact_phrases: tuple[Phrase, ...] = ()  # small labelled facts: durations, token counts, usage
     message_id: str | None = None  # the message the row is: it anchors at `msg-{id}`
     extra: dict[str, Any] = field(default_factory=dict)
     # `msg-{id}` for a message row (`~2`, `~3`… for repeated ids), else `seq-{n}` (PRODUCT.md Interfaces).
     anchor: str = ""
     step: str | None = None  # the step key its model-view link opens, for the rows that run inside a step
+
+    @property
+    def facts(self) -> tuple[str, ...]:
+        """The facts in English, as the JSON twin carries them."""
+        return tuple(str(p) for p in self.fact_phrases)
+
+    def bodies(self) -> Iterator[Body]:
+        """Every body the row shows (context bodies keep their own, contractual bound: UI.md §3)."""
+        yield from (b.body for b in self.blocks if b.body is not None)
+        if self.detail is not None:
+            yield self.detail
+        if self.tool is not None:
+            yield from self.tool.bodies()
+        yield from (v for v in self.extra.values() if isinstance(v, Body))
+
+    def body(self, part: str) -> Body | None:
+        return next((b for b in self.bodies() if b.part == part), None)
 
     @property
     def identity(self) -> str | None:
@@ -103,20 +177,23 @@ def _pretty(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _duration(ms: int | None) -> str | None:
+def _duration(ms: int | None) -> Phrase | None:
     if ms is None or ms < 0:
         return None
     if ms < 1000:
-        return f"{ms} ms"
+        return phrase("duration.ms", ms=ms)
     seconds = ms / 1000
-    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60)} s"
+    if seconds < 60:
+        return phrase("duration.seconds", seconds=f"{seconds:.1f}")
+    return phrase("duration.minutes", minutes=int(seconds // 60), seconds=int(seconds % 60))
 
 
-def _image_label(block: ImageBlock) -> str:
+def _image_label(block: ImageBlock) -> Phrase:
     a = block.attachment
-    name = a.get("name") if isinstance(a.get("name"), str) else a.get("attachmentId", "image")
+    name = a.get("name") if isinstance(a.get("name"), str) else a.get("attachmentId", "")
     size = f"{js_string(a.get('width'))}×{js_string(a.get('height'))}" if "width" in a else ""
-    return " ".join(x for x in (f"Image {name}", str(a.get("mediaType", "")), size) if x)
+    return phrase("row.image", details=" ".join(x for x in (js_string(name), js_string(a.get("mediaType", "")), size)
+                                               if x))
 
 
 def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tuple[Block, ...]:
@@ -124,11 +201,14 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
     out: list[Block] = []
     run: list[str] = []
 
+    def part() -> str:
+        return f"block-{len(out)}"
+
     def flush() -> None:
         if run:
             text = "".join(run)
             if text:
-                out.append(Block("markdown", html=render_markdown(text)) if markdown else Block("text", text=text))
+                out.append(Block("markdown" if markdown else "text", Body(part(), text, markdown=markdown)))
             run.clear()
 
     for block in content:
@@ -137,34 +217,58 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
             continue
         flush()
         if isinstance(block, ReasoningBlock):
-            out.append(Block("think", text=block.text, summary=_first_line(block.text)))
+            out.append(Block("think", Body(part(), block.text), summary=_first_line(block.text)))
         elif isinstance(block, ImageBlock):
             attachment = block.attachment.get("attachmentId")
-            out.append(Block("image", text=_image_label(block),
+            out.append(Block("image", label=_image_label(block),
                              attachment=attachment if isinstance(attachment, str) else None))
         elif isinstance(block, ToolCallBlock):
             continue  # tool calls render as their own rows
         else:
-            out.append(Block("json", json=bound(_pretty(block.raw))))
+            out.append(Block("json", Body(part(), _pretty(block.raw))))
     flush()
     return tuple(out)
 
 
-def _usage_facts(usage: Any) -> tuple[str, ...]:
+_USAGE = (("inputTokens", "row.usage.input"), ("cacheReadTokens", "row.usage.cacheRead"),
+          ("cacheWriteTokens", "row.usage.cacheWrite"), ("outputTokens", "row.usage.output"),
+          ("reasoningTokens", "row.usage.reasoning"))
+
+
+def _usage_facts(usage: Any) -> tuple[Phrase, ...]:
     if not isinstance(usage, dict):
         return ()
-    names = (("inputTokens", "in"), ("cacheReadTokens", "cache read"), ("cacheWriteTokens", "cache write"),
-             ("outputTokens", "out"), ("reasoningTokens", "reasoning"))
-    return tuple(f"{label} {js_string(usage[key])}" for key, label in names if key in usage)
+    return tuple(phrase(key, count=usage[name]) for name, key in _USAGE if name in usage)
 
 
-def _result_text(message: Message | None) -> tuple[Bounded | None, bool]:
+def _logged_usage(log: SessionLog, seqs: tuple[int, ...]) -> Any:
+    """The usage an assistant message logged: a partial stream's, or a step's that hosts only usage."""
+    data = log.event(seqs[0]).data if seqs else None
+    return data.get("usage") if isinstance(data, dict) else None
+
+
+def _result_text(message: Message | None, part: str) -> tuple[Body | None, bool]:
     if message is None or not message.content:
         return None, False
     block = message.content[0]
     inner = getattr(block, "content", ())
     parts = [b.text if isinstance(b, TextBlock) else _pretty(b.raw) for b in inner]
-    return bound("\n".join(parts)), bool(getattr(block, "is_error", False))
+    return Body(part, "\n".join(parts)), bool(getattr(block, "is_error", False))
+
+
+def _note(event: Event) -> Phrase:
+    """A hook or approval, as one line on the tool row it concerns."""
+    d = event.data if isinstance(event.data, dict) else {}
+    if event.type == "hook/invoked":
+        return phrase("tool.hookInvoked", point=d.get("point"), handler=d.get("handlerId"))
+    if event.type == "hook/result":
+        stderr = d.get("stderrSummary")
+        if isinstance(stderr, str):
+            return phrase("tool.hookResultStderr", point=d.get("point"), decision=d.get("decision"), stderr=stderr)
+        return phrase("tool.hookResult", point=d.get("point"), decision=d.get("decision"))
+    if event.type == "approval/asked":
+        return phrase("tool.approvalAsked", reason=d.get("reason", d.get("toolName")))
+    return phrase("tool.approvalDecided", outcome=d.get("outcome"))
 
 
 def _tool_view(log: SessionLog, row: Row, event: Event, cwd: str | None) -> ToolView:
@@ -177,7 +281,7 @@ def _tool_view(log: SessionLog, row: Row, event: Event, cwd: str | None) -> Tool
     results = [log.event(s) for s in row.link("result")]
     result = results[0] if results else None
     result_id = result.message.id if result is not None and result.message is not None else None
-    output, is_error = _result_text(result.message if result else None)
+    output, is_error = _result_text(result.message if result else None, "out")
     error = result.data.get("error") if result and isinstance(result.data, dict) else None
     error_code = error.get("code") if isinstance(error, dict) else None
     if result is None:
@@ -187,49 +291,40 @@ def _tool_view(log: SessionLog, row: Row, event: Event, cwd: str | None) -> Tool
     else:
         state = "error" if is_error or error_code else "ok"
     if output is None and error_code:
-        output = bound(f"{error.get('name', 'Error')}: {error_code}")  # type: ignore[union-attr]
+        output = Body("out", f"{error.get('name', 'Error')}: {error_code}")  # type: ignore[union-attr]
     subcalls: dict[str, dict[str, Any]] = {}
     for seq in row.link("subcalls"):
         sub = log.event(seq).data
         if isinstance(sub, dict):
-            entry = subcalls.setdefault(str(sub.get("subCallId")), {"name": str(sub.get("name", "")),
-                                                                       "arguments": _pretty(sub.get("arguments"))})
+            n = len(subcalls)
+            entry = subcalls.setdefault(str(sub.get("subCallId")), {
+                "name": str(sub.get("name", "")), "arguments": Body(f"sub-{n}-in", _pretty(sub.get("arguments"))),
+                "part": f"sub-{n}-out"})
             if "isError" in sub:
                 entry["is_error"] = sub.get("isError") is True
                 texts = [b.get("text", "") if isinstance(b, dict) and b.get("type") == "text" else _pretty(b)
                          for b in sub.get("content", ())]
-                entry["output"] = bound("\n".join(str(t) for t in texts))
-    notes = []
-    for seq in row.link("hooks") + row.link("approvals"):
-        e = log.event(seq)
-        d = e.data if isinstance(e.data, dict) else {}
-        if e.type == "hook/invoked":
-            notes.append(f"hook {d.get('point')} · {d.get('handlerId')}")
-        elif e.type == "hook/result":
-            notes.append(f"hook {d.get('point')} → {d.get('decision')}"
-                         + (f" · {d['stderrSummary']}" if isinstance(d.get("stderrSummary"), str) else ""))
-        elif e.type == "approval/asked":
-            notes.append(f"approval asked · {d.get('reason', d.get('toolName'))}")
-        else:
-            notes.append(f"approval {d.get('outcome')}")
+                entry["output"] = Body(entry["part"], "\n".join(str(t) for t in texts))
+    notes = [_note(log.event(seq)) for seq in row.link("hooks") + row.link("approvals")]
     pruned = None
     for seq in row.link("pruned"):
-        pruned, _ = _result_text(log.event(seq).message)
-        notes.append(f"pruned from the model's view at event {seq}")
+        pruned, _ = _result_text(log.event(seq).message, "pruned")
+        notes.append(phrase("tool.prunedAt", seq=seq))
     duration = result.time - event.time if result and event.type == "tool/call" else None
+    presentation = present_tool(name, raw_args, cwd)
     return ToolView(
-        presentation=present_tool(name, raw_args, cwd), name=name,
-        call_id=call_id if isinstance(call_id, str) else None, state=state, output=output, error_code=error_code,
-        duration_ms=duration,
+        presentation=presentation, name=name,
+        call_id=call_id if isinstance(call_id, str) else None, state=state,
+        arguments=Body("in", presentation.arguments), output=output, error_code=error_code, duration_ms=duration,
         subcalls=tuple(ToolSubcall(s["name"], s["arguments"], s.get("is_error", False), s.get("output"))
                        for s in subcalls.values()),
-        notes=tuple(notes), pruned=pruned, result_message_id=result_id,
+        note_phrases=tuple(notes), pruned=pruned, result_message_id=result_id,
     )
 
 
 def _compaction(log: SessionLog, row: Row) -> dict[str, Any]:
     summary_seq = row.link("summary")
-    facts: dict[str, Any] = {"items": None, "tokens": None, "markdown": None}
+    facts: dict[str, Any] = {"items": None, "tokens": None, "summary": None, "markdown": None}
     checkpoint = row.link("checkpoint")  # a /compact command's marker: the row anchors at the command
     if checkpoint:
         message = log.event(checkpoint[0]).message
@@ -242,8 +337,22 @@ def _compaction(log: SessionLog, row: Row) -> dict[str, Any]:
             facts["tokens"] = js_string(data.get("shadowedTokenCount")) if "shadowedTokenCount" in data else None
             text = "".join(b.get("text", "") for b in data.get("summary", ()) if isinstance(b, dict)
                            and b.get("type") == "text")
-            facts["markdown"] = render_markdown(text) if text else None
+            if text:
+                facts["summary"] = Body("summary", text, markdown=True)
+                facts["markdown"] = facts["summary"].html(TEXT_LIMIT)  # the JSON twin's copy, to the default cap
     return facts
+
+
+def _retry_state(log: SessionLog, row: Row) -> str:
+    """Retried once it started; cancelled once its turn ended first (an open final turn is ended
+    by the crash closers, so a log that stops before the retry cancels it too); else waiting."""
+    if row.link("started"):
+        return "ok"
+    try:
+        log.types.index("turn/end", row.seq + 1)
+    except ValueError:
+        return "waiting"
+    return "cancelled"
 
 
 def row_view(log: SessionLog, row: Row, cwd: str | None = None, anchor: str | None = None) -> RowView:
@@ -260,7 +369,7 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
         assert tail is not None
         raw = tail.raw.decode("utf-8", "replace") if tail.raw else ""
         return RowView(row, None, title=tail.kind, summary=f"{tail.location.describe()}: {tail.reason or ''}",
-                       detail=bound(raw) if raw else None)
+                       detail=Body("detail", raw) if raw else None)
     event = log.event(row.seq)
     message = event.message
     data = event.data if isinstance(event.data, dict) else {}
@@ -276,21 +385,21 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
         return RowView(row, event, blocks=content_blocks(message.content, markdown=False), message_id=mid,
                        extra={"recall_labels": labels})
     if kind == "assistant-step" and message is not None:
-        facts = _usage_facts(data.get("usage"))
         return RowView(row, event, blocks=content_blocks(message.content, markdown=True), message_id=mid,
-                       state="stopped" if data.get("interrupted") is True else "ok", facts=facts,
+                       state="stopped" if data.get("interrupted") is True else "ok",
+                       fact_phrases=_usage_facts(data.get("usage")),
                        extra={"turn": data.get("turn"), "step": data.get("step")})
     if kind == "partial-stream":
         texts = [log.event(s).data for s in row.link("chunks")]
         text = "".join(c["chunk"].get("text", c["chunk"].get("argumentsDelta", "")) for c in texts
                        if isinstance(c, dict) and isinstance(c.get("chunk"), dict)
                        and c["chunk"].get("type") in ("text-delta", "reasoning-delta", "tool-call-delta"))
-        usage = log.event(row.link("assistant")[0]).data.get("usage") if row.link("assistant") else None
-        return RowView(row, event, detail=bound(text), facts=_usage_facts(usage))
+        return RowView(row, event, detail=Body("detail", text),
+                       fact_phrases=_usage_facts(_logged_usage(log, row.link("assistant"))))
     if kind == "tool-call":
         tool = _tool_view(log, row, event, cwd)
         return RowView(row, event, tool=tool, state=tool.state,
-                       facts=tuple(x for x in (_duration(tool.duration_ms),) if x))
+                       fact_phrases=tuple(x for x in (_duration(tool.duration_ms),) if x))
     if kind in ("command", "manual-compaction"):
         done = log.event(row.link("done")[0]) if row.link("done") else None
         done_data = done.data if done and isinstance(done.data, dict) else {}
@@ -300,7 +409,7 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
         if kind == "manual-compaction":
             extra.update(_compaction(log, row))
         return RowView(row, event, title=str(data.get("name", "Command")), summary=_first_line(text) if text else "",
-                       detail=bound(text) if "\n" in text else None, state=state, extra=extra)
+                       detail=Body("detail", text) if "\n" in text else None, state=state, extra=extra)
     if kind == "compaction":
         return RowView(row, event, message_id=mid, extra=_compaction(log, row))
     if kind == "model-retry":
@@ -308,13 +417,14 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
         streamed = "".join(c["chunk"].get("text", "") for c in chunks
                            if isinstance(c, dict) and isinstance(c.get("chunk"), dict))
         failure = data.get("failure") if isinstance(data.get("failure"), dict) else {}
-        return RowView(row, event, state="ok" if row.link("started") else "waiting",
+        return RowView(row, event, state=_retry_state(log, row),
                        extra={"retry": js_string(data.get("retry")),
                               "maximum": js_string(data.get("maxRetries")) if "maxRetries" in data else "∞",
                               "seconds": js_string(round(data.get("delayMs", 0) / 1000, 3))
                               if isinstance(data.get("delayMs"), (int, float)) else "?",
                               "delay_ms": js_string(data.get("delayMs")), "message": failure.get("message", ""),
-                              "code": failure.get("code", ""), "streamed": bound(streamed) if streamed else None})
+                              "code": failure.get("code", ""),
+                              "streamed": Body("streamed", streamed) if streamed else None})
     if kind in ("turn-error", "turn-max-tokens"):
         error = data.get("reason", {}).get("error", {}) if isinstance(data.get("reason"), dict) else {}
         return RowView(row, event, summary=str(error.get("message", "")) if isinstance(error, dict) else "",
@@ -324,15 +434,18 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
         outcome = end.data.get("reason", {}).get("kind") if end and isinstance(end.data, dict) \
             and isinstance(end.data.get("reason"), dict) else None
         facts = tuple(x for x in (_duration(end.time - event.time if end else None),) if x)
-        return RowView(row, event, title=js_string(data.get("turn")), facts=facts,
+        return RowView(row, event, title=js_string(data.get("turn")), fact_phrases=facts,
                        state=outcome or ("open" if end is None else ""))
     if kind == "step":
         end = log.event(row.link("end")[0]) if row.link("end") else None
-        facts = tuple(x for x in (_duration(end.time - event.time if end else None),) if x)
-        return RowView(row, event, title=js_string(data.get("step")), facts=facts)
+        duration = tuple(x for x in (_duration(end.time - event.time if end else None),) if x)
+        # a step whose message is empty and streamed nothing (a max-tokens stop) shows its usage here
+        usage = _usage_facts(_logged_usage(log, row.link("usage-only")))
+        return RowView(row, event, title=js_string(data.get("step")), fact_phrases=duration + usage)
     summary = ", ".join(f"{k}: {v}" for k, v in data.items() if isinstance(v, (str, int, float)) and
                         not isinstance(v, bool))
-    return RowView(row, event, title=event.type, summary=_first_line(summary), detail=bound(_pretty(event.to_json())))
+    return RowView(row, event, title=event.type, summary=_first_line(summary),
+                   detail=Body("detail", _pretty(event.to_json())))
 
 
 def row_json(view: RowView) -> dict[str, Any]:
@@ -351,26 +464,54 @@ def row_json(view: RowView) -> dict[str, Any]:
         out["facts"] = list(view.facts)
     if view.blocks:
         out["blocks"] = [{"kind": b.kind, "text": b.text or (str(b.html) if b.html else ""),
+                          **({"summary": b.summary} if b.summary else {}),
                           **({"json": b.json.text} if b.json else {})} for b in view.blocks]
+    if view.detail is not None:
+        out["detail"] = view.detail.text
     if view.tool is not None:
-        tool = view.tool
-        out["tool"] = {"name": tool.name, "callId": tool.call_id, "variant": tool.presentation.variant,
-                       "title": tool.presentation.title, "summary": tool.presentation.summary,
-                       "state": tool.state, "errorCode": tool.error_code, "resultMessageId": tool.result_message_id,
-                       "output": tool.output.text if tool.output else None, "notes": list(tool.notes),
-                       "subcalls": [{"name": s.name, "isError": s.is_error} for s in tool.subcalls]}
+        out["tool"] = _tool_json(view.tool)
     if view.context is not None:
         c = view.context
         out["context"] = {"role": c.role, "title": c.title_key, "label": c.label, "declaredForm": c.declared_form,
                           "renderedForm": c.rendered_form, "summary": c.header_summary}
-    if view.row.tail is not None:
-        tail = view.row.tail
-        out["diagnostic"] = {"kind": tail.kind, "reason": tail.reason, "file": tail.location.file,
-                             "line": tail.location.line, "row": tail.location.row, "offset": tail.location.offset}
+    if view.row.diagnostic is not None:
+        out["diagnostic"] = _diagnostic_json(view.row)
+    if view.row.outside is not None:
+        out["outside"] = view.row.outside  # why dsh would not load what the row shows (or, on a finding, what follows)
     simple = {k: v for k, v in view.extra.items() if isinstance(v, (str, int, float, bool, type(None), tuple, list))}
-    if simple:
-        out["extra"] = {k: list(v) if isinstance(v, tuple) else v for k, v in simple.items()}
+    shown = {k: v.text for k, v in view.extra.items() if isinstance(v, Body)}  # a summary, a failed stream
+    if simple or shown:
+        out["extra"] = {**{k: list(v) if isinstance(v, tuple) else v for k, v in simple.items()}, **shown}
+    bodies = [_body_json(b) for b in view.bodies()]
+    if bodies:
+        out["bodies"] = bodies
     return out
+
+
+def _tool_json(tool: ToolView) -> dict[str, Any]:
+    """What a tool row shows: its header, IN and OUT, its sub-calls, what the model saw once pruned, its notes."""
+    p = tool.presentation
+    return {"name": tool.name, "callId": tool.call_id, "variant": p.variant, "title": p.title, "summary": p.summary,
+            "path": p.path, "state": tool.state, "errorCode": tool.error_code,
+            "resultMessageId": tool.result_message_id, "arguments": tool.arguments.text,
+            "output": tool.output.text if tool.output else None, "pruned": tool.pruned.text if tool.pruned else None,
+            "notes": list(tool.notes),
+            "subcalls": [{"name": s.name, "isError": s.is_error, "arguments": s.arguments.text,
+                          "output": s.output.text if s.output else None} for s in tool.subcalls]}
+
+
+def _body_json(body: Body) -> dict[str, Any]:
+    """How much of a body the twin carries: `total` UTF-16 units whole, cut at the default cap when
+    `truncated`; `/api/sessions/{key}/bodies/{seq}?part=` answers it whole."""
+    shown = body.capped(TEXT_LIMIT)
+    return {"part": body.part, "total": shown.total, "truncated": shown.truncated}
+
+
+def _diagnostic_json(row: Row) -> dict[str, Any]:
+    """A finding where it lies; an unreadable record's kind and reason with it."""
+    d, tail = row.diagnostic, row.tail
+    assert d is not None
+    return {**d.to_json(), **({"kind": tail.kind, "reason": tail.reason} if tail is not None else {})}
 
 
 def context_json(view: RowView) -> dict[str, Any]:

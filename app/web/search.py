@@ -36,10 +36,10 @@ def _message_text(message: Message | None) -> str:
 
 
 def row_facts(log: SessionLog, row: Row) -> RowFacts:
-    if row.kind == "diagnostic":
-        tail = row.tail
+    if row.diagnostic is not None:
+        d, tail = row.diagnostic, row.tail
         raw = tail.raw.decode("utf-8", "replace") if tail and tail.raw else ""
-        return RowFacts(f"{tail.reason if tail else ''} {raw}".lower(), row.kind, None, None, True)
+        return RowFacts(f"{d.code} {d.message} {raw}".lower(), row.kind, None, None, d.severity == "error")
     event = log.event(row.seq)
     data = event.data if isinstance(event.data, dict) else {}
     form = tool = None

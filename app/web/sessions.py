@@ -15,12 +15,13 @@ from markupsafe import Markup
 
 from app.history.session import SessionLog
 from app.history.tokens import session_usage
-from app.history.transcript import Row, build_rows, context_row_at
+from app.history.transcript import ReadableLog, Row, context_row_at, transcript_rows
+from app.log.diagnostics import Diagnostic
 from app.model.frozen import thaw
 from app.web.entries import entry_json, related_sessions
 from app.web.media import media_of
 from app.web.registry import Entry
-from app.web.rows import RowView, context_json, row_json, row_view
+from app.web.rows import Body, RowView, context_json, row_json, row_view
 from app.web.search import RowFacts, row_facts, search
 from app.web.state import WebState, session_url, web
 from app.web.strings import Strings, strings_for
@@ -28,7 +29,8 @@ from app.web.strings import Strings, strings_for
 router = APIRouter()
 
 
-def session_json(entry: Entry, log: SessionLog) -> dict[str, Any]:
+def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]:
+    """The session's facts; its diagnostics are the page's diagnostic rows, in page order."""
     verdict = log.verdict
     return {
         **entry_json(entry),
@@ -41,7 +43,7 @@ def session_json(entry: Entry, log: SessionLog) -> dict[str, Any]:
         "messages": log.message_count,
         "turns": log.turns,
         "steps": log.steps,
-        "diagnostics": [d.to_json() for d in log.diagnostics],
+        "diagnostics": [d.to_json() for d in t.diagnostics],
         "size": _size(entry),
     }
 
@@ -89,28 +91,46 @@ class RenderedWindows:
 class Transcript:
     """A session's rows and their anchors, built once per file version."""
 
+    # what the rows read their events from: the log, and the records after a defect dsh would not load
+    log: SessionLog | ReadableLog
     rows: list[Row]
     anchors: list[str]
     # rendered windows of this very version, so they go when the transcript does
     windows: RenderedWindows = field(default_factory=RenderedWindows, compare=False, repr=False)
 
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every finding about the log, one per diagnostic row, in page order (what the header counts)."""
+        return [row.diagnostic for row in self.rows if row.diagnostic is not None]
+
 
 def _transcript(log: SessionLog) -> Transcript:
-    rows = build_rows(log)
-    seen: dict[str, int] = {}
-    anchors = []
-    for row in rows:
-        mid = log.message_ids.get(row.seq) if row.kind in _MESSAGE_ROWS else None
-        if mid is None:
-            anchors.append(row.key)
-            continue
-        n = seen.get(mid, 0) + 1
-        seen[mid] = n
-        anchors.append(f"msg-{mid}" + (f"~{n}" if n > 1 else ""))
-    return Transcript(rows, anchors)
+    readable, rows = transcript_rows(log)
+    return Transcript(readable, rows, [anchor_of(row) for row in rows])
 
 
-_MESSAGE_ROWS = frozenset({"user", "steering", "context", "assistant-step", "compaction"})
+def anchor_of(row: Row) -> str:
+    """`msg-{id}` for a row that stands for a message (`~n` for a repeated id), else its key (PRODUCT.md Interfaces)."""
+    if row.message is None:
+        return row.key
+    return f"msg-{row.message}" + (f"~{row.occurrence}" if row.occurrence > 1 else "")
+
+
+def view_of(t: Transcript, i: int, cwd: str | None) -> RowView:
+    """The view of row `i`: a finding is laid out from its diagnostic, every other row from its events."""
+    row = t.rows[i]
+    if row.diagnostic is not None:
+        return diagnostic_view(row, t.anchors[i])
+    return row_view(t.log, row, cwd, t.anchors[i])  # type: ignore[arg-type]  # a ReadableLog reads like its log
+
+
+def diagnostic_view(row: Row, anchor: str) -> RowView:
+    d = row.diagnostic
+    assert d is not None
+    raw = row.tail.raw.decode("utf-8", "replace") if row.tail is not None and row.tail.raw else ""
+    return RowView(row, None, title=row.tail.kind if row.tail is not None else d.code,
+                   summary=f"{d.location.describe()}: {d.message}", state=d.severity,
+                   detail=Body("record", raw) if raw else None, anchor=anchor)  # a part no event row has
 
 
 def transcript(state: WebState, key: str) -> tuple[Entry, SessionLog, Transcript]:
@@ -128,7 +148,7 @@ def _window_views(state: WebState, log: SessionLog, t: Transcript, start: int) -
     size = state.settings.window_rows
     start = max(0, min(start, max(len(t.rows) - 1, 0)))
     cwd = log.header.cwd if log.header else None
-    views = [row_view(log, row, cwd, t.anchors[i]) for i, row in enumerate(t.rows[start : start + size], start)]
+    views = [view_of(t, i, cwd) for i in range(start, min(start + size, len(t.rows)))]
     return views, start
 
 
@@ -202,7 +222,7 @@ def _first_screen_html(state: WebState, entry: Entry, log: SessionLog, strings: 
     if len(settled) <= size:
         return None
     cwd = log.header.cwd if log.header else None
-    views = [row_view(log, row, cwd, t.anchors[i]) for i, row in enumerate(settled[:size])]
+    views = [view_of(t, i, cwd) for i in range(size)]  # the settled rows lead the transcript
     paging = _first_window_paging(size)
     return Markup(state.templates.env.get_template("rows/window.html").render(
         t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging, direction="",
@@ -213,8 +233,8 @@ def _first_screen_html(state: WebState, entry: Entry, log: SessionLog, strings: 
 def session_facts(request: Request, key: str) -> HTMLResponse:
     """The session's verdict, counts and relatives, read from the whole log (its JSON twin: /api/sessions/{key})."""
     state = web(request)
-    entry, log = state.session(key)
-    return state.page(request, "sessions/facts.html", session=session_json(entry, log),
+    entry, log, t = transcript(state, key)
+    return state.page(request, "sessions/facts.html", session=session_json(entry, log, t),
                       base_url=session_url(entry.key), related=related_sessions(state, entry, log),
                       usage=state.registry.derived(entry.key, "usage", session_usage))
 
@@ -227,10 +247,11 @@ def session_page_context(state: WebState, key: str, start: int, request: Request
     if request is not None:
         entry, log, rows_html, paging = rendered_window(state, request, key, start)
         rows: dict[str, Any] = {"rows_html": rows_html}
+        t = transcript(state, key)[2]
     else:
         entry, log, t, views, start = window(state, key, start)
         rows, paging = {"rows": views}, window_json(t, views, start, state.settings.window_rows)
-    return {"session": session_json(entry, log), **rows, "related": related_sessions(state, entry, log),
+    return {"session": session_json(entry, log, t), **rows, "related": related_sessions(state, entry, log),
             "usage": state.registry.derived(entry.key, "usage", session_usage),
             "base_url": session_url(entry.key), "paging": paging}
 
@@ -240,7 +261,7 @@ def api_session(request: Request, key: str, start: int = Query(0, alias="from", 
     state = web(request)
     entry, log, t, views, start = window(state, key, start)
     usage = state.registry.derived(entry.key, "usage", session_usage)
-    return {**session_json(entry, log), "related": related_sessions(state, entry, log),
+    return {**session_json(entry, log, t), "related": related_sessions(state, entry, log),
             "usage": usage.to_json() if usage else None,
             **window_json(t, views, start, state.settings.window_rows)}
 
@@ -261,7 +282,7 @@ def api_rows(request: Request, key: str, start: int = Query(0, alias="from", ge=
 
 def _facts(state: WebState, key: str) -> list[RowFacts]:
     entry, _, t = transcript(state, key)
-    return state.registry.derived(entry.key, "search", lambda log: [row_facts(log, r) for r in t.rows])
+    return state.registry.derived(entry.key, "search", lambda _: [row_facts(t.log, r) for r in t.rows])  # type: ignore[arg-type]
 
 
 @router.get("/api/sessions/{key}/search", summary="Rows matching a text and facets, in order")
@@ -287,10 +308,15 @@ def api_locate(request: Request, key: str, anchor: str) -> dict[str, Any]:
 
 def _event(state: WebState, key: str, seq: int) -> tuple[Entry, dict[str, Any]]:
     entry, log = state.session(key)
-    if not 0 <= seq < log.event_count:
+    source: SessionLog | ReadableLog = log
+    if seq >= log.event_count:  # past dsh's view: a record after a defect, numbered after the log's events
+        source = transcript(state, key)[2].log
+    if not 0 <= seq < source.event_count:
         raise HTTPException(404, f"no event {seq}")
-    event = log.event(seq)
-    return entry, {"seq": seq, "type": event.type, "synthetic": event.synthetic, "event": thaw(event.raw)}
+    event = source.event(seq)
+    outside = source.outside(seq) if isinstance(source, ReadableLog) else None
+    return entry, {"seq": seq, "type": event.type, "synthetic": event.synthetic, "event": thaw(event.raw),
+                   **({"outside": outside} if outside is not None else {})}
 
 
 def _pretty(value: Any) -> str:

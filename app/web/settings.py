@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.forms.jsformat import TEXT_LIMIT
 from app.store.limits import MIB, LimitName, Limits
 
 
@@ -41,6 +42,9 @@ class Settings:
     window_rows: int = 60
     # A log not read yet shows its first screen from this many leading events, its verdict after.
     first_screen_events: int = 2000
+    # A row body longer than this (UTF-16 units) shows its head and loads the rest on "Show all",
+    # so one huge tool result cannot stall the page. Context bodies keep dsh's own bound (UI.md §1.6).
+    body_cap: int = TEXT_LIMIT
     # Where uploads are kept (blobs and catalog); None serves no uploads.
     data_dir: str | None = None
     # Upload limits; see SETTINGS below and README "Settings".
@@ -106,6 +110,9 @@ SETTINGS: tuple[SettingDoc, ...] = (
     SettingDoc("first_screen_events",
                "A log not read yet shows its first window from this many leading events; the verdict and "
                "counts follow once it is read whole."),
+    SettingDoc("body_cap",
+               "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts "
+               "them); \"Show all\" loads the rest in place. Context bodies keep dsh's own 20,000."),
 )
 
 

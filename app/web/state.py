@@ -83,6 +83,10 @@ class WebState:
     store: UploadStore | None = None  # None: this server takes no uploads
     templates: Jinja2Templates = field(default_factory=_templates)
 
+    def __post_init__(self) -> None:
+        # Row views carry their bodies whole; the row templates cut them to this (rows/_body.html).
+        self.templates.env.globals["body_cap"] = self.settings.body_cap
+
     def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
         t = strings_for(request.headers.get("accept-language"))
         return self.templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, **context})

@@ -183,6 +183,22 @@ EN: dict[str, str] = {
     "tool.state.stopped": "Stopped",
     "tool.noResult": "No result was logged.",
     "tool.prunedAs": "The model later saw this result pruned to:",
+    "tool.hookInvoked": "hook {point} · {handler}",
+    "tool.hookResult": "hook {point} → {decision}",
+    "tool.hookResultStderr": "hook {point} → {decision} · {stderr}",
+    "tool.approvalAsked": "approval asked · {reason}",
+    "tool.approvalDecided": "approval {outcome}",
+    "tool.prunedAt": "pruned from the model's view at event {seq}",
+    "row.image": "Image {details}",
+    "row.usage.input": "in {count}",
+    "row.usage.cacheRead": "cache read {count}",
+    "row.usage.cacheWrite": "cache write {count}",
+    "row.usage.output": "out {count}",
+    "row.usage.reasoning": "reasoning {count}",
+    "duration.ms": "{ms} ms",
+    "duration.seconds": "{seconds} s",
+    "duration.minutes": "{minutes} min {seconds} s",
+    "body.showAll": "Show all",
     "command.running": "Running…",
     "command.completed": "Completed",
     "command.failed": "Command failed",
@@ -190,6 +206,7 @@ EN: dict[str, str] = {
     "compaction.unavailable": "Compaction summary unavailable",
     "retry.done": "Retried model request",
     "retry.waiting": "Waiting to retry model request",
+    "retry.cancelled": "Model request retry cancelled",
     "retry.delay": "Retry delay: {ms}ms",
     "retry.reason": "Failure reason: {message}",
     "retry.streamed": "What the failed attempt streamed:",
@@ -426,6 +443,22 @@ ZH: dict[str, str] = {
     "tool.state.stopped": "已停止",
     "tool.noResult": "日志中没有结果。",
     "tool.prunedAs": "模型之后看到的是裁剪后的结果：",
+    "tool.hookInvoked": "钩子 {point} · {handler}",
+    "tool.hookResult": "钩子 {point} → {decision}",
+    "tool.hookResultStderr": "钩子 {point} → {decision} · {stderr}",
+    "tool.approvalAsked": "已请求审批 · {reason}",
+    "tool.approvalDecided": "审批结果：{outcome}",
+    "tool.prunedAt": "已在事件 {seq} 从模型视图中裁剪",
+    "row.image": "图片 {details}",
+    "row.usage.input": "输入 {count}",
+    "row.usage.cacheRead": "缓存读取 {count}",
+    "row.usage.cacheWrite": "缓存写入 {count}",
+    "row.usage.output": "输出 {count}",
+    "row.usage.reasoning": "推理 {count}",
+    "duration.ms": "{ms} 毫秒",
+    "duration.seconds": "{seconds} 秒",
+    "duration.minutes": "{minutes} 分 {seconds} 秒",
+    "body.showAll": "显示全部",
     "command.running": "运行中…",
     "command.completed": "已完成",
     "command.failed": "命令失败",
@@ -433,6 +466,7 @@ ZH: dict[str, str] = {
     "compaction.unavailable": "压缩摘要不可用",
     "retry.done": "已重试模型请求",
     "retry.waiting": "等待重试模型请求",
+    "retry.cancelled": "模型请求重试已取消",
     "retry.delay": "重试延迟：{ms}ms",
     "retry.reason": "失败原因：{message}",
     "retry.streamed": "失败的尝试已输出：",
@@ -498,13 +532,38 @@ ZH: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
+class Phrase:
+    """An interface string still to be worded: its key and values.
+
+    A row view is built once and rendered in either language, so it carries
+    phrases and the page words them (`t(phrase)`); `str()` gives the English,
+    which the JSON twins carry.
+    """
+
+    key: str
+    values: tuple[tuple[str, object], ...] = ()
+
+    def __str__(self) -> str:
+        return ENGLISH(self)
+
+
+def phrase(key: str, **values: object) -> Phrase:
+    return Phrase(key, tuple(values.items()))
+
+
+@dataclass(frozen=True, slots=True)
 class Strings:
     lang: str
     table: dict[str, str]
 
-    def __call__(self, key: str, **params: object) -> str:
+    def __call__(self, key: str | Phrase, **params: object) -> str:
+        if isinstance(key, Phrase):
+            key, params = key.key, dict(key.values)
         text = self.table.get(key, key)
         return interpolate(text, params) if params else text
+
+
+ENGLISH = Strings("en", EN)
 
 
 def _ranges(header: str) -> list[tuple[float, str]]:
@@ -529,5 +588,5 @@ def strings_for(accept_language: str | None) -> Strings:
         if lang.startswith("zh"):
             return Strings("zh", ZH)
         if lang.startswith("en") or lang == "*":
-            return Strings("en", EN)
-    return Strings("en", EN)
+            return ENGLISH
+    return ENGLISH

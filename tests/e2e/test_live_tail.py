@@ -110,4 +110,7 @@ def test_an_open_tool_row_stays_open_when_its_result_arrives(page: Page, server:
     expect(tool.locator("[data-tool]")).to_have_attribute("data-state", "ok", timeout=10000)
     expect(header_row).to_have_attribute("aria-expanded", "true")
     expect(output).to_have_text("alpha")
-    expect(page.locator(f"[id='seq-{call}']")).to_have_count(1)  # swapped in place, not wrapped in a copy
+    # swapped in place, not wrapped in a copy; it now anchors at its result's message id
+    result_id = b.events[call + 1]["data"]["message"]["id"]
+    expect(page.locator(f".flow-item[data-chat-flow-key='seq-{call}']")).to_have_count(1)
+    expect(page.locator(f".flow-item[data-chat-flow-key='seq-{call}']")).to_have_attribute("id", f"msg-{result_id}")

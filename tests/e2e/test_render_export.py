@@ -1,4 +1,5 @@
-"""`dsh-inspect render` output in Chromium from file://, with the network cut: rows open and show their bodies."""
+"""`dsh-inspect render` output in Chromium from file://, with the network cut: rows open and show their bodies,
+images show, and the keyboard walks the rows."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from playwright.sync_api import Page, Request, expect
 
 from app.cli import main
 from app.demo.generate import SESSIONS
+from tests.support.media import export_zip_with_image
 
 pytestmark = pytest.mark.browser
 
@@ -72,3 +74,40 @@ def test_opaque_fallbacks_render_their_fields_offline(page: Page, tmp_path: Path
     expect(body).to_have_count(1)
     assert body.get_attribute("data-context-form") is None
     assert body.locator("[data-context-fields] dt").all_inner_texts() == ["form", "senderSessionId"]
+
+
+def test_an_export_zip_image_shows_from_the_file_itself(page: Page, tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    export_zip_with_image(archive)
+    out = tmp_path / "image.html"
+    assert main(["render", str(archive), "-o", str(out)]) == 0
+    requests = open_offline(page, out)
+    image = page.locator("img[data-image]")
+    expect(image).to_have_count(1)
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('img[data-image]').complete")
+    assert image.evaluate("img => [img.naturalWidth, img.naturalHeight]") == [1, 1]  # decoded, not a broken icon
+    assert requests == []
+
+
+def test_the_export_keeps_no_server_chrome_and_j_k_walk_its_rows(page: Page, tmp_path: Path) -> None:
+    requests = open_offline(page, render(tmp_path, "demo-tools"))
+    expect(page.locator("[data-search], [data-follow], [data-live], a[href^='/'], [hx-get]")).to_have_count(0)
+    rows = page.locator("[data-chat-flow] > .flow-item")
+    marked = page.locator(".flow-item[data-current]")
+    page.keyboard.press("j")
+    expect(marked).to_have_attribute("id", rows.nth(0).get_attribute("id") or "")
+    page.keyboard.press("j")
+    expect(marked).to_have_attribute("id", rows.nth(1).get_attribute("id") or "")
+    page.keyboard.press("k")
+    expect(marked).to_have_attribute("id", rows.nth(0).get_attribute("id") or "")
+    # j reaches the first tool row and Enter opens it: its body comes from the file
+    tool_at = next(n for n in range(rows.count()) if rows.nth(n).locator("[data-tool-card], [data-tool]").count())
+    for _ in range(tool_at):
+        page.keyboard.press("j")
+    header = rows.nth(tool_at).locator("[data-disclosure-row]").first
+    expect(header).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(header).to_have_attribute("aria-expanded", "true")
+    expect(rows.nth(tool_at).locator("[data-tool-output]")).to_be_visible()
+    assert requests == []

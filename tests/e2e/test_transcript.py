@@ -139,10 +139,14 @@ def test_a_5mb_tool_result_stays_responsive_and_shows_all_on_demand(page: Page, 
     assert "line 0000000 of a very large tool result" in text
     assert len(text) < 25_000, "the body is capped, not the whole 5 MB"
     assert page.evaluate("1 + 1") == 2
-    show_all = output.locator("a.show-all")
-    expect(show_all).to_contain_text("characters total")
-    show_all.click()
-    expect(page.locator("[data-event-json]")).to_contain_text(f"line {BIG // 38 - 1:07d} of a very large", timeout=60000)
+    expect(output.locator("[data-truncated]")).to_contain_text("characters total")
+    at = page.url
+    output.get_by_role("button", name="Show all").click()
+    # the whole result replaces the head in place: same page, same open row, no footer left
+    expect(output).to_contain_text(f"line {BIG // 38 - 1:07d} of a very large", timeout=60000)
+    expect(output.locator("[data-truncated]")).to_have_count(0)
+    expect(row).to_have_attribute("aria-expanded", "true")
+    assert page.url == at
 
 
 def test_the_session_list_fills_titles_counts_and_verdicts_in_place(page: Page, server: str) -> None:

@@ -7,14 +7,27 @@ import hashlib
 import io
 import re
 import socket
+import zipfile
 from pathlib import Path
 
+import orjson
 import pytest
 
 from app.cli import main, run_render, run_serve
 from app.demo.generate import SESSIONS
+from app.web.registry import Registry
+from app.web.render import render_path, render_session
 from app.web.settings import SETTINGS, Settings
+from tests.support.builders import LogBuilder, header
+from tests.support.media import png_1x1
 from tests.support.uploads import jsonl_bytes
+
+DEMO_IDS = ["demo-compaction", "demo-context-fallbacks", "demo-context-forms", "demo-corrupt", "demo-crash",
+            "demo-subagent-child", "demo-subagent-parent", "demo-tools"]
+# What only a server answers: a root-relative link, a body or window fetched on demand, the live tail.
+SERVER_ONLY = re.compile(r'href="/|<[^>]+\s(hx-get|hx-ext|sse-connect)=')
+# The page's parts that need the server: search, the live tail, the download, window loaders.
+SERVER_CHROME = re.compile(r"<[a-z][^<>]*\s(data-search|data-follow|data-live|data-download|data-window-\w+)[\s=>]")
 
 
 def sha256(text: str) -> str:
@@ -25,17 +38,119 @@ def test_the_export_allows_exactly_its_own_script_and_style(tmp_path: Path) -> N
     out = tmp_path / "forms.html"
     assert main(["render", str(SESSIONS), "--session", "demo-context-forms", "-o", str(out)]) == 0
     html = out.read_text()
-    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
-    styles = re.findall(r"<style>(.*?)</style>", html, re.S)
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.DOTALL)
+    styles = re.findall(r"<style>(.*?)</style>", html, re.DOTALL)
     assert len(scripts) == 1 and len(styles) == 1
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
     assert csp is not None
     policy = csp.group(1).replace("&#39;", "'")
     assert policy.startswith("default-src 'none'; ")
     assert f"script-src '{sha256(scripts[0])}'" in policy and f"style-src '{sha256(styles[0])}'" in policy
-    assert not re.search(r'<(script|link|img)[^>]+(src|href)=', html), "nothing may be fetched"
+    assert not re.search(r'<(script|link|img)[^>]+(src|href)="(?!data:)', html), "nothing may be fetched"
     assert not re.search(r"<[^>]+ hx-get=", html), "no body is fetched"
     assert html.count("<template data-disclosure-body>") >= 6
+
+
+@pytest.mark.parametrize("session_id", DEMO_IDS)
+def test_the_export_has_nothing_only_a_server_answers(tmp_path: Path, session_id: str) -> None:
+    out = tmp_path / "page.html"
+    assert main(["render", str(SESSIONS), "--session", session_id, "-o", str(out)]) == 0
+    html = out.read_text()
+    assert not SERVER_ONLY.search(html)
+    assert SERVER_CHROME.findall(html) == []
+    assert '<span class="meta-link">#1</span>' in html  # the event number stays, as text
+
+
+def test_an_exported_subagent_names_its_relatives_without_linking_them(tmp_path: Path) -> None:
+    html = render_path(str(SESSIONS), session="demo-subagent-parent")
+    related = re.search(r'<p class="related" data-related>(.*?)</p>', html, re.DOTALL)
+    assert related is not None and "<a" not in related.group(1)
+    assert re.search(r"<code data-child-link[^>]*>[^<]+</code>", related.group(1))
+
+
+def write_log(path: Path, session_id: str, b: LogBuilder) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(session_id), *b.events]))
+    return path
+
+
+def test_a_tool_output_past_the_pages_cap_is_in_the_file_whole(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    result = next(e for e in b.events if e["type"] == "tool/result")
+    result["data"]["message"]["content"][0]["content"] = [
+        {"type": "text", "text": "".join(f"line {i:05d}\n" for i in range(3000))}]
+    html = render_path(str(write_log(tmp_path / "big.jsonl", "big", b)))
+    output = re.search(r"<template data-disclosure-body>.*?<pre [^>]*data-tool-output[^>]*>(.*?)</pre>", html,
+                       re.DOTALL)
+    assert output is not None and output.group(1) == "".join(f"line {i:05d}\n" for i in range(3000))
+    assert not re.search(r"<[a-z][^<>]*\s(data-truncated|data-show-all)[\s=>]", html)
+
+
+def test_a_models_root_relative_link_is_text_and_a_web_link_stays(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    answer = [e for e in b.events if e["type"] == "assistant/message"][-1]
+    answer["data"]["message"]["content"][0]["text"] = "[the spec](/docs/spec.md) and [the site](https://example.com/)"
+    html = render_path(str(write_log(tmp_path / "links.jsonl", "links", b)))
+    assert "<span>the spec</span>" in html and '<a href="https://example.com/">the site</a>' in html
+    assert 'href="/' not in html
+
+
+def export_zip(path: Path, images: list[bytes]) -> None:
+    """A dsh export ZIP whose one prompt shows `images`, each a PNG the archive carries."""
+    ids = ["sha256:" + hashlib.sha256(image).hexdigest() for image in images]
+    b = LogBuilder()
+    b.turn(1)
+    prompt = next(e for e in b.events if e["type"] == "user/message")
+    prompt["data"]["content"] += [{"type": "image", "attachment": {"attachmentId": a, "mediaType": "image/png",
+                                                                   "width": 1, "height": 1, "name": "dot.png"}}
+                                  for a in ids]
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("session.jsonl", b"".join(orjson.dumps(x) + b"\n" for x in [header("with-images"), *b.events]))
+        for a, image in dict(zip(ids, images, strict=True)).items():
+            z.writestr(f"media/{a}.png", image)
+
+
+def test_an_export_zip_image_is_carried_in_the_file(tmp_path: Path) -> None:
+    png = png_1x1()
+    export_zip(tmp_path / "export.zip", [png])
+    out = tmp_path / "page.html"
+    assert main(["render", str(tmp_path / "export.zip"), "-o", str(out)]) == 0
+    html = out.read_text()
+    assert f'<img class="attachment" src="data:image/png;base64,{base64.b64encode(png).decode()}"' in html
+    assert not re.search(r'\ssrc="(?!data:)', html), "no image is fetched"
+    assert "data-image-tag>" not in html and "data-images-left-out>" not in html
+
+
+def test_images_past_the_budget_are_named_in_place_and_counted(tmp_path: Path) -> None:
+    first, second, third = png_1x1(), png_1x1() + b"\0" * 4000, png_1x1() + b"\0" * 10
+    export_zip(tmp_path / "export.zip", [first, second, third])
+    html = render_path(str(tmp_path / "export.zip"), media_budget=1000)
+    shown = re.findall(r'<img class="attachment" src="data:image/png;base64,([^"]+)"', html)
+    assert [base64.b64decode(s) for s in shown] == [first, third]  # the big one does not fit; a later small one does
+    assert html.count("data-image-tag>") == 1
+    note = re.search(r"data-images-left-out>([^<]+)<", html)
+    assert note is not None and note.group(1).startswith("1 image(s) (4.0 KiB) are not in this file")
+    assert not re.search(r'\ssrc="(?!data:)', html), "no image is fetched"
+
+
+def test_an_image_shown_twice_costs_the_budget_twice(tmp_path: Path) -> None:
+    png = png_1x1()  # 69 bytes
+    export_zip(tmp_path / "export.zip", [png, png])
+    roomy = render_path(str(tmp_path / "export.zip"), media_budget=2 * len(png))
+    assert roomy.count(f'src="data:image/png;base64,{base64.b64encode(png).decode()}"') == 2
+    tight = render_path(str(tmp_path / "export.zip"), media_budget=2 * len(png) - 1)
+    assert "data:image" not in tight and tight.count("data-image-tag>") == 2
+    assert "1 image(s) (69 Bytes) are not in this file" in tight
+
+
+@pytest.mark.corpus
+def test_no_corpus_session_exports_a_link_to_the_server(corpus_dir: Path) -> None:
+    registry = Registry([str(corpus_dir / "sessions"), str(corpus_dir / "dsh-home"), str(corpus_dir / "exports")])
+    entries = registry.entries()
+    assert len(entries) >= 100
+    linked = [e.key for e in entries if SERVER_ONLY.search(render_session(registry, e.key))]
+    assert linked == []
 
 
 def test_render_says_which_session_to_choose_and_what_is_not_a_log(tmp_path: Path) -> None:
@@ -71,8 +186,9 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         Settings().with_setting("max_decompressed_mb", "0")
     assert {d.name for d in SETTINGS} == {"max_upload_mb", "max_decompressed_mb", "max_sessions_per_upload",
-                                          "window_rows", "first_screen_events"}
+                                          "window_rows", "first_screen_events", "body_cap"}
     assert Settings().with_setting("window_rows", "30").window_rows == 30
+    assert Settings().body_cap == 20_000 and Settings().with_setting("body_cap", "500").body_cap == 500
 
 
 def test_every_setting_is_documented_in_the_readme() -> None:

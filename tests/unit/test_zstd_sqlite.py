@@ -10,6 +10,7 @@ import pytest
 import zstandard
 
 from app.history.session import load_session
+from app.history.transcript import build_rows
 from app.log.plaintext import scan_frames
 from app.log.sources import discover
 from tests.support.builders import LogBuilder, header, two_turns
@@ -130,16 +131,29 @@ def test_a_torn_sqlite_tail_is_repaired(tmp_path: Path) -> None:
     assert log.event_count == n
 
 
-def test_a_bad_row_before_the_last_turn_end_is_refused_at_that_row(tmp_path: Path) -> None:
-    builder = two_turns()
-    path = store_with(tmp_path, builder.events)
+def store_with_a_broken_row(tmp_path: Path) -> Path:
+    """Two turns in a store whose row 4 no longer holds JSON: a later turn/end makes it corruption."""
+    path = store_with(tmp_path, two_turns().events)
     conn = sqlite3.connect(path)
     conn.execute("UPDATE events SET data = '{broken' WHERE seq = 4")
     conn.commit()
     conn.close()
-    log = load_store(path)
+    return path
+
+
+def test_a_bad_row_before_the_last_turn_end_is_refused_at_that_row(tmp_path: Path) -> None:
+    log = load_store(store_with_a_broken_row(tmp_path))
     assert log.verdict.category == "refused"
     assert log.verdict.location.row == 4
+
+
+def test_the_rows_after_a_bad_sqlite_row_read_on_outside_dsh_view(tmp_path: Path) -> None:
+    log = load_store(store_with_a_broken_row(tmp_path))
+    rows = build_rows(log)
+    assert [r.diagnostic.code for r in rows if r.diagnostic] == ["defect", "committed-corruption"]
+    outside = [r for r in rows if r.kind != "diagnostic" and r.outside is not None]
+    assert {"user", "assistant-step", "tool-call"} <= {r.kind for r in outside}
+    assert all("row seq 4" in r.outside for r in outside)  # type: ignore[operator]
 
 
 def test_a_wrong_application_id_is_not_a_dsh_store(tmp_path: Path) -> None:

@@ -18,20 +18,22 @@ VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "l
 
 
 class SwappedRows(HTMLParser):
-    """The text of each row an update swaps in place, by the id it replaces."""
+    """The text of each row an update swaps in place, by its row key, and the id it now has."""
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, str] = {}
+        self.ids: dict[str, str] = {}
         self._open: list[str | None] = []  # for each open element: the swapped row it starts, if any
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in VOID:
             return  # no end tag follows
         found = dict(attrs)
-        row = found.get("id") if found.get("hx-swap-oob") == "outerHTML" else None
+        row = found.get("data-chat-flow-key") if (found.get("hx-swap-oob") or "").startswith("outerHTML") else None
         if row:
             self.rows[row] = ""
+            self.ids[row] = found.get("id") or ""
         self._open.append(row)
 
     def handle_endtag(self, tag: str) -> None:
@@ -43,10 +45,10 @@ class SwappedRows(HTMLParser):
             self.rows[row] += data
 
 
-def swapped_rows(html: str) -> dict[str, str]:
+def swapped_rows(html: str) -> SwappedRows:
     parser = SwappedRows()
     parser.feed(html)
-    return parser.rows
+    return parser
 
 
 def test_a_result_that_takes_the_seq_of_its_crash_closer_replaces_the_closer(tmp_path: Path) -> None:
@@ -65,8 +67,11 @@ def test_a_result_that_takes_the_seq_of_its_crash_closer_replaces_the_closer(tmp
 
     append_batch(path, [result])
     html, _ = update(state, "open-call", strings, shown)
-    rows = swapped_rows(html)
+    swapped = swapped_rows(html)
     tool = f"seq-{call}"
-    assert tool in rows, "the tool row whose result arrived is sent again"
-    assert "alpha" in rows[tool]
+    assert tool in swapped.rows, "the tool row whose result arrived is sent again"
+    assert "alpha" in swapped.rows[tool]
     assert OUTCOME_UNKNOWN_TEXT not in html
+    # it now anchors at its result's message id, and replaces the row that had the closer's
+    assert swapped.ids[tool] == f"msg-{result['data']['message']['id']}"
+    assert f'hx-swap-oob="outerHTML:[data-chat-flow-key=&#34;{tool}&#34;]"' in html

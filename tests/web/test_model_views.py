@@ -234,6 +234,21 @@ def test_tool_rows_link_the_identity_of_their_result(server: str) -> None:
     assert next(r for r in twin if r["kind"] == "tool-call")["tool"]["resultMessageId"] == result_id
 
 
+def test_a_tool_result_and_a_manual_compact_checkpoint_have_their_message_anchors(server: str) -> None:
+    result = next(e for e in compaction_between_calls().events if e["type"] == "tool/result")
+    result_id = result["data"]["message"]["id"]
+    for key, message_id, kind in (("compaction", result_id, "tool-call"),
+                                  ("replayed", "checkpoint-manual", "manual-compaction")):
+        anchor = f"msg-{message_id}"
+        located = get(server, f"/api/sessions/{key}/locate?anchor={quote(anchor)}").json()
+        row = get(server, f"/api/sessions/{key}/rows?from={located['index']}").json()["rows"][0]
+        assert (row["kind"], row["anchor"]) == (kind, anchor)
+        assert f'id="{anchor}"' in get(server, f"/sessions/{key}").text
+    # the result's identity page leads back to that anchor, not to the call's seq
+    identity = get(server, f"/sessions/compaction/messages/{quote(result_id, safe='')}").text
+    assert f'data-back-to-transcript href="/sessions/compaction#{quote(f"msg-{result_id}", safe="")}"' in identity
+
+
 def test_context_rows_link_their_identity_outside_the_header(server: str) -> None:
     events = replayed_step_log().events
     context = next(e for e in events if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin")

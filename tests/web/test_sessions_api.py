@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -69,12 +71,107 @@ def test_a_key_stays_while_its_log_grows(server: str, logs: Path) -> None:
     assert grown["verdict"]["category"] == "accepted" and grown["turns"] == 3
 
 
+def page_rows(html: str) -> dict[str, str]:
+    """Each row's HTML on a page, by its row key (a row runs to the next one)."""
+    out = {}
+    for part in re.split(r'(?=<div class="flow-item" )', html)[1:]:
+        key = re.search(r'data-chat-flow-key="([^"]+)"', part)
+        assert key is not None
+        out[key.group(1)] = part
+    return out
+
+
+def shown(pattern: str, html: str) -> str:
+    found = re.search(pattern, html, re.DOTALL)
+    assert found is not None, pattern
+    return unescape(found.group(1))
+
+
 def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
     html = httpx.get(f"{server}/sessions/plain-id").text
     data = httpx.get(f"{server}/api/sessions/plain-id").json()
-    page_rows = re.findall(r'data-chat-flow-key="([^"]+)" data-chat-flow-kind="([^"]+)"', html)
-    assert page_rows == [(r["key"], r["kind"]) for r in data["rows"]]
+    page_keys = re.findall(r'data-chat-flow-key="([^"]+)" data-chat-flow-kind="([^"]+)"', html)
+    assert page_keys == [(r["key"], r["kind"]) for r in data["rows"]]
     assert data["verdict"]["category"] == "accepted" and data["events"] == len(two_turns().events)
+    rows = page_rows(html)
+    for r in data["rows"]:
+        assert f'id="{r["anchor"]}"' in rows[r["key"]]
+    # what a tool row shows, IN and OUT and the path, is what its twin carries
+    tool = next(r for r in data["rows"] if r["kind"] == "tool-call")
+    card = rows[tool["key"]]
+    assert tool["tool"]["arguments"] == shown(r"data-tool-input data-body>(.*?)</pre>", card) == \
+        '{\n  "file_path": "a.txt"\n}'
+    assert tool["tool"]["output"] == shown(r"data-tool-output data-body>(.*?)</pre>", card) == "alpha"
+    assert tool["tool"]["path"] == shown(r'data-copy-path="([^"]*)"', card) == "a.txt"
+    assert tool["tool"]["title"] in card
+    assert {b["part"]: (b["total"], b["truncated"]) for b in tool["bodies"]} == \
+        {"in": (len(tool["tool"]["arguments"]), False), "out": (5, False)}
+    # a prompt's text, and an assistant step's Markdown as the page renders it
+    user = next(r for r in data["rows"] if r["kind"] == "user")
+    assert user["blocks"][0]["text"] == shown(r'class="bubble-text" data-body>(.*?)</span>', rows[user["key"]]) \
+        == "Read a.txt please"
+    step = [r for r in data["rows"] if r["kind"] == "assistant-step"][-1]
+    markdown = re.search(r'class="markdown" data-body>(.*?)</div>', rows[step["key"]], re.DOTALL)
+    assert markdown is not None and step["blocks"][0]["text"] == markdown.group(1) == "<p>The file says alpha.</p>\n"
+    assert step["messageId"] in rows[step["key"]]  # the id it links to its identity page
+
+
+def broken_log(tmp_path: Path, session_id: str) -> int:
+    """Two turns with `{garbage` after turn 1's end: turn 2's end follows it, so dsh refuses the
+    log (committed corruption). Returns the garbage's line."""
+    events = two_turns().events
+    lines = [orjson.dumps(x) for x in [header(session_id), *events]]
+    first_end = next(e["seq"] for e in events if e["type"] == "turn/end")
+    lines.insert(first_end + 2, b"{garbage")
+    path = tmp_path / session_id / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return first_end + 3
+
+
+def test_a_broken_log_counts_and_shows_every_finding_and_keeps_what_follows_it(tmp_path: Path) -> None:
+    line = broken_log(tmp_path, "broken")
+    with live_server([str(tmp_path)]) as url:
+        html = httpx.get(f"{url}/sessions/broken").text
+        facts = httpx.get(f"{url}/sessions/broken/facts").text
+        twin = httpx.get(f"{url}/api/sessions/broken").json()
+        outside = [r for r in twin["rows"] if r["kind"] != "diagnostic" and "outside" in r]
+        event = httpx.get(f"{url}/api/sessions/broken/events/{outside[0]['seq']}").json()
+    assert twin["verdict"]["category"] == "refused"
+    # the header counts the findings the page shows, one row each, in place
+    findings = re.findall(r'data-diagnostic-code="([^"]+)"', html)
+    assert findings == ["defect", "committed-corruption"] == [d["code"] for d in twin["diagnostics"]]
+    assert 'data-diagnostic-count="2"' in facts
+    assert [r["diagnostic"]["code"] for r in twin["rows"] if r["kind"] == "diagnostic"] == findings
+    assert "Dropped by dsh" not in html and 'data-diagnostic="dropped"' not in html
+    # turn 2, after the garbage, reads as it was written, marked outside what dsh would load
+    assert {"user", "assistant-step", "tool-call"} <= {r["kind"] for r in outside}
+    assert all(f"line {line}" in r["outside"] and "refuses" in r["outside"] for r in outside)
+    rows = page_rows(html)
+    prompt = next(r for r in outside if r["kind"] == "user")
+    assert prompt["key"].startswith("outside-") and "And again" in rows[prompt["key"]]
+    assert html.count("data-outside-note") == 1 and f"line {line}" in shown(r"data-outside-note>(.*?)</p>", html)
+    assert html.index("data-outside-note") < html.index(f'data-chat-flow-key="{outside[0]["key"]}"')
+    assert event["outside"] == outside[0]["outside"] and event["type"] == outside[0]["type"]
+
+
+def test_a_repeated_message_id_anchors_its_later_row_with_a_number_and_warns(tmp_path: Path) -> None:
+    b = two_turns()
+    first, second = [e for e in b.events if e["type"] == "user/message"]
+    second["data"]["id"] = first["data"]["id"]
+    write(tmp_path / "s" / "session.jsonl", "repeat", b.events)
+    anchor = f"msg-{first['data']['id']}~2"
+    with live_server([str(tmp_path)]) as url:
+        html = httpx.get(f"{url}/sessions/repeat").text
+        twin = httpx.get(f"{url}/api/sessions/repeat").json()
+        located = httpx.get(f"{url}/api/sessions/repeat/locate", params={"anchor": anchor}).json()
+    assert f'id="{anchor}"' in html and f'id="msg-{first["data"]["id"]}"' in html
+    assert located["seq"] == second["seq"]
+    (warning,) = [d for d in twin["diagnostics"] if d["code"] == "repeated-message-id"]
+    assert anchor in warning["message"] and warning["severity"] == "warning"
+    row = next(i for i, r in enumerate(twin["rows"]) if r["anchor"] == anchor)
+    assert twin["rows"][row - 1]["kind"] == "diagnostic"
+    assert re.findall(r'data-diagnostic-code="([^"]+)"', html) == ["repeated-message-id"]
 
 
 def test_every_page_carries_the_csp(server: str) -> None:
@@ -135,7 +232,14 @@ def test_a_lone_surrogate_in_a_log_renders_as_a_replacement_character(tmp_path: 
         page = httpx.get(f"{url}/sessions/surrogate")
         twin = httpx.get(f"{url}/api/sessions/surrogate")
         event = httpx.get(f"{url}/sessions/surrogate/events/2")
+        facts = httpx.get(f"{url}/sessions/surrogate/facts")
     assert page.status_code == twin.status_code == event.status_code == 200
     assert "Read \ufffd please" in page.text
     assert twin.json()["verdict"]["category"] == "accepted"
     assert any(d["code"] == "invalid-utf8" and d["line"] == 4 for d in twin.json()["diagnostics"])
+    # the warning is a row of its own, counted, right before the prompt it is about
+    assert re.findall(r'data-diagnostic-code="([^"]+)"', page.text) == ["invalid-utf8"]
+    assert 'data-diagnostic-count="1"' in facts.text
+    rows: list[dict[str, Any]] = twin.json()["rows"]
+    i = next(i for i, r in enumerate(rows) if r["kind"] == "diagnostic")
+    assert rows[i]["diagnostic"]["severity"] == "warning" and (rows[i + 1]["kind"], rows[i + 1]["seq"]) == ("user", 2)

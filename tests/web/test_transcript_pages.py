@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import orjson
@@ -14,6 +15,7 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
+from tests.support.rows import flow_items
 from tests.support.server import live_server
 
 pytestmark = pytest.mark.corpus
@@ -83,13 +85,13 @@ def all_rows(server: str, key: str) -> list[dict[str, Any]]:
     return rows
 
 
-def all_html(server: str, key: str) -> str:
+def all_html(server: str, key: str, *, unescaped: bool = True) -> str:
     html, start = [], 0
     total = httpx.get(f"{server}/api/sessions/{key}/rows").json()["totalRows"]
     while start < total:
         html.append(httpx.get(f"{server}/sessions/{key}/rows", params={"from": start, "direction": "later"}).text)
         start += 60
-    return unescape("".join(html))
+    return unescape("".join(html)) if unescaped else "".join(html)
 
 
 def test_tool_errors_show_their_message_in_the_error_state(server: str, corpus_dir: Path) -> None:
@@ -131,7 +133,11 @@ def test_images_are_named_by_their_attachment(server: str, corpus_dir: Path) -> 
 def test_code_mode_sub_calls_nest_under_their_parent(server: str, corpus_dir: Path) -> None:
     (tool,) = [r for r in all_rows(server, key_of(server, "code-mode-turn")) if r["kind"] == "tool-call"]
     assert tool["tool"]["subcalls"] and tool["tool"]["variant"] == "code"
-    assert "<div class=\"subcall\"" in all_html(server, key_of(server, "code-mode-turn"))
+    html = all_html(server, key_of(server, "code-mode-turn"))
+    assert "<div class=\"subcall\"" in html
+    # the twin carries each sub-call's arguments and output, as the page shows them
+    for sub in tool["tool"]["subcalls"]:
+        assert sub["arguments"] in html and (sub["output"] is None or sub["output"] in html)
 
 
 def test_packed_chunks_merge_into_their_step(server: str, corpus_dir: Path) -> None:
@@ -146,7 +152,7 @@ def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_
     assert retry["extra"]["retry"] == "1" and retry["extra"]["maximum"] == "3" and retry["extra"]["seconds"] == "1.5"
     html = all_html(server, key_of(server, "built/session.jsonl"))
     assert "Retried model request (1/3) · 1.5s" in html and "Failure reason: rate limited" in html
-    assert re.search(r"What the failed attempt streamed:</p><pre class=\"card-pre\">par</pre>", html)
+    assert re.search(r"What the failed attempt streamed:</p><pre class=\"card-pre\" data-body>par</pre>", html)
     real = [r for r in all_rows(server, key_of(server, "empty-response-retry")) if r["kind"] == "model-retry"]
     assert len(real) == 1
 
@@ -162,6 +168,7 @@ def test_a_pruned_result_shows_the_original_and_notes_the_pruning(server: str, c
     (tool, *_) = [r for r in rows if r["kind"] == "tool-call"]
     assert tool["tool"]["output"] == "alpha"
     assert any("pruned" in n for n in tool["tool"]["notes"])
+    assert tool["tool"]["pruned"] == "[pruned: 5 bytes]"  # the twin carries what the model saw instead
     assert "[pruned: 5 bytes]" in all_html(server, key_of(server, "built/session.jsonl"))
 
 
@@ -200,9 +207,21 @@ def test_the_resumed_session_reads_across_its_end_seed(server: str, corpus_dir: 
 
 
 def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
+    kinds = set()
+    for fragment in ("hook-cc-pretool-ask", "error-finish", "max-tokens-continue", "code-mode-turn",
+                     "agent-instructions", "snapshots/cancel/", "built/session.jsonl"):
+        key = key_of(server, fragment)
+        for kind, seq, html in flow_items(all_html(server, key, unescaped=False)):
+            kinds.add(kind)
+            if kind != "diagnostic":  # a record dsh would not read is no event: its bytes show in the row
+                assert f'href="/sessions/{quote(key, safe="")}/events/{seq}"' in html, (fragment, kind, seq)
+    for key in ("session-2d63c78e-16f5-4333-ae51-0ea39805a2a6", "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f"):
+        for kind, seq, html in flow_items(all_html(server, key, unescaped=False)):
+            kinds.add(kind)
+            assert f'href="/sessions/{key}/events/{seq}"' in html, (key, kind, seq)
+    assert {"turn", "step", "user", "context", "assistant-step", "tool-call", "compaction", "manual-compaction",
+            "turn-error", "turn-max-tokens", "model-retry", "partial-stream", "event"} <= kinds
     key = key_of(server, "hook-cc-pretool-ask")
-    html = httpx.get(f"{server}/sessions/{key}").text
-    assert f'href="/sessions/{key}/events/' in html
     event = httpx.get(f"{server}/api/sessions/{key}/events/0").json()
     assert event["seq"] == 0 and event["event"]["type"] == event["type"]
     page = httpx.get(f"{server}/sessions/{key}/events/0").text

@@ -1,0 +1,235 @@
+"""Row bodies capped to the `body_cap` setting with "Show all" on demand; raw-event links, permalinks,
+Chinese wording, a step's usage and cancelled retries, on logs the tests build."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tests.support.builders import LogBuilder, header
+from tests.support.rows import flow_items
+from tests.support.server import live_server
+
+CAP = 100
+# Past the cap in every body, and on a line of its own, so that no row's one-line header shows it.
+TAIL = "\n<script>alert(1)</script> the end"
+RETRY = {"provider": "p", "mode": "normal", "policyKey": "k", "retry": 1, "maxRetries": 3, "delayMs": 1500,
+         "failure": {"message": "rate limited", "code": "RATE_LIMIT"}}
+IMAGE = {"type": "image", "attachment": {"attachmentId": "sha256:" + "0" * 64, "mediaType": "image/png",
+                                         "width": 1, "height": 1, "name": "dot.png"}}
+
+
+def long(mark: str) -> str:
+    return mark * 150 + TAIL
+
+
+def capped_log() -> LogBuilder:
+    """One of each body a row shows, each longer than CAP units."""
+    b = LogBuilder()
+    b.add("turn/start", {"turn": 1})
+    b.add("step/start", {"turn": 1, "step": 1})
+    b.user(long("U"))
+    b.add("session/title", {"title": long("T"), "messageSeqs": [2], "source": {"kind": "user"}})
+    b.assistant(1, 1, [{"type": "reasoning", "text": long("R")}, {"type": "text", "text": long("M")},
+                       {"type": "mystery", "payload": long("J")},
+                       {"type": "tool-call", "id": "call_1", "name": "read", "arguments": "{}"}])
+    b.tool_round(1, 1, "call_1", long("O"))
+    call = next(e for e in b.events if e["type"] == "tool/call")
+    call["data"]["arguments"] = orjson.dumps({"file_path": long("A")}).decode()
+    b.add("step/end", {"turn": 1, "step": 1})
+    b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    b.add("command/run", {"commandId": "cmd-1", "name": "status", "args": "", "source": {"kind": "user"}})
+    b.add("command/done", {"commandId": "cmd-1", "kind": "success", "text": "first line\n" + long("C")})
+    # a failed attempt's stream under its retry, then a stream no message took
+    b.add("turn/start", {"turn": 2})
+    b.add("step/start", {"turn": 2, "step": 1})
+    b.add("assistant/chunk", {"turn": 2, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": long("F")}})
+    b.add("llm/retry", {"retryId": "r1", "turn": 2, "step": 1, **RETRY})
+    b.add("llm/retry-started", {"retryId": "r1", "turn": 2, "step": 1, "retry": 1})
+    b.add("assistant/chunk", {"turn": 2, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": long("P")}})
+    b.add("step/end", {"turn": 2, "step": 1})
+    b.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+    return b
+
+
+def later(b: LogBuilder, event: dict[str, Any], ms: int) -> None:
+    """`event` and everything after it happen `ms` later."""
+    for e in b.events[event["seq"]:]:
+        e["time"] += ms
+
+
+def eventful_log() -> LogBuilder:
+    b = LogBuilder()
+    # turn 1: a model call fails, a retry is announced, and the turn fails before the retry starts
+    b.add("turn/start", {"turn": 1})
+    b.add("step/start", {"turn": 1, "step": 1})
+    b.user("go")
+    b.add("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "par"}})
+    b.add("llm/retry", {"retryId": "r1", "turn": 1, "step": 1, **RETRY})
+    b.add("step/end", {"turn": 1, "step": 1})
+    b.add("turn/end", {"turn": 1, "reason": {"kind": "error", "error": {"message": "boom", "code": "E_BOOM"}}})
+    # turn 2: an image, a message whose id needs encoding in a URL, a tool call with a hook and an
+    # approval, a partial stream, and a step that stopped at the token limit with only its usage
+    b.add("turn/start", {"turn": 2})
+    b.add("step/start", {"turn": 2, "step": 1})
+    b.user("look")["data"]["content"].append(IMAGE)
+    b.add("user/message", {"id": "odd id#1", "role": "user", "content": [{"type": "text", "text": "odd"}],
+                           "source": {"kind": "user"}}, surfaceOp="append")
+    b.assistant(2, 1, [{"type": "tool-call", "id": "call_2", "name": "read", "arguments": '{"file_path": "a.txt"}'}])
+    b.tool_round(2, 1, "call_2", "alpha")
+    b.add("hook/invoked", {"turn": 2, "point": "PreToolUse", "dialect": "claude-code", "handlerId": "h1"})
+    b.add("hook/result", {"turn": 2, "point": "PreToolUse", "handlerId": "h1", "decision": "pass", "durationMs": 3})
+    b.add("approval/asked", {"id": "ap1", "toolName": "read", "callId": "call_2", "reason": "outside the workspace"})
+    b.add("approval/decided", {"id": "ap1", "outcome": "allowed-once"})
+    later(b, b.add("step/end", {"turn": 2, "step": 1}), 2_500)
+    b.add("step/start", {"turn": 2, "step": 2})
+    b.add("assistant/chunk", {"turn": 2, "step": 2, "chunk": {"type": "text-delta", "index": 0, "text": "half"}})
+    b.add("step/end", {"turn": 2, "step": 2})
+    b.add("step/start", {"turn": 2, "step": 3})
+    b.assistant(2, 3, [], usage={"inputTokens": 10, "outputTokens": 4096})
+    b.add("step/end", {"turn": 2, "step": 3})
+    later(b, b.add("turn/end", {"turn": 2, "reason": {"kind": "max-tokens"}}), 90_000)
+    # a command whose outcome is one line: its row cannot open
+    b.add("command/run", {"commandId": "cmd-2", "name": "permission", "args": " read-only", "source": {"kind": "user"}})
+    b.add("command/done", {"commandId": "cmd-2", "kind": "success", "text": "permission preset read-only"})
+    # turn 3 is open when the log ends: its retry never starts either
+    b.add("turn/start", {"turn": 3})
+    b.add("step/start", {"turn": 3, "step": 1})
+    b.user("again")
+    b.add("llm/retry", {"retryId": "r2", "turn": 3, "step": 1, **RETRY})
+    return b
+
+
+def write(root: Path, name: str, b: LogBuilder) -> None:
+    path = root / name / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(name), *b.events]))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("bodies")
+    write(root, "capped", capped_log())
+    write(root, "eventful", eventful_log())
+    with live_server([str(root)], body_cap=CAP) as url:
+        yield url
+
+
+def page_html(server: str, key: str, **headers: str) -> str:
+    return httpx.get(f"{server}/sessions/{key}", headers=headers).text
+
+
+def rows(server: str, key: str) -> list[dict[str, Any]]:
+    return httpx.get(f"{server}/api/sessions/{key}/rows").json()["rows"]
+
+
+SHOW_ALL = re.compile(r'<button type="button" class="show-all" data-show-all '
+                      r'hx-get="/sessions/capped/bodies/(\d+)\?part=([^"]+)"[^>]*>Show all</button>')
+
+
+def test_every_row_body_is_capped_and_offers_the_rest(server: str) -> None:
+    html = page_html(server, "capped").split("data-chat-flow>", 1)[1]
+    shown = {(int(seq), part) for seq, part in SHOW_ALL.findall(html)}
+    by_kind = {r["kind"]: r["seq"] for r in rows(server, "capped")}
+    assert shown >= {
+        (by_kind["user"], "block-0"),
+        (by_kind["assistant-step"], "block-0"), (by_kind["assistant-step"], "block-1"),  # Think, Markdown
+        (by_kind["assistant-step"], "block-2"),  # the unknown block's JSON
+        (by_kind["tool-call"], "in"), (by_kind["tool-call"], "out"),
+        (by_kind["command"], "detail"), (by_kind["event"], "detail"),
+        (by_kind["model-retry"], "streamed"), (by_kind["partial-stream"], "detail"),
+    }
+    assert "alert(1)" not in html and "the end" not in html
+    assert unescape(html).count("… truncated, ") >= len(shown)
+
+
+@pytest.mark.parametrize("kind, part, mark", [("user", "block-0", "U"), ("assistant-step", "block-0", "R"),
+                                              ("tool-call", "in", "A"), ("tool-call", "out", "O"),
+                                              ("command", "detail", "C"), ("model-retry", "streamed", "F"),
+                                              ("partial-stream", "detail", "P")])
+def test_show_all_answers_the_whole_body_escaped(server: str, kind: str, part: str, mark: str) -> None:
+    seq = next(r["seq"] for r in rows(server, "capped") if r["kind"] == kind)
+    fragment = httpx.get(f"{server}/sessions/capped/bodies/{seq}", params={"part": part})
+    assert fragment.status_code == 200
+    assert mark * 150 in fragment.text and "&lt;script&gt;alert(1)&lt;/script&gt; the end" in fragment.text
+    assert "<script>" not in fragment.text and "Show all" not in fragment.text
+    twin = httpx.get(f"{server}/api/sessions/capped/bodies/{seq}", params={"part": part}).json()
+    assert twin["part"] == part and twin["text"].endswith(("the end", 'the end"\n}'))
+    assert twin["length"] == len(twin["text"])
+
+
+def test_show_all_renders_markdown_sanitized(server: str) -> None:
+    seq = next(r["seq"] for r in rows(server, "capped") if r["kind"] == "assistant-step")
+    fragment = httpx.get(f"{server}/sessions/capped/bodies/{seq}", params={"part": "block-1"}).text
+    assert fragment.startswith("<p>") and "M" * 150 in fragment and "&lt;script&gt;" in fragment
+    assert "<script>" not in fragment
+
+
+def test_an_unknown_body_is_not_found(server: str) -> None:
+    seq = next(r["seq"] for r in rows(server, "capped") if r["kind"] == "tool-call")
+    assert httpx.get(f"{server}/sessions/capped/bodies/{seq}", params={"part": "nope"}).status_code == 404
+    assert httpx.get(f"{server}/sessions/capped/bodies/99999", params={"part": "in"}).status_code == 404
+    assert httpx.get(f"{server}/api/sessions/capped/bodies/{seq}").status_code == 422
+
+
+def test_bodies_under_the_cap_show_whole_without_a_footer(tmp_path: Path) -> None:
+    write(tmp_path, "short", capped_log())
+    with live_server([str(tmp_path)]) as url:  # the default cap, 20,000 units
+        html = page_html(url, "short")
+    assert "data-show-all" not in html and "truncated" not in unescape(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; the end" in html
+
+
+def flow(html: str) -> str:
+    return html.split("data-chat-flow>", 1)[1]
+
+
+def test_every_row_links_its_raw_event(server: str) -> None:
+    items = flow_items(page_html(server, "eventful"))
+    assert {"step", "turn-error", "turn-max-tokens", "partial-stream", "model-retry", "tool-call", "command"} <= {
+        kind for kind, _, _ in items}
+    assert "data-expandable" not in next(html for kind, _, html in items if kind == "command")  # it cannot open
+    for kind, seq, html in items:
+        assert f'href="/sessions/eventful/events/{seq}"' in html, kind
+
+
+def test_a_permalink_is_percent_encoded_and_its_anchor_verbatim(server: str) -> None:
+    html = page_html(server, "eventful")
+    assert 'id="msg-odd id#1"' in html and 'data-row-message href="#msg-odd%20id%231"' in html
+
+
+def test_a_step_that_hosts_only_usage_shows_it(server: str) -> None:
+    step = next(r for r in rows(server, "eventful") if r["kind"] == "step" and r["title"] == "3"
+                and r["links"].get("usage-only"))
+    assert step["facts"][1:] == ["in 10", "out 4096"]
+    (_, _, html), = [i for i in flow_items(page_html(server, "eventful")) if i[1] == step["seq"]]
+    assert '<span class="fact">out 4096</span>' in html
+
+
+def test_a_retry_its_turn_outlived_is_cancelled(server: str) -> None:
+    retries = [r for r in rows(server, "eventful") if r["kind"] == "model-retry"]
+    assert [r["state"] for r in retries] == ["cancelled", "cancelled"]  # a failed turn; a log that ended
+    html = flow(page_html(server, "eventful"))
+    assert html.count("Model request retry cancelled (1/3) · 1.5s") == 2 and "Waiting to retry" not in html
+
+
+def test_rows_speak_chinese_on_a_chinese_page(server: str) -> None:
+    english = unescape(flow(page_html(server, "eventful")))
+    chinese = unescape(flow(page_html(server, "eventful", **{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})))
+    for en, zh in [("in 10", "输入 10"), ("out 4096", "输出 4096"), ("hook PreToolUse · h1", "钩子 PreToolUse · h1"),
+                   ("hook PreToolUse → pass", "钩子 PreToolUse → pass"),
+                   ("approval asked · outside the workspace", "已请求审批 · outside the workspace"),
+                   ("approval allowed-once", "审批结果：allowed-once"), ("Image dot.png image/png 1×1", "图片 dot.png"),
+                   ("Model request retry cancelled", "模型请求重试已取消")]:
+        assert en in english and en not in chinese and zh in chinese, en
+    durations = re.compile(r'<span class="fact">([^<]*)</span>')
+    assert {"ms", "s", "min"} <= {w for fact in durations.findall(english) for w in fact.split()}
+    assert not {"ms", "s", "min"} & {w for fact in durations.findall(chinese) for w in fact.split()}
+    assert {"毫秒", "秒", "分"} <= {w for fact in durations.findall(chinese) for w in fact.split()}
