@@ -15,8 +15,9 @@ OUTCOME_UNKNOWN_TEXT = (
 NOT_STARTED_TEXT = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
 
 
-_TRACKED = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call",
-                      "tool/result"})
+# the only types `CrashTracker.feed` follows: a reader may skip the call for any other
+TRACKED_TYPES = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call",
+                           "tool/result"})
 
 
 @dataclass(slots=True)
@@ -35,11 +36,12 @@ class CrashTracker:
 
     def feed(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
-        if not isinstance(kind, str) or kind not in _TRACKED:
-            return
         data = event.get("data")
-        if not isinstance(data, dict):
-            return
+        if isinstance(kind, str) and kind in TRACKED_TYPES and isinstance(data, dict):
+            self.follow(kind, data, event)
+
+    def follow(self, kind: str, data: dict[str, Any], event: dict[str, Any]) -> None:
+        """`feed`, for a reader that has read the event's type (one of TRACKED_TYPES) and its data (an object)."""
         if kind == "turn/start":
             self.turn, self.step = data.get("turn"), None
             self.pending.clear()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 
-_WATCHED = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/chunk", "assistant/message",
-                      "tool/call", "tool/result", "todo/write", "request/header", "request/context"})
-_NONE: list[str] = []
+# the only types `InvariantChecker.feed` checks: a reader may skip the call for any other
+WATCHED_TYPES = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/chunk", "assistant/message",
+                           "tool/call", "tool/result", "todo/write", "request/header", "request/context"})
+NONE: list[str] = []  # no warnings (shared: callers only read it)
 
 
 class InvariantChecker:
@@ -22,12 +23,17 @@ class InvariantChecker:
 
     def feed(self, event: dict[str, Any]) -> list[str]:
         kind = event.get("type")
-        if not isinstance(kind, str) or kind not in _WATCHED:
-            return _NONE
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if not isinstance(kind, str) or kind not in WATCHED_TYPES:
+            return NONE
+        data = event.get("data")
+        return self.check(kind, data if isinstance(data, dict) else {}, event)
+
+    def check(self, kind: str, data: dict[str, Any], event: dict[str, Any]) -> list[str]:
+        """`feed`, for a reader that has read the event's type (one of WATCHED_TYPES) and its data
+        (`{}` if it is no object)."""
         if kind == "assistant/chunk":  # the common case, kept short
             if data.get("turn") == self.turn and data.get("step") == self.step:
-                return _NONE
+                return NONE
         out: list[str] = []
         if kind == "turn/start":
             if self.turn is not None:

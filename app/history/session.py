@@ -9,21 +9,24 @@ record lies, its type, its message id); event bodies are decoded on demand.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal
 
 from app.log.diagnostics import Diagnostic, Location
 from app.log.jsonvalues import MAX_SAFE_INTEGER
-from app.log.records import HeaderlessLog, NotASessionLog, Record
+from app.log.records import EventRun, HeaderlessLog, NotASessionLog, Record
 from app.log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
 from app.log.sqlite_store import StoreRefused
-from app.history.closers import CrashTracker
-from app.history.invariants import InvariantChecker
+from app.history.closers import TRACKED_TYPES, CrashTracker
+from app.history.invariants import NONE, WATCHED_TYPES, InvariantChecker
 from app.history.surface import SurfaceFold
 from app.model.frozen import freeze
 from app.model.messages import freeze_message
 from app.model.rules import (
+    KNOWN_EVENT_TYPES,
     LEGACY_TYPES,
     SURFACE_TYPES,
     UPGRADED_TYPES,
@@ -34,8 +37,10 @@ from app.model.rules import (
     header_unsupported,
     legacy_vocabulary_problem,
     message_of,
+    message_problem,
     message_shape_problem,
     request_header_problem,
+    turn_is_current,
     unknown_type_problem,
     upgrade_event,
     UpgradeError,
@@ -58,6 +63,15 @@ _STAGES: tuple[tuple[str, Category], ...] = (
     ("validation", "refused"),
 )
 _STAGE_INDEX = {name: i for i, (name, _) in enumerate(_STAGES)}
+
+# Known types that no legacy rule, upgrade or message-shape rule looks at: under a plain envelope
+# (see `_Reader._take_indexed`) every rule of FORMAT.md §4.5 passes them as written.
+_PLAIN_TYPES = KNOWN_EVENT_TYPES - LEGACY_TYPES - UPGRADED_TYPES - SURFACE_TYPES
+# Known types an upgrade changes only in a legacy shape: plain as well when the upgrade leaves them be.
+_UPGRADABLE_PLAIN_TYPES = (UPGRADED_TYPES - SURFACE_TYPES) & KNOWN_EVENT_TYPES
+# One string object per known type, for the index to hold: not each event's own copy, which would
+# keep every event's type string alive, and make the cycle collector's walks of the index touch each.
+_KINDS = {kind: kind for kind in KNOWN_EVENT_TYPES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +116,12 @@ class SessionLog:
     diagnostics: list[Diagnostic]
     scan: SessionScan | None = None
     types: list[str] = field(default_factory=list)
-    # where event `seq` lives: its record, and each record's (start, length, index of its first event)
-    _event_record: array = field(default_factory=lambda: array("q"))
-    _rec_start: array = field(default_factory=lambda: array("q"))
-    _rec_length: array = field(default_factory=lambda: array("q"))
-    _rec_first: array = field(default_factory=lambda: array("q"))
+    # where event `seq` lives: its record, and each record's (start, length); a record holds consecutive
+    # events, so its first is the first seq whose record it is. (Unsigned: none is negative, and an
+    # unsigned array takes an int several times faster.)
+    _event_record: array = field(default_factory=lambda: array("Q"))
+    _rec_start: array = field(default_factory=lambda: array("Q"))
+    _rec_length: array = field(default_factory=lambda: array("Q"))
     synthetic: list[dict[str, Any]] = field(default_factory=list)
     tail: list[TailRecord] = field(default_factory=list)
     message_ids: dict[int, str] = field(default_factory=dict)
@@ -115,7 +130,9 @@ class SessionLog:
     result_calls: dict[int, str] = field(default_factory=dict)  # tool/result seq → callId
     surface_ops: dict[int, Any] = field(default_factory=dict)
     empty_assistant: set[int] = field(default_factory=set)
-    identity: dict[str, list[IdentityEntry]] = field(default_factory=dict)
+    # message id → the seq of each event that carries it, an inbox splice's as `~seq` (read through
+    # `carriers_of`; plain ints, as an object per carrier would keep the cycle collector busy on a long log)
+    _carriers: dict[str, list[int]] = field(default_factory=dict)
     shadowed_by: dict[int, list[int]] = field(default_factory=dict)
     surface: list[int] = field(default_factory=list)
     turns: int = 0
@@ -141,8 +158,9 @@ class SessionLog:
             return self.synthetic[seq - real]
         assert self.scan is not None
         rec = self._event_record[seq]
-        events = self.scan.reread(self._rec_start[rec], self._rec_length[rec], self._rec_first[rec])
-        raw = events[seq - self._rec_first[rec]]
+        first = bisect_left(self._event_record, rec)
+        events = self.scan.reread(self._rec_start[rec], self._rec_length[rec], first)
+        raw = events[seq - first]
         sid = self.header.id if self.header and self.header.id else ""
         try:
             return upgrade_event(raw, sid, self.message_ids.get)
@@ -184,11 +202,17 @@ class SessionLog:
 
     def carriers_of(self, message_id: str) -> list[IdentityEntry]:
         """Every event that carries `message_id` (inbox splices and message events)."""
-        return list(self.identity.get(message_id, ()))
+        return [IdentityEntry(s, "message") if s >= 0 else IdentityEntry(~s, "inbox")
+                for s in self._carriers.get(message_id, ())]
+
+    @property
+    def identity(self) -> dict[str, list[IdentityEntry]]:
+        """Every message id with the events that carry it."""
+        return {message_id: self.carriers_of(message_id) for message_id in self._carriers}
 
     def extend(self) -> bool:
         """Read on after the file grew (only the new bytes); False when it must be read afresh."""
-        return self._reader is not None and self._reader.extend()
+        return self._reader is not None and self._reader.extend(self)
 
 
 def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
@@ -228,6 +252,8 @@ class _Reader:
         self.tracker = CrashTracker()
         self.invariants = InvariantChecker()
         self.last_time = 0
+        # the log being read, held only while reading: a log holds its reader, and a reader that held its
+        # log for good would make a cycle only the cycle collector frees (slowly, and at any later moment)
         self.log: SessionLog | None = None
         self.sid = ""
 
@@ -283,65 +309,161 @@ class _Reader:
             self.diagnostics.append(warning)
         log = SessionLog(source, _carrier(source, scan.mode), header, Verdict("accepted", ""), self.diagnostics, scan)
         log._reader = self
-        self.log = log
         self.sid = header.id or ""
-        self._consume(scan.records(), events)
+        self.log = log
+        try:
+            self._consume(scan.runs(), events)
+        finally:
+            self.log = None
         return log
 
-    def extend(self) -> bool:
-        """Read what was appended since; False when only a fresh read can be trusted."""
-        log = self.log
-        scan = log.scan if log else None
-        if (log is None or not hasattr(scan, "resume") or self.failures or any(t.kind != "pending" for t in log.tail)
+    def extend(self, log: SessionLog) -> bool:
+        """Read what was appended to `log` since; False when only a fresh read can be trusted."""
+        scan = log.scan
+        if (log.partial or not hasattr(scan, "resume") or self.failures
+                or any(t.kind != "pending" for t in log.tail)
                 or not scan.has_event_lines):  # type: ignore[union-attr]  # a header-only log's mode is not settled
             return False
-        self._drop_closers()
-        log.tail.clear()
-        self.diagnostics[:] = [d for d in self.diagnostics if d.code not in ("pending-line", "torn-frame")]
-        self.scan_repairs.clear()
-        self._consume(scan.resume())  # type: ignore[union-attr]
+        self.log = log
+        try:
+            self._drop_closers()
+            log.tail.clear()
+            self.diagnostics[:] = [d for d in self.diagnostics if d.code not in ("pending-line", "torn-frame")]
+            self.scan_repairs.clear()
+            self._consume(scan.resume())  # type: ignore[union-attr]
+        finally:
+            self.log = None
         return True
 
-    def _consume(self, records: Iterator[Record], limit: int | None = None) -> None:
+    def _consume(self, items: Generator[Record | EventRun, None, None], limit: int | None = None) -> None:
         log = self.log
         assert log is not None and log.scan is not None
         scan = log.scan
-        if limit is not None:
-            records = _until(records, lambda: len(log.types) >= limit)
-        take, fold, types, invariants = self._take, self.fold, log.types, self.invariants
-        event_record = log._event_record
-        for record in records:
-            if record.kind == "events":
-                rec = len(log._rec_start)
-                log._rec_start.append(record.start)
-                log._rec_length.append(record.length)
-                log._rec_first.append(len(types))
-                for event in record.events:
-                    event_record.append(rec)
-                    if event.get("type") == "assistant/chunk" and _plain_chunk(event, len(types)):
-                        # half of a typical log: an envelope that passes every rule, with no surface,
-                        # identity or repair facts to keep
-                        types.append("assistant/chunk")
-                        warnings = invariants.feed(event)
-                        if warnings:
-                            self.diagnostics.extend(Diagnostic("invariant", "warning", w, record.location)
-                                                    for w in warnings)
-                        self.last_time = event["time"]
-                        continue
-                    take(event, record.location, fold, synthetic=False)
+        types = log.types
+        for item in items:
+            if type(item) is EventRun:
+                if limit is not None:  # as line by line: a first screen stops at the line that reaches its count
+                    item = item.prefix(max(limit - len(types), 1))
+                self._take_run(item)
+            elif item.kind == "events":
+                self._take_record(item)
             else:
-                first = record.events[0].get("seq") if record.events else None
-                log.tail.append(TailRecord(record.kind, record.location, record.reason, record.raw,
-                                           record.start, record.length, first if isinstance(first, int) else None))
+                first = item.events[0].get("seq") if item.events else None
+                log.tail.append(TailRecord(item.kind, item.location, item.reason, item.raw,
+                                           item.start, item.length, first if isinstance(first, int) else None))
+            if limit is not None and len(types) >= limit:
+                break
+        items.close()  # a scan stopped early still makes its closing checks before its state is read
+        # counted from the index, not event by event (crash closers start neither a turn nor a step)
+        log.turns, log.steps = types.count("turn/start"), types.count("step/start")
         if scan.state.corruption is not None:
             c = scan.state.corruption
             self.failures.setdefault(_STAGE_INDEX["storage"], (c.message, c.location))
         self.diagnostics.extend(scan.state.diagnostics)
         self.scan_repairs = list(scan.state.repairs)
-        if limit is not None and len(log.types) >= limit:
+        if limit is not None and len(types) >= limit:
             log.partial = True  # a first screen's prefix: no closers, no verdict yet
             return
         self._close()
+
+    def _take_run(self, run: EventRun) -> None:
+        """A run of one-event lines: each line is a record of its own."""
+        log = self.log
+        assert log is not None
+        first, rec, n = len(log.types), len(log._rec_start), len(run.events)
+        # (`fromlist`: an array converts each item once, where `extend` converts it twice)
+        log._rec_start.fromlist(run.offsets)
+        log._rec_length.fromlist(run.lengths)
+        log._event_record.fromlist(list(range(rec, rec + n)))
+        if run.events[0]["seq"] == first:  # then each seq is its index: the scan checked they continue
+            self._take_indexed(run.events, run.location)
+        else:
+            self._take_each(run.events, run.location)
+        self._note_time(run.events)
+
+    def _take_record(self, record: Record) -> None:
+        """A record read on its own: one line, a packed row of several events, or a SQLite row."""
+        log = self.log
+        assert log is not None
+        rec, events = len(log._rec_start), record.events
+        log._rec_start.append(record.start)
+        log._rec_length.append(record.length)
+        log._event_record.extend(repeat(rec, len(events)))
+        if _indexed(events, len(log.types)):
+            self._take_indexed(events, lambda i: record.location)
+        else:
+            self._take_each(events, lambda i: record.location)
+        self._note_time(events)
+
+    def _note_time(self, events: list[dict[str, Any]]) -> None:
+        """The time of the last event read with an integer one: crash closers are stamped with it."""
+        for event in reversed(events):
+            if isinstance(event.get("time"), int):
+                self.last_time = event["time"]
+                return
+
+    def _take_each(self, events: list[dict[str, Any]], where: Callable[[int], Location]) -> None:
+        """Events of any shape, each through every rule; `where(i)` locates the i-th."""
+        for i, event in enumerate(events):
+            self._take(event, where(i), self.fold, synthetic=False)
+
+    def _take_indexed(self, events: list[dict[str, Any]], where: Callable[[int], Location]) -> None:
+        """Events whose seqs are their indexes (ints) and whose types are strings; `where(i)` locates the i-th.
+
+        Nearly every event is plain: type, seq, time (a safe integer) and data and nothing else, of a
+        type no rule but the envelope's looks at; or a current surface event (see `_current_message`).
+        Either passes every rule as it is, so only what it moves on is done here, with the rules'
+        cheapest tests first; any other event goes through `_take` and the rules themselves.
+        """
+        log = self.log
+        assert log is not None
+        types, fold, invariants = log.types, self.fold, self.invariants
+        append, follow = types.append, self._follow
+        for i, event in enumerate(events):
+            kind = event["type"]
+            time = event.get("time")
+            if type(time) is not int or abs(time) > MAX_SAFE_INTEGER or "data" not in event:
+                self._take(event, where(i), fold, synthetic=False)  # an envelope for the rules to judge
+                continue
+            data = event["data"]
+            if len(event) == 4:
+                if kind == "assistant/chunk":  # half of a typical log: no index or tracking facts to keep
+                    append(_KINDS[kind])
+                    # the invariants' common case, asked without a call: a chunk of the open turn and step
+                    quiet = (type(data) is dict and data.get("turn") == invariants.turn
+                             and data.get("step") == invariants.step)
+                    if not quiet and (warnings := invariants.feed(event)):
+                        self._warn(warnings, where(i))
+                    continue
+                if kind in _PLAIN_TYPES or (kind in _UPGRADABLE_PLAIN_TYPES and self._upgrade_keeps(event)):
+                    append(_KINDS[kind])
+                    if kind == "agent/inbox/spliced":
+                        self._index_inbox(data, len(types) - 1)
+                    if warnings := follow(kind, data, event):
+                        self._warn(warnings, where(i))
+                    continue
+            elif kind in SURFACE_TYPES and (message := _current_message(event, kind, len(types))) is not None:
+                seq = len(types)
+                append(_KINDS[kind])
+                self._index_message(kind, seq, message)
+                fold.append(seq)
+                log.surface_ops[seq] = "append"
+                if warnings := follow(kind, data, event):
+                    self._warn(warnings, where(i))
+                continue
+            self._take(event, where(i), fold, synthetic=False)
+
+    def _upgrade_keeps(self, event: dict[str, Any]) -> bool:
+        """Whether the legacy upgrade leaves `event` as it is (as it does every current one)."""
+        if turn_is_current(event["type"], event["data"]):
+            return True
+        try:
+            return upgrade_event(event, self.sid, self._message_id_at) is event
+        except UpgradeError:
+            return False
+
+    def _warn(self, warnings: list[str], location: Location) -> None:
+        self.diagnostics.extend(Diagnostic("invariant", "warning", w, location) for w in warnings)
 
     def _close(self) -> None:
         """Crash closers for an open final turn, in memory only, folded on a copy of the surface."""
@@ -367,12 +489,13 @@ class _Reader:
             seq = event["seq"]
             for index in (log.message_ids, log.source_kinds, log.result_calls, log.surface_ops, log.shadowed_by):
                 index.pop(seq, None)  # type: ignore[attr-defined]
-            for entries in log.identity.values():
-                entries[:] = [e for e in entries if e.seq != seq]
+            for entries in log._carriers.values():
+                entries[:] = [s for s in entries if s != seq]  # (closers carry no inbox)
         del log.types[len(log._event_record):]
         log.synthetic.clear()
 
     def _take(self, event: dict[str, Any], location: Location, fold: SurfaceFold, *, synthetic: bool) -> None:
+        """One event through every rule of FORMAT.md §4.5 and §5, in dsh's order, then into the index."""
         log = self.log
         assert log is not None
         types = log.types
@@ -386,14 +509,14 @@ class _Reader:
                 self.fail("legacy-vocabulary", problem, location)
         if kind in UPGRADED_TYPES:
             try:
-                event = upgrade_event(event, self.sid, log.message_ids.get)
+                event = upgrade_event(event, self.sid, self._message_id_at)
             except UpgradeError as exc:
                 self.fail("upgrade", str(exc), location)
             kind = event.get("type") if isinstance(event.get("type"), str) else None
         shape = message_shape_problem(event)
         if shape:
             self.fail("message-shape", shape, location)
-        unknown = unknown_type_problem(event)
+        unknown = None if kind in KNOWN_EVENT_TYPES else unknown_type_problem(event)
         if unknown:
             self.fail("unknown-type", unknown, location, code="unknown-type")
         envelope = envelope_problem(event)
@@ -403,54 +526,121 @@ class _Reader:
             envelope = request_header_problem(event.get("data"))
         if envelope:
             self.fail("validation", envelope, location)
-        types.append(kind if isinstance(kind, str) else "")
+        types.append(_KINDS.get(kind, kind) if isinstance(kind, str) else "")
         if kind in SURFACE_TYPES and shape is None:
-            message = message_of(event)
-            log.message_ids[seq] = message["id"]
-            log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "message"))
-            if kind == "assistant/message" and not message["content"]:
-                log.empty_assistant.add(seq)
-            elif kind == "user/message":
-                log.source_kinds[seq] = message["source"]["kind"]
-            elif kind == "tool/result":
-                log.result_calls[seq] = message["source"]["callId"]
+            self._index_message(kind, seq, message_of(event))
             if envelope is None:
-                problem, shadowed = fold.apply(event, lambda s: types[s] if 0 <= s < len(types) else None,
-                                               lambda s: log.raw_event(s) if 0 <= s < len(types) else None)
-                if problem:
-                    self.fail("validation", problem, location, code="surface")
-                else:
-                    op = event["surfaceOp"]
-                    log.surface_ops[seq] = "append" if op == "append" else (int(op["start"]), int(op["end"]))
-                    if shadowed:
-                        log.shadowed_by[seq] = shadowed
+                self._fold(event, seq, fold, location)
         elif kind == "agent/inbox/spliced":
-            data = event.get("data")
-            for message in data.get("inserted", ()) if isinstance(data, dict) else ():
-                if isinstance(message, dict) and isinstance(message.get("id"), str):
-                    log.identity.setdefault(message["id"], []).append(IdentityEntry(seq, "inbox"))
+            self._index_inbox(event.get("data"), seq)
         if synthetic:
             return  # closers change no running state: the next read may append real events instead
-        if kind == "turn/start":
-            log.turns += 1
-        elif kind == "step/start":
-            log.steps += 1
-        elif kind == "session/title":
-            data = event.get("data")
-            if isinstance(data, dict) and isinstance(data.get("title"), str):
-                log.title = data["title"]
-        self.tracker.feed(event)
-        for warning in self.invariants.feed(event):
-            self.diagnostics.append(Diagnostic("invariant", "warning", warning, location))
-        if isinstance(event.get("time"), int):
-            self.last_time = event["time"]
+        if warnings := self._follow(kind, event.get("data"), event):
+            self._warn(warnings, location)
+
+    def _index_message(self, kind: str, seq: int, message: dict[str, Any]) -> None:
+        """A well-shaped message: its identity, and the facts the transcript reads without decoding it."""
+        log = self.log
+        assert log is not None
+        log.message_ids[seq] = message["id"]
+        log._carriers.setdefault(message["id"], []).append(seq)
+        if kind == "assistant/message" and not message["content"]:
+            log.empty_assistant.add(seq)
+        elif kind == "user/message":
+            log.source_kinds[seq] = message["source"]["kind"]
+        elif kind == "tool/result":
+            log.result_calls[seq] = message["source"]["callId"]
+
+    def _fold(self, event: dict[str, Any], seq: int, fold: SurfaceFold, location: Location) -> None:
+        """A surface event with a valid envelope onto the surface."""
+        log = self.log
+        assert log is not None
+        problem, shadowed = fold.apply(event, self._type_at, self._stored_at)
+        if problem:
+            self.fail("validation", problem, location, code="surface")
+        else:
+            op = event["surfaceOp"]
+            log.surface_ops[seq] = "append" if op == "append" else (int(op["start"]), int(op["end"]))
+            if shadowed:
+                log.shadowed_by[seq] = shadowed
+
+    def _index_inbox(self, data: Any, seq: int) -> None:
+        """The messages an inbox splice inserts, each a carrier of its message id."""
+        log = self.log
+        assert log is not None
+        for message in data.get("inserted", ()) if isinstance(data, dict) else ():
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                log._carriers.setdefault(message["id"], []).append(~seq)
+
+    def _follow(self, kind: str | None, data: Any, event: dict[str, Any]) -> list[str]:
+        """Move the running facts on by one real event (with this type and data): the title, the open
+        turn crash closers would close; returns what the writer invariants say of it."""
+        if kind == "session/title" and isinstance(data, dict) and isinstance(data.get("title"), str):
+            self.log.title = data["title"]  # type: ignore[union-attr]
+        if kind in TRACKED_TYPES and isinstance(data, dict):
+            self.tracker.follow(kind, data, event)  # type: ignore[arg-type]
+        if kind in WATCHED_TYPES:
+            data = data if isinstance(data, dict) else {}
+            return self.invariants.check(kind, data, event)  # type: ignore[arg-type]
+        return NONE
+
+    # the index as the surface fold asks of earlier events
+    def _type_at(self, seq: int) -> str | None:
+        types = self.log.types  # type: ignore[union-attr]
+        return types[seq] if 0 <= seq < len(types) else None
+
+    def _stored_at(self, seq: int) -> dict[str, Any] | None:
+        log = self.log
+        assert log is not None
+        return log.raw_event(seq) if 0 <= seq < len(log.types) else None
+
+    def _message_id_at(self, seq: int) -> str | None:
+        return self.log.message_ids.get(seq)  # type: ignore[union-attr]
 
 
-def _plain_chunk(event: dict[str, Any], seq: int) -> bool:
-    """An `assistant/chunk` whose envelope is exactly type, seq (= its index), time and data."""
-    time = event.get("time")
-    return (len(event) == 4 and event.get("seq") == seq and type(event.get("seq")) is int and "data" in event
-            and type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER)
+def _indexed(events: list[dict[str, Any]], seq: int) -> bool:
+    """Whether `events` are objects whose seqs are `seq`, `seq + 1`, ... (ints) and whose types are
+    strings, as `_Reader._take_indexed` takes them."""
+    for i, event in enumerate(events):
+        if type(event) is not dict or type(event.get("seq")) is not int or event["seq"] != seq + i:
+            return False
+        if type(event.get("type")) is not str:
+            return False
+    return True
+
+
+def _current_message(event: dict[str, Any], kind: str, seq: int) -> dict[str, Any] | None:
+    """The message of a surface event at index `seq` (its seq; its time a safe integer) if the event passes
+    every rule as it is: in today's shape, which the legacy upgrade leaves; with a well-formed message; with a
+    plain envelope besides: `surfaceOp` "append" and `sourceEventSeqs`, if any, a list of distinct earlier seqs."""
+    if event.get("surfaceOp") != "append":
+        return None  # a replace: the fold judges it
+    data = event["data"]
+    if type(data) is not dict:
+        return None
+    message = (data if "id" in data else None) if kind == "user/message" else data.get("message")
+    if message is None:
+        return None  # maybe a legacy shape: the upgrade decides
+    if len(event) == 6:  # type, seq, time, data, surfaceOp and one more: it must be sourceEventSeqs
+        if not _cites_earlier(event.get("sourceEventSeqs"), seq):
+            return None
+    elif len(event) != 5:
+        return None
+    return message if message_problem(kind, message) is None else None
+
+
+def _cites_earlier(cited: Any, seq: int) -> bool:
+    """Whether `sourceEventSeqs` is a non-empty, strictly increasing list of ints from 0 to below `seq`,
+    as dsh writes it: then valid. (The rule allows any order of distinct seqs; others go the long way.
+    One pass in Python is cheaper here than several in C over such short lists.)"""
+    if type(cited) is not list or not cited:
+        return False
+    last = -1
+    for s in cited:
+        if type(s) is not int or s <= last:
+            return False
+        last = s
+    return last < seq
 
 
 def _carrier(source: SessionSource, mode: str) -> Carrier:
@@ -463,10 +653,3 @@ def load_session(source: SessionSource, *, events: int | None = None) -> Session
     """Read one session log, or only its first `events` events (`partial`: no verdict, for a
     first screen that must not wait for a long log). Raises NotASessionLog for input that is not one."""
     return _Reader(source).read(events)
-
-
-def _until(records: Iterator[Record], done: Callable[[], bool]) -> Iterator[Record]:
-    for record in records:
-        yield record
-        if done():
-            return

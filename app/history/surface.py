@@ -32,6 +32,11 @@ class SurfaceFold:
         other._on = set(self._on)
         return other
 
+    def append(self, seq: int) -> None:
+        """Fold an append: the model sees `seq` next."""
+        self.nodes.append(seq)
+        self._on.add(seq)
+
     def apply(
         self,
         event: dict[str, Any],
@@ -42,8 +47,7 @@ class SurfaceFold:
         seq = event["seq"]
         op = event["surfaceOp"]
         if op == "append":
-            self.nodes.append(seq)
-            self._on.add(seq)
+            self.append(seq)
             return None, []
         start, end = int(op["start"]), int(op["end"])
         if start not in self._on or end not in self._on:

@@ -8,6 +8,8 @@ uploaded bytes share one set of rules.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import accumulate, chain, islice, repeat
+from operator import sub
 from typing import Any, Literal
 
 import json
@@ -17,8 +19,8 @@ import orjson
 
 from app.log.diagnostics import Diagnostic, Location
 from app.log.packed import PACKED_TAGS, PackedRowError, expand_packed
-from app.log.plaintext import Line, Plaintext, ZstdPlaintext, iter_lines
-from app.log.records import HeaderlessLog, NotASessionLog, Record, ScanState
+from app.log.plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, iter_lines, line_batches
+from app.log.records import EventRun, HeaderlessLog, NotASessionLog, Record, ScanState
 
 # the names dsh gives its own artifacts (FORMAT.md §1.1): such a file is a log even when its header is not
 _ARTIFACT_NAME = re.compile(r"session(?:\.\d+)?\.jsonl(?:\.zstd)?")
@@ -123,8 +125,41 @@ def describe_not_session(first: Any) -> str:
     return f"first line is a JSON {type(first).__name__}, expected a session header object"
 
 
+_UNPARSED = object()  # a line orjson refuses: `JsonlScan._line_record` parses it as dsh would
+
+
+def _parse_lines(lines: list[bytes]) -> list[Any]:
+    """Each line parsed by orjson once, in C for a whole batch that parses (nearly every one)."""
+    try:
+        return list(map(orjson.loads, lines))
+    except orjson.JSONDecodeError:
+        return [_loads_or_unparsed(raw) for raw in lines]
+
+
+def _loads_or_unparsed(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _UNPARSED
+
+
+def _continuing(values: list[Any], running: int) -> int:
+    """How many of `values`, from the first, are events that continue the log from seq `running`:
+    objects with that seq (an int: JS `true !== 1`, and a float is left to the slow path) and a
+    string type that tags no packed row."""
+    n = 0
+    for value in values:
+        if type(value) is not dict:
+            break
+        seq, tag = value.get("seq"), value.get("type")
+        if seq != running + n or type(seq) is not int or type(tag) is not str or tag in PACKED_TAGS:
+            break
+        n += 1
+    return n
+
+
 class JsonlScan:
-    """One pass over a JSONL log. Iterate `records()` once; `state` fills in."""
+    """One pass over a JSONL log. Iterate `records()` (or `runs()`) once; `state` fills in."""
 
     def __init__(self, plaintext: Plaintext, *, mode: Mode | None = None) -> None:
         self.plaintext = plaintext
@@ -133,8 +168,13 @@ class JsonlScan:
         self.header_location = Location(file=plaintext.label, line=1, offset=0)
         self.header_terminated = True
         self._mode = mode
-        self._lines: Iterator[Line] | None = None
+        self._batches: Iterator[LineBatch] | None = None
         self._absorbed = 0
+        # what the record scan carries from line to line: the next seq, and the first defect and the
+        # first turn/end dropped after it (each settles the verdict in `_finish`)
+        self._running = 0
+        self._defect: Record | None = None
+        self._dropped_turn_end: Location | None = None
         self.has_event_lines = True
         # where a later scan of a grown file resumes: after the last record read whole
         self.resume_offset = 0
@@ -150,31 +190,43 @@ class JsonlScan:
         for a dsh artifact (zstd, or named like one) whose header dsh would refuse."""
         if self._mode is None:
             self._mode = self._sniff_mode()
-        self._lines = iter_lines(self.plaintext.chunks())
+        self._batches = line_batches(self.plaintext.chunks())
         refuse = HeaderlessLog if self._is_artifact_file() else NotASessionLog
-        for line in self._lines:
-            if self.mode == "fixture" and not line.raw.strip():
-                continue
-            self.header_location = Location(file=self.plaintext.label, line=line.number, offset=line.offset)
-            self.header_terminated = line.terminated
-            try:
-                value, bad_utf8 = parse_json_line(line.raw)
-            except json.JSONDecodeError as exc:
-                reason = ("corrupt session log: the header line is not valid JSON" if refuse is HeaderlessLog
-                          else "first line is not JSON")
-                raise refuse(f"{reason} ({exc})", self.header_location) from None
-            if not isinstance(value, dict) or value.get("type") != "session":
-                raise refuse(describe_not_session(value), self.header_location)
-            if not line.terminated and isinstance(self.plaintext, ZstdPlaintext):
-                raise HeaderlessLog("empty or header-less session log: the header line has no line feed",
-                                    self.header_location)
-            if bad_utf8 is not None:
-                self._warn_utf8(line, bad_utf8)
-            self.header = value
-            self.resume_offset = line.offset + len(line.raw) + 1
-            self.resume_line = line.number
-            return value
+        for batch in self._batches:
+            for line in batch_lines(batch):
+                value = self._header_line(line, refuse)
+                if value is not None:
+                    rest = line.number - batch.number + 1
+                    if rest < len(batch.lines):  # the records begin in the header's batch
+                        after = LineBatch(line.number + 1, line.offset + len(line.raw) + 1, batch.lines[rest:],
+                                          batch.terminated)
+                        self._batches = chain((after,), self._batches)
+                    return value
         raise refuse("empty or header-less session log", self.header_location)
+
+    def _header_line(self, line: Line, refuse: type[NotASessionLog | HeaderlessLog]) -> dict[str, Any] | None:
+        """The header read from `line`, or None for a blank line a fixture may open with."""
+        if self.mode == "fixture" and not line.raw.strip():
+            return None
+        self.header_location = Location(file=self.plaintext.label, line=line.number, offset=line.offset)
+        self.header_terminated = line.terminated
+        try:
+            value, bad_utf8 = parse_json_line(line.raw)
+        except json.JSONDecodeError as exc:
+            reason = ("corrupt session log: the header line is not valid JSON" if refuse is HeaderlessLog
+                      else "first line is not JSON")
+            raise refuse(f"{reason} ({exc})", self.header_location) from None
+        if not isinstance(value, dict) or value.get("type") != "session":
+            raise refuse(describe_not_session(value), self.header_location)
+        if not line.terminated and isinstance(self.plaintext, ZstdPlaintext):
+            raise HeaderlessLog("empty or header-less session log: the header line has no line feed",
+                                self.header_location)
+        if bad_utf8 is not None:
+            self._warn_utf8(line, bad_utf8)
+        self.header = value
+        self.resume_offset = line.offset + len(line.raw) + 1
+        self.resume_line = line.number
+        return value
 
     def _is_artifact_file(self) -> bool:
         name = re.split(r"[/\\!#]", self.plaintext.label)[-1]
@@ -218,104 +270,134 @@ class JsonlScan:
             )
         )
 
-    def resume(self) -> Iterator[Record]:
-        """Records appended since the last scan, reading only the new bytes."""
+    def resume(self) -> Iterator[Record | EventRun]:
+        """Records appended since the last scan (as `runs()` gives them), reading only the new bytes."""
         self.state = ScanState()
         self._absorbed = 0
-        self._lines = iter_lines(self.plaintext.chunks_from(self.resume_offset),
-                                 number=self.resume_line, base=self.resume_offset)
-        return self.records()
+        self._batches = line_batches(self.plaintext.chunks_from(self.resume_offset),
+                                     number=self.resume_line, base=self.resume_offset)
+        return self.runs()
 
     def records(self) -> Iterator[Record]:
-        if self._lines is None:
+        """Every storage record, one by one."""
+        for item in self.runs():
+            if type(item) is EventRun:
+                yield from item.records()
+            else:
+                yield item
+
+    def runs(self) -> Iterator[Record | EventRun]:
+        """The storage records, with each stretch of complete lines that hold one event continuing
+        the log gathered into an `EventRun`: nearly all of an artifact, read without a Record per line."""
+        if self._batches is None:
             self.read_header()
-        assert self._lines is not None
-        fixture = self.mode == "fixture"
-        label = self.plaintext.label
-        running = self.resume_running
-        defect: Record | None = None
-        dropped_turn_end: Location | None = None
+        assert self._batches is not None
+        artifact = self.mode == "artifact"
+        problems = self.plaintext.problems
+        self._running = self.resume_running
+        self._defect = None
+        self._dropped_turn_end = None
         try:
-            problems = self.plaintext.problems
-            plaintext = self.plaintext
-            artifact = not fixture
-            for line in self._lines:
-                if len(problems) > self._absorbed:
+            for batch in self._batches:
+                if len(problems) > self._absorbed:  # a frame decoded with this batch had a problem
                     self._absorb_carrier_problems()
-                number, offset, raw, terminated = line
-                if artifact and terminated and defect is None:
-                    # the common case first: one complete event line that continues the log
-                    try:
-                        value = orjson.loads(raw)
-                    except orjson.JSONDecodeError:
-                        value = None
-                    seq = value.get("seq") if type(value) is dict else None
-                    tag = value.get("type") if type(value) is dict else None
-                    if seq == running and type(seq) is not bool and type(tag) is str and tag not in PACKED_TAGS:
-                        running += 1
-                        self.resume_offset, self.resume_line, self.resume_running = offset + len(raw) + 1, number, running
-                        yield Record("events", Location(label, number, None, offset), offset, len(raw), [value])
-                        continue
-                loc = Location(label, number, None, offset)
-                if fixture:
-                    if not raw.strip():
-                        continue
-                    if raw.endswith(b"\r"):
-                        raw = raw[:-1]
-                complete_end = plaintext.complete_end
-                in_complete_frame = complete_end is not None and offset < complete_end
-                if not terminated and not fixture:
-                    if in_complete_frame:
-                        self.state.corrupt("torn-record-in-frame", "complete frame contains a torn JSONL record", loc)
-                        yield Record("defect", loc, offset, len(raw), reason="torn record", raw=raw[:RAW_CAP])
-                    else:
-                        self.state.diagnostics.append(
-                            Diagnostic("pending-line", "info",
-                                       f"final line has no line feed yet ({len(raw)} bytes pending)", loc)
-                        )
-                        self.state.repairs.append(f"ignored a torn final line of {len(raw)} bytes at line {number}")
-                        yield Record("pending", loc, offset, len(raw), reason="torn final line", raw=raw[:RAW_CAP])
-                    break
-                events: list[dict[str, Any]] | None = None
-                reason = None
-                try:
-                    value, bad_utf8 = parse_json_line(raw)
-                    events = decode_record(value, running, self.mode)
-                    if bad_utf8 is not None:
-                        self._warn_utf8(line, bad_utf8)
-                except json.JSONDecodeError as exc:
-                    reason = f"not valid JSON: {exc}"
-                except RecordError as exc:
-                    reason = str(exc)
-                if events is not None and defect is None:
-                    first = events[0].get("seq")
-                    if fixture or (first == running and type(first) is not bool):  # JS: true !== 1
-                        running += len(events)
-                        self.resume_offset = line.offset + len(line.raw) + 1
-                        self.resume_line = line.number
-                        self.resume_running = running
-                        yield Record("events", loc, line.offset, len(raw), events)
-                        continue
-                    reason = f"seq {first!r} does not continue the log (expected {running})"
-                if defect is None:
-                    if in_complete_frame:
-                        self.state.corrupt("corrupt-frame-record", f"defect inside a complete zstd frame: {reason}", loc)
-                    elif events is not None and any(e.get("type") == "turn/end" for e in events):
-                        self.state.corrupt("defective-turn-end", f"a turn/end record is defective: {reason}", loc)
-                    defect = Record("defect", loc, line.offset, len(raw), reason=reason, raw=raw[:RAW_CAP])
-                    self.state.diagnostics.append(Diagnostic("defect", "error", reason or "defect", loc))
-                    yield defect
-                    continue
-                if events is None:
-                    self.state.diagnostics.append(Diagnostic("defect", "error", reason or "defect", loc))
-                    yield Record("defect", loc, line.offset, len(raw), reason=reason, raw=raw[:RAW_CAP])
-                    continue
-                if dropped_turn_end is None and any(e.get("type") == "turn/end" for e in events):
-                    dropped_turn_end = loc
-                yield Record("dropped", loc, line.offset, len(raw), events)
+                number, offset, lines, terminated = batch
+                # an artifact's complete lines are parsed at once; a fixture's are read one by one
+                values = _parse_lines(lines) if artifact and terminated else None
+                i = 0
+                while i < len(lines):
+                    if values is not None and self._defect is None:
+                        run = self._event_run(lines, values, i, number + i, offset)
+                        if run is not None:
+                            yield run
+                            i, offset = i + len(run.events), run.end
+                            if i == len(lines):
+                                break
+                    # a line no run takes: a packed row, a defect, a line after one, a fixture's, a torn fragment
+                    line = lines[i]
+                    record = self._line_record(Line(number + i, offset, line[:-1] if terminated else line, terminated),
+                                               _UNPARSED if values is None else values[i])
+                    i += 1
+                    offset += len(line)
+                    if record is not None:
+                        yield record
         finally:
             self._absorb_carrier_problems()
-            self._finish(defect, dropped_turn_end)
+            self._finish(self._defect, self._dropped_turn_end)
+
+    def _event_run(self, lines: list[bytes], values: list[Any], start: int, number: int,
+                   offset: int) -> EventRun | None:
+        """The complete lines from `lines[start]` (line `number`, at `offset`; parsed to `values`) that each
+        hold one event continuing the log, up to the first that does not (or None if that is the first)."""
+        rest = values[start:] if start else values
+        n = _continuing(rest, self._running)
+        if not n:
+            return None
+        events = rest[:n] if n < len(rest) else rest
+        # where each line lies, summed in C (each line with its LF; a record's length without it)
+        sizes = list(map(len, islice(lines, start, start + n)))
+        starts = list(accumulate(sizes, initial=offset))
+        lengths = list(map(sub, sizes, repeat(1)))
+        self._running += n
+        self.resume_offset, self.resume_line, self.resume_running = starts.pop(), number + n - 1, self._running
+        return EventRun(self.plaintext.label, number, starts, lengths, events)
+
+    def _line_record(self, line: Line, parsed: Any) -> Record | None:
+        """The record of one line read on its own (None for a blank fixture line), `parsed` by orjson
+        already or `_UNPARSED`: the rare cases, with every rule of FORMAT.md §1.5 and §8."""
+        number, offset, raw, terminated = line
+        fixture = self.mode == "fixture"
+        loc = Location(self.plaintext.label, number, None, offset)
+        if fixture:
+            if not raw.strip():
+                return None
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+        complete_end = self.plaintext.complete_end
+        in_complete_frame = complete_end is not None and offset < complete_end
+        if not terminated and not fixture:  # the final fragment: nothing follows it
+            if in_complete_frame:
+                self.state.corrupt("torn-record-in-frame", "complete frame contains a torn JSONL record", loc)
+                return Record("defect", loc, offset, len(raw), reason="torn record", raw=raw[:RAW_CAP])
+            self.state.diagnostics.append(
+                Diagnostic("pending-line", "info", f"final line has no line feed yet ({len(raw)} bytes pending)", loc)
+            )
+            self.state.repairs.append(f"ignored a torn final line of {len(raw)} bytes at line {number}")
+            return Record("pending", loc, offset, len(raw), reason="torn final line", raw=raw[:RAW_CAP])
+        events: list[dict[str, Any]] | None = None
+        reason = None
+        try:
+            value, bad_utf8 = parse_json_line(raw) if parsed is _UNPARSED else (parsed, None)
+            events = decode_record(value, self._running, self.mode)
+            if bad_utf8 is not None:
+                self._warn_utf8(line, bad_utf8)
+        except json.JSONDecodeError as exc:
+            reason = f"not valid JSON: {exc}"
+        except RecordError as exc:
+            reason = str(exc)
+        if events is not None and self._defect is None:
+            first = events[0].get("seq")
+            if fixture or (first == self._running and type(first) is not bool):  # JS: true !== 1
+                self._running += len(events)
+                self.resume_offset = line.offset + len(line.raw) + 1
+                self.resume_line = line.number
+                self.resume_running = self._running
+                return Record("events", loc, line.offset, len(raw), events)
+            reason = f"seq {first!r} does not continue the log (expected {self._running})"
+        if self._defect is None:
+            if in_complete_frame:
+                self.state.corrupt("corrupt-frame-record", f"defect inside a complete zstd frame: {reason}", loc)
+            elif events is not None and any(e.get("type") == "turn/end" for e in events):
+                self.state.corrupt("defective-turn-end", f"a turn/end record is defective: {reason}", loc)
+            self._defect = Record("defect", loc, line.offset, len(raw), reason=reason, raw=raw[:RAW_CAP])
+            self.state.diagnostics.append(Diagnostic("defect", "error", reason or "defect", loc))
+            return self._defect
+        if events is None:
+            self.state.diagnostics.append(Diagnostic("defect", "error", reason or "defect", loc))
+            return Record("defect", loc, line.offset, len(raw), reason=reason, raw=raw[:RAW_CAP])
+        if self._dropped_turn_end is None and any(e.get("type") == "turn/end" for e in events):
+            self._dropped_turn_end = loc
+        return Record("dropped", loc, line.offset, len(raw), events)
 
     def _absorb_carrier_problems(self) -> None:
         problems = self.plaintext.problems

@@ -13,6 +13,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import NamedTuple, Protocol
 
 import zstandard
@@ -20,6 +21,9 @@ import zstandard
 from app.log.diagnostics import Diagnostic, Location
 
 READ_CHUNK = 1 << 20
+# lines in a batch, at most: a reader parses a batch at once, and that many events alive at a time
+# stay in the processor's caches and out of the cycle collector's way
+BATCH_LINES = 128
 
 
 class Plaintext(Protocol):
@@ -47,20 +51,46 @@ class Line(NamedTuple):
     terminated: bool  # False for a final fragment with no LF
 
 
-def iter_lines(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> Iterator[Line]:
-    """Lines of the text; `number` and `base` say how many lines and bytes precede `chunks`."""
+class LineBatch(NamedTuple):
+    """The whole lines of one decoded chunk, split once: readers walk them in bulk."""
+
+    number: int  # 1-based number of the first line
+    offset: int  # byte offset of the first line in the decoded text
+    lines: list[bytes]  # each with its LF (JSON reads it as whitespace), but a final fragment
+    terminated: bool  # False only for a final fragment with no LF (then the one line)
+
+
+def line_batches(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> Iterator[LineBatch]:
+    """Lines of the text, a batch per chunk; `number` and `base` say how many lines and bytes precede `chunks`."""
     carry = b""
     for chunk in chunks:
         if not chunk:
             continue
-        parts = (carry + chunk if carry else chunk).split(b"\n")
-        carry = parts.pop()
-        for part in parts:
-            number += 1
-            yield Line(number, base, part, True)
-            base += len(part) + 1
+        text = carry + chunk if carry else chunk
+        lines = io.BytesIO(text).readlines()  # LFs found by memchr, where bytes.split tests byte by byte
+        carry = b"" if lines[-1].endswith(b"\n") else lines.pop()
+        for i in range(0, len(lines), BATCH_LINES):
+            batch = lines[i : i + BATCH_LINES] if len(lines) > BATCH_LINES else lines
+            yield LineBatch(number + 1, base, batch, True)
+            number += len(batch)
+            base += sum(map(len, batch))
     if carry:
-        yield Line(number + 1, base, carry, False)
+        yield LineBatch(number + 1, base, [carry], False)
+
+
+def iter_lines(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> Iterator[Line]:
+    """Lines of the text one by one; `number` and `base` say how many lines and bytes precede `chunks`."""
+    for batch in line_batches(chunks, number=number, base=base):
+        yield from batch_lines(batch)
+
+
+def batch_lines(batch: LineBatch) -> Iterator[Line]:
+    """The lines of `batch`, each with its number and offset, without its LF."""
+    number, offset, lines, terminated = batch
+    for line in lines:
+        yield Line(number, offset, line[:-1] if terminated else line, terminated)
+        number += 1
+        offset += len(line)
 
 
 class BytesPlaintext:
@@ -116,6 +146,8 @@ class FilePlaintext:
 
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+FRAME_HEADER_MAX = 18  # bytes: magic, descriptor, window, dictionary id and content size at their longest
+FRAME_GROUP = 1 << 14  # bytes of text decoded in one call, at most (one frame may take it past)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +202,17 @@ class PlaintextTooLarge(ValueError):
     pass
 
 
-def decompress_frame(frame: bytes, limit: int) -> bytes:
-    """One complete frame, checksum verified by libzstd; at most `limit` bytes."""
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(frame), read_across_frames=False)
+def decompress_frame(frame: bytes, limit: int, dctx: zstandard.ZstdDecompressor | None = None) -> bytes:
+    """One complete frame, checksum verified by libzstd; at most `limit` bytes. A scan passes
+    one `dctx` for all its frames: making a decompression context per frame costs more than a small frame."""
+    dctx = dctx or zstandard.ZstdDecompressor()
+    try:
+        # the common case in one call: a frame that declares its size (dsh's writer's do) within the limit
+        if 0 <= zstandard.frame_content_size(frame) <= limit:
+            return dctx.decompress(frame)
+    except zstandard.ZstdError:
+        pass  # decoded again below, so that a bad frame is reported in the stream reader's words
+    reader = dctx.stream_reader(io.BytesIO(frame), read_across_frames=False)
     out = bytearray()
     while block := reader.read(READ_CHUNK):
         out += block
@@ -237,11 +277,32 @@ class ZstdPlaintext:
         self._complete_end = total
         self._cache.clear()
         framing = self.framing
+        dctx = zstandard.ZstdDecompressor()
         if not framing.frames:
             self._problem("missing-first-frame", "the first zstd frame (the header) is missing or incomplete", 0)
-        for start, end in framing.frames[first:]:
+        frames = framing.frames[first:]
+        k = 0
+        while k < len(frames):
+            group, text = self._decode_group(frames, k, self._limit - total, dctx)
+            if group:  # frames decoded in one call, their text yielded as one chunk
+                group_start = total
+                for (start, end), size in group:
+                    if not self._starts and text[:size].count(b"\n") != 1:
+                        self._problem("header-frame", "corrupt session log: the header frame must contain exactly "
+                                      "one complete line", start)
+                    self._starts.append(total)
+                    self._ranges.append((start, end))
+                    total += size
+                self._complete_end = total
+                k += len(group)
+                skip = max(offset - group_start, 0)
+                if skip < len(text):
+                    yield text[skip:]
+                continue
+            start, end = frames[k]
+            k += 1
             try:
-                text = decompress_frame(self._buf[start:end], self._limit - total)
+                text = decompress_frame(self._buf[start:end], self._limit - total, dctx)
             except zstandard.ZstdError as exc:
                 self._problem("bad-frame", f"zstd frame does not decode: {exc}", start)
                 text = b""
@@ -271,6 +332,33 @@ class ZstdPlaintext:
             skip = max(offset - total, 0)
             if skip < len(self.torn_plaintext):
                 yield self.torn_plaintext[skip:]
+
+    def _decode_group(self, frames: tuple[tuple[int, int], ...], k: int, limit: int,
+                      dctx: zstandard.ZstdDecompressor) -> tuple[list[tuple[tuple[int, int], int]], bytes]:
+        """Frames from the `k`-th on decoded in one call, as many as declare their sizes (dsh's do) up to
+        FRAME_GROUP bytes of text within `limit`: each frame's (range, size), and their text. Nothing when
+        fewer than two qualify or the call fails: then the next frame is decoded alone, to report it as it is.
+        (A call per small frame costs more than the decoding; libzstd still checks each frame's checksum.)"""
+        group: list[tuple[tuple[int, int], int]] = []
+        size_sum = 0
+        for start, end in islice(frames, k, None):
+            try:
+                size = zstandard.frame_content_size(self._buf[start : start + FRAME_HEADER_MAX])
+            except zstandard.ZstdError:
+                break
+            if size < 0 or size_sum + size > limit:
+                break
+            group.append(((start, end), size))
+            size_sum += size
+            if size_sum >= FRAME_GROUP:
+                break
+        if len(group) < 2:
+            return [], b""
+        try:
+            text = dctx.decompressobj(read_across_frames=True).decompress(self._buf[group[0][0][0] : group[-1][0][1]])
+        except zstandard.ZstdError:
+            return [], b""
+        return (group, text) if len(text) == size_sum else ([], b"")
 
     def _problem(self, code: str, message: str, offset: int) -> None:
         self.problems.append(Diagnostic(code, "error", message, Location(file=self.label, offset=offset)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +29,39 @@ class Record:
     events: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
     raw: bytes | None = None  # the undecodable bytes of a defect, capped
+
+
+@dataclass(slots=True)
+class EventRun:
+    """Consecutive complete JSONL lines that each hold one event continuing the log.
+
+    Nearly every line of an artifact is one: a scan gathers them so that a reader
+    need not build a Record and a Location per line. Line `first_line + i` holds
+    `events[i]`, `lengths[i]` bytes from `offsets[i]` of the decoded text.
+    """
+
+    label: str
+    first_line: int
+    offsets: list[int]
+    lengths: list[int]
+    events: list[dict[str, Any]]
+
+    @property
+    def end(self) -> int:
+        """Where the line after the run begins."""
+        return self.offsets[-1] + self.lengths[-1] + 1
+
+    def location(self, i: int) -> Location:
+        return Location(self.label, self.first_line + i, None, self.offsets[i])
+
+    def records(self) -> Iterator[Record]:
+        """The run as the Records it stands for, one per line."""
+        for i, event in enumerate(self.events):
+            yield Record("events", self.location(i), self.offsets[i], self.lengths[i], [event])
+
+    def prefix(self, n: int) -> EventRun:
+        """The run's first `n` lines."""
+        return EventRun(self.label, self.first_line, self.offsets[:n], self.lengths[:n], self.events[:n])
 
 
 class NotASessionLog(Exception):

@@ -16,7 +16,7 @@ from app.log.diagnostics import Diagnostic, Location
 from app.log.dsh_root import FileVersion, RootArtifact, identity_problem, list_root, resolve_root
 from app.log.jsonl import JsonlScan, Mode, decode_record, parse_json_line
 from app.log.plaintext import ZSTD_MAGIC, BytesPlaintext, FilePlaintext, Plaintext, ZstdPlaintext
-from app.log.records import Record, ScanState
+from app.log.records import EventRun, Record, ScanState
 from app.log.sqlite_store import SQLITE_MAGIC, SqliteScan, SqliteStore, StoreRefused
 
 Kind = Literal["jsonl", "jsonl-zstd", "sqlite", "zip"]
@@ -226,6 +226,10 @@ class SessionScan(Protocol):
 
     def records(self) -> Iterator[Record]: ...
 
+    def runs(self) -> Iterator[Record | EventRun]:
+        """The records, where the carrier can gather plain event lines into runs (JSONL)."""
+        ...
+
     def reread(self, start: int, length: int, first_seq: int) -> list[dict[str, Any]]: ...
 
 
@@ -265,6 +269,9 @@ class SqliteSessionScan(SqliteScan):
 
     def reread(self, start: int, length: int, first_seq: int) -> list[dict[str, Any]]:
         return self.read(start)
+
+    def runs(self) -> Iterator[Record | EventRun]:
+        return self.records()  # a store's rows come one by one
 
 
 def open_scan(source: SessionSource, *, max_plaintext: int = DEFAULT_MAX_PLAINTEXT) -> SessionScan:

@@ -173,6 +173,19 @@ def _upgrade_turn_end(data: Any) -> Any:
     return data
 
 
+def turn_is_current(kind: str, data: Any) -> bool:
+    """A cheap test that `upgrade_event` returns a turn/start or turn/end as it is, for a reader that
+    meets thousands: today's shapes (no legacy trigger; exactly turn and a bare reason kind). False
+    says only "maybe not"."""
+    if kind == "turn/start":
+        return not isinstance(data, dict) or "trigger" not in data
+    if kind == "turn/end" and type(data) is dict and len(data) == 2:
+        turn, reason = data.get("turn"), data.get("reason")
+        return (type(turn) is int and 1 <= turn <= MAX_SAFE_INTEGER and type(reason) is dict and len(reason) == 1
+                and reason.get("kind") in _BARE_TURN_END_KINDS)
+    return False
+
+
 def upgrade_event(event: dict[str, Any], session_id: str, id_at: Callable[[int], str | None]) -> dict[str, Any]:
     """Apply the §4.5 legacy upgrades. `id_at(seq)` gives an earlier event's
     (upgraded) message id, for a pruned legacy tool result's identity."""
@@ -197,9 +210,11 @@ def upgrade_event(event: dict[str, Any], session_id: str, id_at: Callable[[int],
         raise UpgradeError("legacy steering/message has neither message nor content and source")
     if not isinstance(data, dict):
         return event
-    if kind == "user/message" and not ({"id", "role", "message"} & set(data)) and {"content", "source"} <= set(data):
+    # (key tests one by one, not set algebra: every surface event passes here, nearly all current)
+    if (kind == "user/message" and "id" not in data and "role" not in data and "message" not in data
+            and "content" in data and "source" in data):
         return {**event, "data": {**data, "id": legacy_id(session_id, seq), "role": "user"}}  # type: ignore[arg-type]
-    if kind == "assistant/message" and "message" not in data and {"content", "provenance"} <= set(data):
+    if kind == "assistant/message" and "message" not in data and "content" in data and "provenance" in data:
         provenance = data["provenance"]
         if not isinstance(provenance, dict):
             raise UpgradeError("legacy assistant/message provenance is not an object")
@@ -207,7 +222,7 @@ def upgrade_event(event: dict[str, Any], session_id: str, id_at: Callable[[int],
         message = {"id": legacy_id(session_id, seq), "role": "assistant", "content": data["content"],  # type: ignore[arg-type]
                    "source": {**provenance, "kind": "model"}}
         return {**event, "data": {**rest, "message": message}}
-    if kind == "tool/result" and "message" not in data and {"callId", "content", "isError"} <= set(data):
+    if kind == "tool/result" and "message" not in data and "callId" in data and "content" in data and "isError" in data:
         op = event.get("surfaceOp")
         mid = legacy_id(session_id, seq)  # type: ignore[arg-type]
         if isinstance(op, dict) and op.get("op") == "replace" and is_safe_int(op.get("start")):
@@ -238,34 +253,43 @@ def message_shape_problem(event: dict[str, Any]) -> str | None:
     kind = event.get("type")
     if not isinstance(kind, str) or kind not in SURFACE_TYPES:
         return None
-    message = message_of(event)
+    return message_problem(kind, message_of(event))
+
+
+def message_problem(kind: str, message: Any) -> str | None:
+    """Why the message of a `kind` surface event is malformed, or None. (Non-empty strings are
+    tested inline, not by `is_nonempty_str`: this runs for every message of a log.)"""
     if not isinstance(message, dict):
         return f"{kind} carries no message object"
-    if not is_nonempty_str(message.get("id")):
+    mid = message.get("id")
+    if not isinstance(mid, str) or not mid:
         return f"{kind} message id is not a non-empty string"
     want_role = "assistant" if kind == "assistant/message" else "user"
     if message.get("role") != want_role:
         return f"{kind} message role is {message.get('role')!r}, expected {want_role!r}"
     source = message.get("source")
-    if not isinstance(source, dict) or not is_nonempty_str(source.get("kind")):
+    source_kind = source.get("kind") if isinstance(source, dict) else None
+    if not isinstance(source_kind, str) or not source_kind:
         return f"{kind} message source has no non-empty kind"
     content = message.get("content")
     if not isinstance(content, list):
         return f"{kind} message content is not an array"
     if kind == "assistant/message":
-        if source["kind"] != "model":
-            return f"assistant message source kind is {source['kind']!r}, expected \"model\""
-        if not is_nonempty_str(source.get("provider")) or not is_nonempty_str(source.get("model")):
+        if source_kind != "model":
+            return f"assistant message source kind is {source_kind!r}, expected \"model\""
+        provider, model = source.get("provider"), source.get("model")  # type: ignore[union-attr]
+        if not isinstance(provider, str) or not provider or not isinstance(model, str) or not model:
             return "assistant message source needs a non-empty provider and model"
     if kind == "tool/result":
-        if source["kind"] != "tool" or not is_nonempty_str(source.get("callId")):
+        call_id = source.get("callId")  # type: ignore[union-attr]
+        if source_kind != "tool" or not isinstance(call_id, str) or not call_id:
             return "tool result source must be {kind: \"tool\", callId} with a non-empty callId"
         if len(content) != 1:
             return f"tool result content has {len(content)} blocks, expected exactly 1"
         block = content[0]
         if not isinstance(block, dict) or block.get("type") != "tool-result" or not isinstance(block.get("content"), list):
             return "tool result content must be one tool-result block with an array content"
-        if block.get("toolCallId") != source["callId"]:
+        if block.get("toolCallId") != call_id:
             return "tool result block toolCallId differs from source.callId"
     return None
 
@@ -289,7 +313,8 @@ def decode_source_event_seqs(value: Any) -> list[int]:
     """The list or range form (FORMAT.md §8) → a list of seqs; ValueError if invalid."""
     if not isinstance(value, list):
         raise ValueError("sourceEventSeqs is not an array")
-    if all(type(item) is int and 0 <= item <= MAX_SAFE_INTEGER for item in value):  # the list form, as written
+    # the list form, as written: only ints (no bools, floats or ranges), all in range (tested in C, not per item)
+    if not value or (set(map(type, value)) == {int} and min(value) >= 0 and max(value) <= MAX_SAFE_INTEGER):
         if len(set(value)) != len(value):
             raise ValueError("sourceEventSeqs repeats a seq")
         return value
@@ -352,7 +377,7 @@ def envelope_problem(event: dict[str, Any]) -> str | None:
             return str(exc)
         if not seqs and kind != "assistant/message":
             return f"sourceEventSeqs on {kind} is empty"
-        if any(s >= event["seq"] for s in seqs):
+        if seqs and max(seqs) >= event["seq"]:
             return "sourceEventSeqs cites a seq at or after its own event"
     return None
 
