@@ -70,19 +70,17 @@ class Figure:
     name: str
     measured: str  # the two medians (or the count) behind the ratio
     value: float
-    budget: Budget | None  # None: shown for information, judged by no budget
+    budget: Budget
     count: bool = False  # a count of things, not a ratio
 
     @property
     def passed(self) -> bool:
-        return self.budget is None or self.budget.holds(self.value)
+        return self.budget.holds(self.value)
 
     def ratio_text(self) -> str:
         return f"{self.value:.0f}" if self.count else f"{self.value:.2f}×"
 
     def result(self) -> str:
-        if self.budget is None:
-            return "info"
         return "pass" if self.passed else "FAIL"
 
 
@@ -317,7 +315,7 @@ def w2_cold(w: Workloads, scratch: Path, runs: int) -> list[Figure]:
 
 def table(figures: list[Figure]) -> str:
     rows = [("figure", "measured", "ratio", "budget", "result")]
-    rows += [(f.name, f.measured, f.ratio_text(), str(f.budget or "—"), f.result()) for f in figures]
+    rows += [(f.name, f.measured, f.ratio_text(), str(f.budget), f.result()) for f in figures]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["| " + " | ".join(c.ljust(widths[i]) for i, c in enumerate(r)) + " |" for r in rows]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")

@@ -22,7 +22,15 @@ from app.forms.jsformat import TEXT_LIMIT, cap_utf16, js_string
 from app.forms.tools import ToolPresentation, present_tool
 from app.history.session import SessionLog
 from app.history.transcript import Row
-from app.model.values import ContentBlock, Event, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock
+from app.model.values import (
+    ContentBlock,
+    Event,
+    ImageBlock,
+    Message,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+)
 from app.web.markdown import render_markdown
 from app.web.strings import Phrase, phrase
 
@@ -356,20 +364,26 @@ def _retry_state(log: SessionLog, row: Row) -> str:
 
 
 def row_view(log: SessionLog, row: Row, cwd: str | None = None, anchor: str | None = None) -> RowView:
+    if row.diagnostic is not None:
+        return _finding_view(row, anchor or row.key)
     view = _row_view(log, row, cwd)
     if anchor is None:
         anchor = f"msg-{view.message_id}" if view.message_id is not None else row.key
     return replace(view, anchor=anchor, step=row.step if row.kind in STEP_ROWS else None)
 
 
+def _finding_view(row: Row, anchor: str) -> RowView:
+    """A finding is laid out from its diagnostic (and the record it could not read), not from events."""
+    d = row.diagnostic
+    assert d is not None
+    raw = row.tail.raw.decode("utf-8", "replace") if row.tail is not None and row.tail.raw else ""
+    return RowView(row, None, title=row.tail.kind if row.tail is not None else d.code,
+                   summary=f"{d.location.describe()}: {d.message}", state=d.severity,
+                   detail=Body("record", raw) if raw else None, anchor=anchor)  # a part no event row has
+
+
 def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
     kind = row.kind
-    if kind == "diagnostic":
-        tail = row.tail
-        assert tail is not None
-        raw = tail.raw.decode("utf-8", "replace") if tail.raw else ""
-        return RowView(row, None, title=tail.kind, summary=f"{tail.location.describe()}: {tail.reason or ''}",
-                       detail=Body("detail", raw) if raw else None)
     event = log.event(row.seq)
     message = event.message
     data = event.data if isinstance(event.data, dict) else {}

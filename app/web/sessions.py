@@ -21,7 +21,7 @@ from app.model.frozen import thaw
 from app.web.entries import entry_json, related_sessions
 from app.web.media import media_of
 from app.web.registry import Entry
-from app.web.rows import Body, RowView, context_json, row_json, row_view
+from app.web.rows import RowView, context_json, row_json, row_view
 from app.web.search import RowFacts, row_facts, search
 from app.web.state import WebState, session_url, web
 from app.web.strings import Strings, strings_for
@@ -117,20 +117,8 @@ def anchor_of(row: Row) -> str:
 
 
 def view_of(t: Transcript, i: int, cwd: str | None) -> RowView:
-    """The view of row `i`: a finding is laid out from its diagnostic, every other row from its events."""
-    row = t.rows[i]
-    if row.diagnostic is not None:
-        return diagnostic_view(row, t.anchors[i])
-    return row_view(t.log, row, cwd, t.anchors[i])  # type: ignore[arg-type]  # a ReadableLog reads like its log
-
-
-def diagnostic_view(row: Row, anchor: str) -> RowView:
-    d = row.diagnostic
-    assert d is not None
-    raw = row.tail.raw.decode("utf-8", "replace") if row.tail is not None and row.tail.raw else ""
-    return RowView(row, None, title=row.tail.kind if row.tail is not None else d.code,
-                   summary=f"{d.location.describe()}: {d.message}", state=d.severity,
-                   detail=Body("record", raw) if raw else None, anchor=anchor)  # a part no event row has
+    """The view of row `i` at its anchor."""
+    return row_view(t.log, t.rows[i], cwd, t.anchors[i])  # type: ignore[arg-type]  # a ReadableLog reads like its log
 
 
 def transcript(state: WebState, key: str) -> tuple[Entry, SessionLog, Transcript]:
