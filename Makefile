@@ -23,7 +23,7 @@ run: $(STAMP)
 
 # Rewrites the bundled demo sessions (app/demo/sessions, committed) from app/demo/generate.py.
 demo: $(STAMP)
-	$(BIN)/python -m app.demo.generate
+	$(BIN)/python -m dsh_inspect.demo.generate
 
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest

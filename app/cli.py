@@ -10,11 +10,11 @@ from typing import Any, TextIO
 
 import orjson
 
-from app.log.records import NotASessionLog
-from app.log.sources import Discovery, UnreadablePath, discover
-from app.forms import project_context
-from app.history.session import SessionLog, load_session
-from app.history.transcript import user_message_kind
+from .log.records import NotASessionLog
+from .log.sources import Discovery, UnreadablePath, discover
+from .forms import project_context
+from .history.session import SessionLog, load_session
+from .history.transcript import user_message_kind
 
 
 CONTEXT_FORMS = ("instructions", "catalog", "snapshot", "notice", "relay", "recall", "opaque")
@@ -146,9 +146,9 @@ def run_serve(paths: Sequence[str], *, host: str, port: int, data_dir: str | Non
               settings: Sequence[Sequence[str]] = (), allow_hosts: Sequence[str] = (), err: TextIO) -> int:
     import uvicorn
 
-    from app.web.app import create_app
-    from app.web.settings import Settings, default_data_dir
-    from app.web.state import compile_templates
+    from .web.app import create_app
+    from .web.settings import Settings, default_data_dir
+    from .web.state import compile_templates
 
     config = Settings(host=host, port=port, data_dir=data_dir or default_data_dir(), allowed_hosts=tuple(allow_hosts))
     try:
@@ -171,7 +171,7 @@ def run_serve(paths: Sequence[str], *, host: str, port: int, data_dir: str | Non
 
 
 def run_render(path: str, *, output: str, session: str | None, lang: str, err: TextIO) -> int:
-    from app.web.render import RenderError, render_path
+    from .web.render import RenderError, render_path
 
     try:
         html = render_path(path, session=session, lang=lang)

@@ -8,7 +8,7 @@ W2: one plain-JSONL session of about 100 MB, tool-heavy, with some tool
 results over 1 MB.
 
 Every message is made by the project's `create_*` helpers (through
-`app.demo.builder.SessionBuilder`) with a seeded id source, every text comes
+`dsh_inspect.demo.builder.SessionBuilder`) with a seeded id source, every text comes
 from a seeded `random.Random`, and every time is fixed, so the files are the
 same from run to run. `python -m benchmarks.generate [OUT]` writes them; a
 stamp file keyed by `VERSION` and the spec lets a rerun skip the work.
@@ -27,8 +27,8 @@ from typing import Any
 
 import orjson
 
-from app.demo.builder import Call, SessionBuilder
-from app.log.writer import artifact_path, write_artifact
+from dsh_inspect.demo.builder import Call, SessionBuilder
+from dsh_inspect.log.writer import artifact_path, write_artifact
 
 VERSION = "1"  # bump when the workloads change shape, so cached output is rebuilt
 OUT = Path(__file__).resolve().parent / "out"

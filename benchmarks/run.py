@@ -6,7 +6,7 @@ baseline side by side in this one run (the machine is shared and noisy, so
 every budget is a ratio of two medians or a count), prints a table and exits
 1 when a budget is missed. It is not part of the test suite.
 
-Servers are real `python -m app serve` processes on loopback ports, timed
+Servers are real `python -m dsh_inspect serve` processes on loopback ports, timed
 from this process over HTTP/1.1 with keep-alive; "cold" is the first request
 to a freshly started server, "warm" a later request to the same one.
 """
@@ -34,8 +34,8 @@ from typing import Literal
 import orjson
 import zstandard
 
-from app.history.session import load_session
-from app.log.sources import discover
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.sources import discover
 from benchmarks.generate import LONG_ID, ONE_TURN_ID, OUT, W2_ID, Workloads, generate
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -202,10 +202,10 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def serve(paths: list[Path], scratch: Path) -> Iterator[Server]:
-    """`python -m app serve PATHS` on a free port, with its own data folder; yields once it answers."""
+    """`python -m dsh_inspect serve PATHS` on a free port, with its own data folder; yields once it answers."""
     port = free_port()
     data = Path(tempfile.mkdtemp(dir=scratch))
-    args = [sys.executable, "-m", "app", "serve", *map(str, paths), "--port", str(port), "--data-dir", str(data)]
+    args = [sys.executable, "-m", "dsh_inspect", "serve", *map(str, paths), "--port", str(port), "--data-dir", str(data)]
     try:
         with open(data / "server.log", "wb") as log:
             process = subprocess.Popen(args, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT,

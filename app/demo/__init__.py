@@ -1,1 +1,1 @@
-"""The bundled demo sessions and the script that writes them (`python -m app.demo.generate`)."""
+"""The bundled demo sessions and the script that writes them (`python -m dsh_inspect.demo.generate`)."""

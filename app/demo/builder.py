@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from app.model.messages import (
+from ..model.messages import (
     SeededIds,
     create_assistant_message,
     create_tool_result_message,

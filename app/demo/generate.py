@@ -1,4 +1,4 @@
-"""The bundled demo sessions: `python -m app.demo.generate` rewrites
+"""The bundled demo sessions: `python -m dsh_inspect.demo.generate` rewrites
 `app/demo/sessions/`, a dsh root that `dsh-inspect serve` (and `make run`)
 shows when given no path.
 
@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from app.demo.builder import Call, SessionBuilder
-from app.log.dsh_root import encode_segment, project_key
+from .builder import Call, SessionBuilder
+from ..log.dsh_root import encode_segment, project_key
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
 CWD = "/home/demo/project"

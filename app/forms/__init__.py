@@ -3,7 +3,7 @@
 Layering: imports `app.model` and `app.log.jsonvalues` only.
 """
 
-from app.forms.bodies import (
+from .bodies import (
     CATALOG_SHOWN,
     CatalogBody,
     CatalogEntry,
@@ -22,9 +22,9 @@ from app.forms.bodies import (
     context_body,
     opaque_body,
 )
-from app.forms.content import Bounded, Content, ContentPart, JsonPart, TextPart, bound, content_parts, unknown_parts
-from app.forms.declared_form import Form, context_form
-from app.forms.jsformat import (
+from .content import Bounded, Content, ContentPart, JsonPart, TextPart, bound, content_parts, unknown_parts
+from .declared_form import Form, context_form
+from .jsformat import (
     TEXT_LIMIT,
     cap_utf16,
     compact_json,
@@ -35,8 +35,8 @@ from app.forms.jsformat import (
     pretty_json,
     utf16_len,
 )
-from app.forms.projection import ContextView, project_context
-from app.forms.provenance import Provenance, Role, context_provenance, session_recall_labels
+from .projection import ContextView, project_context
+from .provenance import Provenance, Role, context_provenance, session_recall_labels
 
 __all__ = [
     "CATALOG_SHOWN",

@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.forms.content import Bounded, Content, ContentPart, JsonPart, bound, content_parts, unknown_parts
-from app.forms.declared_form import Form
-from app.forms.jsformat import field_text, js_entries, js_string
-from app.forms.readers import is_array, is_record, source_record
-from app.log.jsonvalues import is_nonempty_str, is_number
-from app.model.values import MessageSource
+from .content import Bounded, Content, ContentPart, JsonPart, bound, content_parts, unknown_parts
+from .declared_form import Form
+from .jsformat import field_text, js_entries, js_string
+from .readers import is_array, is_record, source_record
+from ..log.jsonvalues import is_nonempty_str, is_number
+from ..model.values import MessageSource
 
 InstructionWording = Literal["loaded", "added", "updated", "removed"]
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from app.log.jsonvalues import is_number
+from ..log.jsonvalues import is_number
 
 TEXT_LIMIT = 20_000
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.forms.content import Bounded, ContentPart, bound, content_parts
-from app.forms.jsformat import pretty_json
-from app.model.values import Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
+from .content import Bounded, ContentPart, bound, content_parts
+from .jsformat import pretty_json
+from ..model.values import Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
 
 PartKind = Literal["text", "reasoning", "tool-call", "tool-result", "json"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.forms.bodies import ContextBody, context_body
-from app.forms.content import Content
-from app.forms.declared_form import Form, context_form
-from app.forms.provenance import Role, context_provenance
-from app.model.values import Message, MessageSource
+from .bodies import ContextBody, context_body
+from .content import Content
+from .declared_form import Form, context_form
+from .provenance import Role, context_provenance
+from ..model.values import Message, MessageSource
 
 _FROM_MESSAGE: Any = object()
 

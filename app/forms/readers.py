@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.log.jsonvalues import is_nonempty_str
-from app.model.values import MessageSource
+from ..log.jsonvalues import is_nonempty_str
+from ..model.values import MessageSource
 
 
 def is_record(value: Any) -> bool:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.history.session import SessionLog
-from app.history.tokens import Usage, usage_from
-from app.model.rules import SURFACE_TYPES, decode_source_event_seqs
+from .session import SessionLog
+from .tokens import Usage, usage_from
+from ..model.rules import SURFACE_TYPES, decode_source_event_seqs
 
 # Events that cannot fall inside one streamed call: each closes the chunk run
 # before it, so chunks after it belong to a new call.

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from app.history.replacements import Replacement, replacement
-from app.history.requests import CallRef, RequestIndex, call_ref
-from app.history.session import SessionLog
-from app.model.messages import freeze_message
-from app.model.values import Message
+from .replacements import Replacement, replacement
+from .requests import CallRef, RequestIndex, call_ref
+from .session import SessionLog
+from ..model.messages import freeze_message
+from ..model.values import Message
 
 InboxFate = Literal["claimed", "canceled", "pending"]
 

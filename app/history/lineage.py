@@ -3,7 +3,7 @@ children it heard from or started (relay senders, workflow members)."""
 
 from __future__ import annotations
 
-from app.history.session import SessionLog
+from .session import SessionLog
 
 _NAMING_TYPES = ("user/message", "tool-workflow/agent-start")
 

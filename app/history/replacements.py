@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.history.session import SessionLog
+from .session import SessionLog
 
 ReplaceKind = Literal["compaction", "prune", "rewrite", "replace"]
 

@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.history.calls import CallIndex, ModelCall, Step, call_index
-from app.history.replacements import Replacement, removals, replacement
-from app.history.session import SessionLog
-from app.history.state import SessionState, StateChange, TypeIndex, state_at, state_changes, type_index
-from app.history.tokens import Usage, usage_from
-from app.model.frozen import FrozenDict
-from app.model.values import Message
+from .calls import CallIndex, ModelCall, Step, call_index
+from .replacements import Replacement, removals, replacement
+from .session import SessionLog
+from .state import SessionState, StateChange, TypeIndex, state_at, state_changes, type_index
+from .tokens import Usage, usage_from
+from ..model.frozen import FrozenDict
+from ..model.values import Message
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Literal
 
-from app.log.diagnostics import Diagnostic, Location
-from app.log.jsonvalues import MAX_SAFE_INTEGER
-from app.log.records import EventRun, HeaderlessLog, NotASessionLog, Record
-from app.log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
-from app.log.sqlite_store import StoreRefused
-from app.history.closers import TRACKED_TYPES, CrashTracker
-from app.history.invariants import NONE, WATCHED_TYPES, InvariantChecker
-from app.history.surface import SurfaceFold
-from app.model.frozen import freeze
-from app.model.messages import freeze_message
-from app.model.rules import (
+from ..log.diagnostics import Diagnostic, Location
+from ..log.jsonvalues import MAX_SAFE_INTEGER
+from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
+from ..log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
+from ..log.sqlite_store import StoreRefused
+from .closers import TRACKED_TYPES, CrashTracker
+from .invariants import NONE, WATCHED_TYPES, InvariantChecker
+from .surface import SurfaceFold
+from ..model.frozen import freeze
+from ..model.messages import freeze_message
+from ..model.rules import (
     KNOWN_EVENT_TYPES,
     LEGACY_TYPES,
     SURFACE_TYPES,
@@ -45,7 +45,7 @@ from app.model.rules import (
     upgrade_event,
     UpgradeError,
 )
-from app.model.values import Event, Header, Message
+from ..model.values import Event, Header, Message
 
 Category = Literal["accepted", "repaired", "refused", "unsupported"]
 Carrier = Literal["jsonl", "jsonl-zstd", "sqlite", "zip", "fixture"]

@@ -12,8 +12,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
-from app.history.session import SessionLog
-from app.model.frozen import FrozenDict, freeze
+from .session import SessionLog
+from ..model.frozen import FrozenDict, freeze
 
 # The types whose seqs the per-log index keeps: the state settings, the
 # request header, and the lifecycle marker that separates inherited history.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.model.rules import decode_source_event_seqs
+from ..model.rules import decode_source_event_seqs
 
 
 def _without_result_content(data: Any) -> Any:

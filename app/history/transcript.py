@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from heapq import merge
 from typing import Any, Literal
 
-from app.history.calls import step_key, turn_step
-from app.history.session import SessionLog, TailRecord, to_event
-from app.log.diagnostics import Diagnostic, Location
-from app.model.rules import (
+from .calls import step_key, turn_step
+from .session import SessionLog, TailRecord, to_event
+from ..log.diagnostics import Diagnostic, Location
+from ..model.rules import (
     KNOWN_EVENT_TYPES,
     SURFACE_TYPES,
     UpgradeError,
@@ -33,7 +33,7 @@ from app.model.rules import (
     message_shape_problem,
     upgrade_event,
 )
-from app.model.values import Event
+from ..model.values import Event
 
 RowKind = Literal[
     "turn", "step", "user", "steering", "context", "assistant-step", "partial-stream", "tool-call", "command",

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.history.replacements import Replacement, replacement
-from app.history.requests import RequestIndex
-from app.history.session import SessionLog
-from app.history.tokens import Usage
+from .replacements import Replacement, replacement
+from .requests import RequestIndex
+from .session import SessionLog
+from .tokens import Usage
 
 
 @dataclass(frozen=True, slots=True)

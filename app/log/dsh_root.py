@@ -7,8 +7,8 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from app.log.diagnostics import Diagnostic, Location
-from app.log.plaintext import ZSTD_MAGIC, decompress_frame, scan_frames
+from .diagnostics import Diagnostic, Location
+from .plaintext import ZSTD_MAGIC, decompress_frame, scan_frames
 
 ARTIFACT_NAMES = ("session.jsonl.zstd", "session.jsonl")
 FileVersion = tuple[int, int, int]  # size, mtime_ns, inode: what a cache keyed by file version compares

@@ -17,10 +17,10 @@ import re
 
 import orjson
 
-from app.log.diagnostics import Diagnostic, Location
-from app.log.packed import PACKED_TAGS, PackedRowError, expand_packed
-from app.log.plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, iter_lines, line_batches
-from app.log.records import EventRun, HeaderlessLog, NotASessionLog, Record, ScanState
+from .diagnostics import Diagnostic, Location
+from .packed import PACKED_TAGS, PackedRowError, expand_packed
+from .plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, iter_lines, line_batches
+from .records import EventRun, HeaderlessLog, NotASessionLog, Record, ScanState
 
 # the names dsh gives its own artifacts (FORMAT.md §1.1): such a file is a log even when its header is not
 _ARTIFACT_NAME = re.compile(r"session(?:\.\d+)?\.jsonl(?:\.zstd)?")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.log.jsonvalues import as_int, is_number, is_safe_int
+from .jsonvalues import as_int, is_number, is_safe_int
 
 CHUNK_KIND_BY_TAG = {
     "text-chunks": "text-delta",

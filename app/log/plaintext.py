@@ -18,7 +18,7 @@ from typing import NamedTuple, Protocol
 
 import zstandard
 
-from app.log.diagnostics import Diagnostic, Location
+from .diagnostics import Diagnostic, Location
 
 READ_CHUNK = 1 << 20
 # lines in a batch, at most: a reader parses a batch at once, and that many events alive at a time

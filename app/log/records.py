@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.log.diagnostics import Diagnostic, Location
+from .diagnostics import Diagnostic, Location
 
 RecordKind = Literal["events", "defect", "dropped", "pending"]
 

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from app.log.diagnostics import Diagnostic, Location
-from app.log.dsh_root import FileVersion, RootArtifact, identity_problem, list_root, resolve_root
-from app.log.jsonl import JsonlScan, Mode, decode_record, parse_json_line
-from app.log.plaintext import ZSTD_MAGIC, BytesPlaintext, FilePlaintext, Plaintext, ZstdPlaintext
-from app.log.records import EventRun, Record, ScanState
-from app.log.sqlite_store import SQLITE_MAGIC, SqliteScan, SqliteStore, StoreRefused
+from .diagnostics import Diagnostic, Location
+from .dsh_root import FileVersion, RootArtifact, identity_problem, list_root, resolve_root
+from .jsonl import JsonlScan, Mode, decode_record, parse_json_line
+from .plaintext import ZSTD_MAGIC, BytesPlaintext, FilePlaintext, Plaintext, ZstdPlaintext
+from .records import EventRun, Record, ScanState
+from .sqlite_store import SQLITE_MAGIC, SqliteScan, SqliteStore, StoreRefused
 
 Kind = Literal["jsonl", "jsonl-zstd", "sqlite", "zip"]
 ZIP_MAGIC = b"PK\x03\x04"
@@ -300,7 +300,7 @@ def _read_member(path: str, member: str, limit: int) -> bytes:
 
 def read_source_header(source: SessionSource) -> dict[str, Any] | None:
     """Only the header of a source (for listing): None when there is no readable one."""
-    from app.log.dsh_root import read_header_line
+    from .dsh_root import read_header_line
 
     try:
         if source.kind == "sqlite":

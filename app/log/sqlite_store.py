@@ -20,11 +20,11 @@ from urllib.parse import quote
 import orjson
 import zstandard
 
-from app.log.diagnostics import Diagnostic, Location
-from app.log.jsonl import parse_json_line
-from app.log.jsonvalues import is_nonneg_safe_int, is_safe_int
-from app.log.packed import PACKED_TAGS, PackedRowError, expand_packed
-from app.log.records import Record, ScanState
+from .diagnostics import Diagnostic, Location
+from .jsonl import parse_json_line
+from .jsonvalues import is_nonneg_safe_int, is_safe_int
+from .packed import PACKED_TAGS, PackedRowError, expand_packed
+from .records import Record, ScanState
 
 APPLICATION_ID = 1146308688  # "DSHP"
 SCHEMA_VERSION = 17

@@ -15,8 +15,8 @@ from typing import Any, Literal
 import orjson
 import zstandard
 
-from app.log.dsh_root import encode_segment, project_key
-from app.log.jsonvalues import is_safe_int
+from .dsh_root import encode_segment, project_key
+from .jsonvalues import is_safe_int
 
 Event = dict[str, Any]
 Compression = Literal["zstd", "none"]

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from app.model.frozen import freeze, thaw
-from app.model.values import ContentBlock, Message, MessageSource, block_from_json
+from .frozen import freeze, thaw
+from .values import ContentBlock, Message, MessageSource, block_from_json
 
 IdSource = Callable[[], str]
 

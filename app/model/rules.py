@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from app.log.jsonvalues import MAX_SAFE_INTEGER, as_int, is_nonempty_str, is_nonneg_safe_int, is_safe_int
+from ..log.jsonvalues import MAX_SAFE_INTEGER, as_int, is_nonempty_str, is_nonneg_safe_int, is_safe_int
 
 KNOWN_EVENT_TYPES = frozenset(
     """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.model.frozen import FrozenDict, freeze, thaw
+from .frozen import FrozenDict, freeze, thaw
 
 CONTEXT_FORMS = ("instructions", "catalog", "snapshot", "notice", "relay", "recall")
 

@@ -3,11 +3,11 @@
 Layering: imports `app.log` and `app.history` only (PRODUCT.md Architecture).
 """
 
-from app.store.blobs import Received, Receiving, valid_digest
-from app.store.catalog import StoredSession, Upload
-from app.store.contents import NoSessions, Refusal
-from app.store.limits import MIB, LimitExceeded, LimitName, Limits, mib
-from app.store.store import ListedSession, Stored, UploadStore, clean_name
+from .blobs import Received, Receiving, valid_digest
+from .catalog import StoredSession, Upload
+from .contents import NoSessions, Refusal
+from .limits import MIB, LimitExceeded, LimitName, Limits, mib
+from .store import ListedSession, Stored, UploadStore, clean_name
 
 __all__ = [
     "MIB",

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.store.limits import LimitExceeded, mib
+from .limits import LimitExceeded, mib
 
 DIGEST = re.compile(r"[0-9a-f]{64}")
 _TEMP = re.compile(r"upload-(\d+)-[^/]*\.part")

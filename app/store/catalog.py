@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from app.log.sources import Kind
+from ..log.sources import Kind
 
 SCHEMA_VERSION = 1
 _SCHEMA = (

@@ -9,11 +9,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
-from app.history.session import load_session
-from app.log.records import NotASessionLog
-from app.log.sources import Kind, discover, read_source_header, sniff
-from app.store.expansion import decoded_size
-from app.store.limits import LimitExceeded, Limits
+from ..history.session import load_session
+from ..log.records import NotASessionLog
+from ..log.sources import Kind, discover, read_source_header, sniff
+from .expansion import decoded_size
+from .limits import LimitExceeded, Limits
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 import zstandard
 
-from app.log.plaintext import scan_frames
-from app.log.sources import Kind
-from app.store.limits import LimitExceeded, Limits, mib
+from ..log.plaintext import scan_frames
+from ..log.sources import Kind
+from .limits import LimitExceeded, Limits, mib
 
 CHUNK = 1 << 20
 _CD_HEADER = b"PK\x01\x02"

@@ -11,11 +11,11 @@ from typing import Any
 
 import orjson
 
-from app.log.sources import SessionSource
-from app.store.blobs import BlobStore, Received, Receiving, valid_digest
-from app.store.catalog import Catalog, StoredSession, Upload
-from app.store.contents import Refusal, read_contents
-from app.store.limits import Limits
+from ..log.sources import SessionSource
+from .blobs import BlobStore, Received, Receiving, valid_digest
+from .catalog import Catalog, StoredSession, Upload
+from .contents import Refusal, read_contents
+from .limits import Limits
 
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -4,6 +4,6 @@ Installed as the pytest plugin `dsh_inspect` (entry point `pytest11`); see READM
 seeded histories".
 """
 
-from app.testing.seeding import SeededSession, realize_placeholders, seed_events
+from .seeding import SeededSession, realize_placeholders, seed_events
 
 __all__ = ["SeededSession", "realize_placeholders", "seed_events"]

@@ -19,11 +19,11 @@ from urllib.parse import quote
 
 import pytest
 
-from app.log.writer import Compression
-from app.testing.browser import CHROMIUM_ARGS, VIEWPORT, chromium_path
-from app.testing.goldens import compare
-from app.testing.seeding import SeededSession, append, seed_events, write_seed
-from app.testing.server import live_server
+from ..log.writer import Compression
+from .browser import CHROMIUM_ARGS, VIEWPORT, chromium_path
+from .goldens import compare
+from .seeding import SeededSession, append, seed_events, write_seed
+from .server import live_server
 
 Event = dict[str, Any]
 SCAFFOLD_CWD = "/workspace/project"

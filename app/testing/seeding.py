@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.log.jsonl import JsonlScan
-from app.log.plaintext import FilePlaintext
-from app.log.writer import Compression, append_batch, write_artifact
+from ..log.jsonl import JsonlScan
+from ..log.plaintext import FilePlaintext
+from ..log.writer import Compression, append_batch, write_artifact
 
 Event = dict[str, Any]
 PLACEHOLDER_NAMES = ("sessionId", "cwd", "rpcId", "system", "tools", "messagePrefix", "messageId", "parent")

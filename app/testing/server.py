@@ -11,8 +11,8 @@ from typing import Any
 
 import uvicorn
 
-from app.web.app import create_app
-from app.web.settings import Settings
+from ..web.app import create_app
+from ..web.settings import Settings
 
 
 def free_port() -> int:

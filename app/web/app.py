@@ -13,12 +13,12 @@ from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
-from app.store import UploadStore
-from app.web import bodies, listing, live, media, sessions, uploads
-from app.web import steps  # what the model read: model views, identities, context budget
-from app.web.registry import Registry
-from app.web.settings import Settings
-from app.web.state import STATIC, WebState
+from ..store import UploadStore
+from . import bodies, listing, live, media, sessions, uploads
+from . import steps  # what the model read: model views, identities, context budget
+from .registry import Registry
+from .settings import Settings
+from .state import STATIC, WebState
 
 CSP = "default-src 'self'; script-src 'self'; style-src 'self'"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.forms.jsformat import utf16_len
-from app.web.rows import Body
-from app.web.sessions import transcript, view_of
-from app.web.state import web
+from ..forms.jsformat import utf16_len
+from .rows import Body
+from .sessions import transcript, view_of
+from .state import web
 
 router = APIRouter()
 

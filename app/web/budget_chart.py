@@ -12,8 +12,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.history.usage import Budget
-from app.web.strings import Strings
+from ..history.usage import Budget
+from .strings import Strings
 
 LEFT, RIGHT, TOP, BOTTOM = 64.0, 80.0, 28.0, 30.0  # the right margin fits a marker label
 PLOT_HEIGHT = 220.0

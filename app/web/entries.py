@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.history.lineage import named_sessions
-from app.history.session import SessionLog
-from app.web.registry import Entry
-from app.web.state import WebState, session_url
+from ..history.lineage import named_sessions
+from ..history.session import SessionLog
+from .registry import Entry
+from .state import WebState, session_url
 
 
 def entry_json(entry: Entry) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.history.session import SessionLog
-from app.web.registry import Entry
-from app.web.entries import entry_json
-from app.web.state import WebState, session_url, web
+from ..history.session import SessionLog
+from .registry import Entry
+from .entries import entry_json
+from .state import WebState, session_url, web
 
 router = APIRouter()
 PAGE_SIZE = 50

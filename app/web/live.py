@@ -17,13 +17,13 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from app.history.session import SessionLog
-from app.web.media import media_of
-from app.web.registry import file_version, grew_in_place
-from app.web.rows import RowView
-from app.web.sessions import Transcript, transcript, view_of
-from app.web.state import WebState, session_url, web
-from app.web.strings import Strings, strings_for
+from ..history.session import SessionLog
+from .media import media_of
+from .registry import file_version, grew_in_place
+from .rows import RowView
+from .sessions import Transcript, transcript, view_of
+from .state import WebState, session_url, web
+from .strings import Strings, strings_for
 
 router = APIRouter()
 POLL_SECONDS = 0.25

@@ -18,8 +18,8 @@ from functools import lru_cache
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
-from app.web.registry import Entry
-from app.web.state import web
+from .registry import Entry
+from .state import web
 
 router = APIRouter()
 _MEMBER = re.compile(r"media/(sha256:[0-9a-f]{64})\.(png|jpg|webp|gif)")

@@ -12,15 +12,15 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from app.forms import ContextView, project_context
-from app.forms.message_body import BodyPart, body_parts
-from app.history.identity import InboxCarrier, MessageCarrier, MessageIdentity, message_identity
-from app.history.session import SessionLog
-from app.model.values import Message
-from app.web.model_views import identity_json, is_context, message_url, role_key
-from app.web.registry import Entry
-from app.web.request_index import requests_of, transcript_anchors, transcript_link
-from app.web.state import WebState, session_url, web
+from ..forms import ContextView, project_context
+from ..forms.message_body import BodyPart, body_parts
+from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity, message_identity
+from ..history.session import SessionLog
+from ..model.values import Message
+from .model_views import identity_json, is_context, message_url, role_key
+from .registry import Entry
+from .request_index import requests_of, transcript_anchors, transcript_link
+from .state import WebState, session_url, web
 
 router = APIRouter()
 

@@ -12,21 +12,21 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from app.forms import ContextView, compact_json, project_context
-from app.forms.content import Bounded, bound
-from app.forms.jsformat import pretty_json
-from app.forms.message_body import first_line
-from app.history.identity import InboxCarrier, MessageCarrier, MessageIdentity
-from app.history.replacements import Replacement
-from app.history.requests import CallRef, CallRequest, HeaderChange, RequestHeader, StepRequests, VisibleMessage
-from app.history.session import SessionLog
-from app.history.state import Setting, SessionState, StateChange
-from app.history.tokens import Usage
-from app.history.transcript import Row
-from app.history.usage import Budget
-from app.model.frozen import thaw
-from app.model.values import Message
-from app.web.strings import Strings
+from ..forms import ContextView, compact_json, project_context
+from ..forms.content import Bounded, bound
+from ..forms.jsformat import pretty_json
+from ..forms.message_body import first_line
+from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity
+from ..history.replacements import Replacement
+from ..history.requests import CallRef, CallRequest, HeaderChange, RequestHeader, StepRequests, VisibleMessage
+from ..history.session import SessionLog
+from ..history.state import Setting, SessionState, StateChange
+from ..history.tokens import Usage
+from ..history.transcript import Row
+from ..history.usage import Budget
+from ..model.frozen import thaw
+from ..model.values import Message
+from .strings import Strings
 
 SHORT = 160
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from app.history.session import SessionLog, load_session
-from app.log.dsh_root import encode_segment
-from app.log.records import NotASessionLog
-from app.log.sources import KindCache, NotASession, SessionSource, discover, read_source_header
-from app.store import UploadStore
+from ..history.session import SessionLog, load_session
+from ..log.dsh_root import encode_segment
+from ..log.records import NotASessionLog
+from ..log.sources import KindCache, NotASession, SessionSource, discover, read_source_header
+from ..store import UploadStore
 
 T = TypeVar("T")
 _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")

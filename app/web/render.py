@@ -27,13 +27,13 @@ from jinja2 import Environment
 from jinja2.filters import do_filesizeformat, do_urlencode
 from markupsafe import Markup, escape
 
-from app.forms.jsformat import interpolate
-from app.web.media import InlineImages, inline_images, media_of
-from app.web.registry import Entry, Registry
-from app.web.sessions import session_page_context
-from app.web.settings import Settings
-from app.web.state import STATIC, WebState
-from app.web.strings import strings_for
+from ..forms.jsformat import interpolate
+from .media import InlineImages, inline_images, media_of
+from .registry import Entry, Registry
+from .sessions import session_page_context
+from .settings import Settings
+from .state import STATIC, WebState
+from .strings import strings_for
 
 STYLES = ("inspect.css", "export.css")
 SCRIPTS = ("theme.js", "inspect.js", "export.js")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from app.history.requests import RequestIndex, request_index
-from app.history.session import SessionLog
-from app.web.model_views import anchor_index
-from app.web.registry import Entry
-from app.web.sessions import transcript
-from app.web.state import WebState
+from ..history.requests import RequestIndex, request_index
+from ..history.session import SessionLog
+from .model_views import anchor_index
+from .registry import Entry
+from .sessions import transcript
+from .state import WebState
 
 
 def requests_of(state: WebState, key: str) -> tuple[Entry, SessionLog, RequestIndex]:

@@ -16,13 +16,13 @@ from typing import Any
 import orjson
 from markupsafe import Markup
 
-from app.forms import ContextView, project_context, session_recall_labels
-from app.forms.content import Bounded, bound
-from app.forms.jsformat import TEXT_LIMIT, cap_utf16, js_string
-from app.forms.tools import ToolPresentation, present_tool
-from app.history.session import SessionLog
-from app.history.transcript import Row
-from app.model.values import (
+from ..forms import ContextView, project_context, session_recall_labels
+from ..forms.content import Bounded, bound
+from ..forms.jsformat import TEXT_LIMIT, cap_utf16, js_string
+from ..forms.tools import ToolPresentation, present_tool
+from ..history.session import SessionLog
+from ..history.transcript import Row
+from ..model.values import (
     ContentBlock,
     Event,
     ImageBlock,
@@ -31,8 +31,8 @@ from app.model.values import (
     TextBlock,
     ToolCallBlock,
 )
-from app.web.markdown import render_markdown
-from app.web.strings import Phrase, phrase
+from .markdown import render_markdown
+from .strings import Phrase, phrase
 
 
 @dataclass(frozen=True, slots=True)

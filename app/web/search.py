@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import orjson
 
-from app.forms import project_context
-from app.history.session import SessionLog
-from app.history.transcript import Row
-from app.model.values import Message, ReasoningBlock, TextBlock, ToolResultBlock
+from ..forms import project_context
+from ..history.session import SessionLog
+from ..history.transcript import Row
+from ..model.values import Message, ReasoningBlock, TextBlock, ToolResultBlock
 
 _ERROR_KINDS = frozenset({"turn-error", "diagnostic"})
 

@@ -13,18 +13,18 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from app.history.session import SessionLog
-from app.history.tokens import session_usage
-from app.history.transcript import ReadableLog, Row, context_row_at, transcript_rows
-from app.log.diagnostics import Diagnostic
-from app.model.frozen import thaw
-from app.web.entries import entry_json, related_sessions
-from app.web.media import media_of
-from app.web.registry import Entry
-from app.web.rows import RowView, context_json, row_json, row_view
-from app.web.search import RowFacts, row_facts, search
-from app.web.state import WebState, session_url, web
-from app.web.strings import Strings, strings_for
+from ..history.session import SessionLog
+from ..history.tokens import session_usage
+from ..history.transcript import ReadableLog, Row, context_row_at, transcript_rows
+from ..log.diagnostics import Diagnostic
+from ..model.frozen import thaw
+from .entries import entry_json, related_sessions
+from .media import media_of
+from .registry import Entry
+from .rows import RowView, context_json, row_json, row_view
+from .search import RowFacts, row_facts, search
+from .state import WebState, session_url, web
+from .strings import Strings, strings_for
 
 router = APIRouter()
 

@@ -9,8 +9,8 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.forms.jsformat import TEXT_LIMIT
-from app.store.limits import MIB, LimitName, Limits
+from ..forms.jsformat import TEXT_LIMIT
+from ..store.limits import MIB, LimitName, Limits
 
 
 def _bracketed(host: str) -> str:

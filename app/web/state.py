@@ -15,13 +15,13 @@ from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from app.history.session import SessionLog
-from app.log.records import NotASessionLog
-from app.store import UploadStore
-from app.web.registry import Entry, Registry
-from app.web.search import ROW_KINDS
-from app.web.settings import Settings
-from app.web.strings import strings_for
+from ..history.session import SessionLog
+from ..log.records import NotASessionLog
+from ..store import UploadStore
+from .registry import Entry, Registry
+from .search import ROW_KINDS
+from .settings import Settings
+from .strings import strings_for
 
 PROJECT = Path(__file__).resolve().parents[2]
 DATA = Path("share") / "dsh-inspect"  # where a built wheel puts templates/ and static/ (pyproject.toml data-files)

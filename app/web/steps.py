@@ -13,19 +13,19 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from app.forms import project_context
-from app.forms.message_body import body_parts
-from app.history.requests import StepRequests, step_requests
-from app.history.session import SessionLog
-from app.history.usage import Budget, session_budget
-from app.model.values import Message
-from app.web import messages
-from app.web.budget_chart import budget_chart
-from app.web.model_views import CallView, budget_json, is_context, message_url, role_key, step_json, step_views
-from app.web.registry import Entry
-from app.web.request_index import requests_of, transcript_anchors, transcript_link
-from app.web.state import WebState, session_url, web
-from app.web.strings import strings_for
+from ..forms import project_context
+from ..forms.message_body import body_parts
+from ..history.requests import StepRequests, step_requests
+from ..history.session import SessionLog
+from ..history.usage import Budget, session_budget
+from ..model.values import Message
+from . import messages
+from .budget_chart import budget_chart
+from .model_views import CallView, budget_json, is_context, message_url, role_key, step_json, step_views
+from .registry import Entry
+from .request_index import requests_of, transcript_anchors, transcript_link
+from .state import WebState, session_url, web
+from .strings import strings_for
 
 router = APIRouter()
 router.include_router(messages.router)

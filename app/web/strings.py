@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.forms.jsformat import interpolate
+from ..forms.jsformat import interpolate
 
 EN: dict[str, str] = {
     "message.contextInjection": "Context injection",

@@ -19,11 +19,11 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.requests import ClientDisconnect
 
-from app.log.sources import escapes
-from app.store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
-from app.web.entries import entry_json
-from app.web.registry import Entry, url_safe_id
-from app.web.state import WebState, web
+from ..log.sources import escapes
+from ..store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
+from .entries import entry_json
+from .registry import Entry, url_safe_id
+from .state import WebState, web
 
 router = APIRouter()
 CHUNK = 1 << 20

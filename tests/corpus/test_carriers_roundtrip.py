@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.history.session import load_session
-from app.log.sources import discover
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.sources import discover
 from tests.conftest import CORPUS
 from tests.support.logs import fixture_events, load_path, stored_events
 from tests.support.writers import batches_of, new_store, write_jsonl, write_sqlite_session, write_zstd

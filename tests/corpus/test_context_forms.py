@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from app.forms import project_context
-from app.history.transcript import build_rows
-from app.model.frozen import thaw
+from dsh_inspect.forms import project_context
+from dsh_inspect.history.transcript import build_rows
+from dsh_inspect.model.frozen import thaw
 from tests.support.logs import load_path
 
 pytestmark = pytest.mark.corpus

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from app.history.session import load_session
-from app.log.dsh_root import list_root, read_header_line, resolve_root
-from app.log.records import NotASessionLog
-from app.log.sources import discover
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.dsh_root import list_root, read_header_line, resolve_root
+from dsh_inspect.log.records import NotASessionLog
+from dsh_inspect.log.sources import discover
 from tests.conftest import CORPUS
 from tests.support.logs import load_path, stored_events
 
@@ -62,7 +62,7 @@ def test_the_dsh_root_lists_five_sessions_from_their_headers_alone(corpus_dir: P
     # Keep only each artifact's first zstd frame: a listing that read events would fail.
     root = tmp_path / "sessions"
     shutil.copytree(corpus_dir / "dsh-home/sessions", root)
-    from app.log.plaintext import scan_frames
+    from dsh_inspect.log.plaintext import scan_frames
 
     for artifact in root.rglob("session.jsonl.zstd"):
         data = artifact.read_bytes()

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from app.history.identity import MessageCarrier, message_identity
-from app.history.requests import CallRequest, RequestIndex, StepRequests, request_index, step_requests
-from app.history.session import SessionLog, load_session
-from app.history.usage import session_budget
-from app.log.sources import discover
-from app.model.rules import decode_source_event_seqs
+from dsh_inspect.history.identity import MessageCarrier, message_identity
+from dsh_inspect.history.requests import CallRequest, RequestIndex, StepRequests, request_index, step_requests
+from dsh_inspect.history.session import SessionLog, load_session
+from dsh_inspect.history.usage import session_budget
+from dsh_inspect.log.sources import discover
+from dsh_inspect.model.rules import decode_source_event_seqs
 from tests.support.logs import load_path, stored_events
 from tests.support.request_logs import derive_messages
 

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.log.writer import append_batch, write_artifact
+from dsh_inspect.log.writer import append_batch, write_artifact
 from tests.support.builders import LogBuilder, header
 from tests.support.server import live_server
 

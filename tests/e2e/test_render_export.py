@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, Request, expect
 
-from app.cli import main
-from app.demo.generate import SESSIONS
+from dsh_inspect.cli import main
+from dsh_inspect.demo.generate import SESSIONS
 from tests.support.media import export_zip_with_image
 
 pytestmark = pytest.mark.browser

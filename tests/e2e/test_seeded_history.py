@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from app.history.session import load_session
-from app.log.sources import discover
-from app.testing.seeding import fixture_events
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.sources import discover
+from dsh_inspect.testing.seeding import fixture_events
 from tests.conftest import CORPUS
 from tests.support.geometry import assert_context_geometry
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.model.messages import (
+from dsh_inspect.model.messages import (
     SeededIds,
     create_assistant_message,
     create_tool_result_message,

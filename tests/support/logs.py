@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.history.session import SessionLog, load_session
-from app.log.plaintext import FilePlaintext
-from app.log.sources import SessionSource, discover
-from app.log.jsonl import JsonlScan
+from dsh_inspect.history.session import SessionLog, load_session
+from dsh_inspect.log.plaintext import FilePlaintext
+from dsh_inspect.log.sources import SessionSource, discover
+from dsh_inspect.log.jsonl import JsonlScan
 
 Event = dict[str, Any]
 

@@ -38,9 +38,9 @@ class ServeProcess:
 
 @contextmanager
 def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) -> Iterator[ServeProcess]:
-    """Start `python -m app serve`; yield once it answers; stop it afterwards."""
+    """Start `python -m dsh_inspect serve`; yield once it answers; stop it afterwards."""
     port = free_port()
-    args = [sys.executable, "-m", "app", "serve", *paths, "--port", str(port), "--data-dir", str(data_dir)]
+    args = [sys.executable, "-m", "dsh_inspect", "serve", *paths, "--port", str(port), "--data-dir", str(data_dir)]
     for name, value in settings:
         args += ["--setting", name, str(value)]
     process = subprocess.Popen(args, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from app.model.messages import SeededIds, create_user_message, using_id_source
+from dsh_inspect.model.messages import SeededIds, create_user_message, using_id_source
 from tests.support.builders import PROVIDER, LogBuilder, header
 
 Event = dict[str, Any]

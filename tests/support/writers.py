@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 import zstandard
 
-from app.log.jsonvalues import is_safe_int
-from app.model.rules import decode_source_event_seqs
-from app.log.sqlite_store import APPLICATION_ID, CANONICAL_SCHEMA, SCHEMA_VERSION, encode_varint_seqs
+from dsh_inspect.log.jsonvalues import is_safe_int
+from dsh_inspect.model.rules import decode_source_event_seqs
+from dsh_inspect.log.sqlite_store import APPLICATION_ID, CANONICAL_SCHEMA, SCHEMA_VERSION, encode_varint_seqs
 
 Event = dict[str, Any]
 TAG_BY_KIND = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks", "tool-call-delta": "tool-call-chunks"}

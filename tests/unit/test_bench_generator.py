@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import context_counts
-from app.history.session import load_session
-from app.log.sources import discover
+from dsh_inspect.cli import context_counts
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.sources import discover
 from benchmarks.generate import MIB, Spec, generate
 
 TINY = Spec(long_turns=12, context_every=5, small_sessions=4, w2_bytes=MIB // 4, w2_big_result=40_000,

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from app.cli import main, run_check
+from dsh_inspect.cli import main, run_check
 from tests.support.builders import header, two_turns
 
 
@@ -112,7 +112,7 @@ def test_text_output_names_the_verdict_and_where(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_the_console_script_checks_the_whole_corpus(corpus_dir: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "app", "check", "--json", str(corpus_dir)],
+    result = subprocess.run([sys.executable, "-m", "dsh_inspect", "check", "--json", str(corpus_dir)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, "not-sessions/ holds three files that are not session logs"
     doc = json.loads(result.stdout)

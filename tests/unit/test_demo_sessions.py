@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli import context_counts, default_paths
-from app.demo.generate import SESSIONS, build
-from app.forms import project_context
+from dsh_inspect.cli import context_counts, default_paths
+from dsh_inspect.demo.generate import SESSIONS, build
+from dsh_inspect.forms import project_context
 from tests.support.logs import load_all
 
 
@@ -18,7 +18,7 @@ def test_the_committed_files_are_exactly_what_the_generator_writes(tmp_path: Pat
     build(tmp_path / "a")
     build(tmp_path / "b")
     assert tree(tmp_path / "a") == tree(tmp_path / "b"), "the generator is not deterministic"
-    assert tree(tmp_path / "a") == tree(SESSIONS), "app/demo/sessions is stale: run python -m app.demo.generate"
+    assert tree(tmp_path / "a") == tree(SESSIONS), "app/demo/sessions is stale: run python -m dsh_inspect.demo.generate"
 
 
 def test_serve_shows_the_demo_when_given_no_path() -> None:

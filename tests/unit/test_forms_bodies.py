@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.forms import (
+from dsh_inspect.forms import (
     CatalogBody,
     ContextView,
     InstructionsBody,
@@ -27,8 +27,8 @@ from app.forms import (
     interpolate,
     project_context,
 )
-from app.model.messages import create_user_message
-from app.model.values import MessageSource
+from dsh_inspect.model.messages import create_user_message
+from dsh_inspect.model.values import MessageSource
 
 
 def text(value: str) -> dict[str, str]:

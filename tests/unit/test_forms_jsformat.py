@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.forms import (
+from dsh_inspect.forms import (
     cap_utf16,
     compact_json,
     field_text,
@@ -23,7 +23,7 @@ from app.forms import (
     project_context,
     utf16_len,
 )
-from app.model.frozen import freeze
+from dsh_inspect.model.frozen import freeze
 
 
 @pytest.mark.parametrize(

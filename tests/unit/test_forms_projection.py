@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from app.forms import (
+from dsh_inspect.forms import (
     ContextView,
     context_form,
     context_provenance,
     project_context,
     session_recall_labels,
 )
-from app.model.messages import create_user_message
-from app.model.values import MessageSource
+from dsh_inspect.model.messages import create_user_message
+from dsh_inspect.model.values import MessageSource
 
 
 def text(value: str) -> dict[str, str]:

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.history.session import SessionLog
-from app.history.transcript import build_rows
+from dsh_inspect.history.session import SessionLog
+from dsh_inspect.history.transcript import build_rows
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_path, stored_events
 from tests.support.writers import jsonl_batch, zstd_frame

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.history.identity import InboxCarrier, MessageCarrier, message_identity
-from app.history.requests import request_index
-from app.history.usage import session_budget
-from app.model.values import TextBlock, ToolResultBlock
+from dsh_inspect.history.identity import InboxCarrier, MessageCarrier, message_identity
+from dsh_inspect.history.requests import request_index
+from dsh_inspect.history.usage import session_budget
+from dsh_inspect.model.values import TextBlock, ToolResultBlock
 from tests.support.logs import load_path
 from tests.support.request_logs import (
     compaction_between_calls,

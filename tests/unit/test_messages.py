@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from app.model.frozen import FrozenDict
-from app.model.messages import (
+from dsh_inspect.model.frozen import FrozenDict
+from dsh_inspect.model.messages import (
     SeededIds,
     create_assistant_message,
     create_message,
@@ -17,7 +17,7 @@ from app.model.messages import (
     freeze_message,
     using_id_source,
 )
-from app.model.values import TextBlock, ToolResultBlock, UnknownBlock
+from dsh_inspect.model.values import TextBlock, ToolResultBlock, UnknownBlock
 
 
 def test_create_mints_a_random_uuid_and_takes_no_id() -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from app.cli import main, run_render, run_serve
-from app.demo.generate import SESSIONS
-from app.web.registry import Registry
-from app.web.render import render_path, render_session
-from app.web.settings import SETTINGS, Settings
+from dsh_inspect.cli import main, run_render, run_serve
+from dsh_inspect.demo.generate import SESSIONS
+from dsh_inspect.web.registry import Registry
+from dsh_inspect.web.render import render_path, render_session
+from dsh_inspect.web.settings import SETTINGS, Settings
 from tests.support.builders import LogBuilder, header
 from tests.support.media import png_1x1
 from tests.support.uploads import jsonl_bytes
@@ -217,6 +217,6 @@ def test_every_interface_still_refuses_a_foreign_host_name() -> None:
 
 def test_serve_takes_allow_host(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, object] = {}
-    monkeypatch.setattr("app.cli.run_serve", lambda paths, **kw: seen.update(kw) or 0)
+    monkeypatch.setattr("dsh_inspect.cli.run_serve", lambda paths, **kw: seen.update(kw) or 0)
     assert main(["serve", "--allow-host", "inspector.lan", "--allow-host", "box"]) == 0
     assert seen["allow_hosts"] == ["inspector.lan", "box"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.history.requests import RequestIndex, StepRequests, request_index, step_requests
-from app.history.session import SessionLog
+from dsh_inspect.history.requests import RequestIndex, StepRequests, request_index, step_requests
+from dsh_inspect.history.session import SessionLog
 from tests.support.logs import load_path
 from tests.support.request_logs import (
     FAILURE,

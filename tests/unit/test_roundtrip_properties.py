@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.history.session import load_session
-from app.log.sources import discover
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.sources import discover
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_path, stored_events
 from tests.support.writers import new_store, write_jsonl, write_sqlite_session, write_zstd

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from app.history.session import load_session
-from app.log.plaintext import ZstdPlaintext
-from app.log.sources import SessionSource, discover
-from app.store import LimitExceeded, Limits, NoSessions, UploadStore, clean_name
-from app.store.expansion import decoded_size
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.plaintext import ZstdPlaintext
+from dsh_inspect.log.sources import SessionSource, discover
+from dsh_inspect.store import LimitExceeded, Limits, NoSessions, UploadStore, clean_name
+from dsh_inspect.store.expansion import decoded_size
 from tests.support.bombs import zip_bomb, zstd_bomb
 from tests.support.builders import header
 from tests.support.uploads import events, export_zip_bytes, jsonl_bytes, sqlite_bytes, zstd_bytes

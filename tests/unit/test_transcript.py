@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from app.history.transcript import Row, build_rows, transcript_rows
+from dsh_inspect.history.transcript import Row, build_rows, transcript_rows
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_path
 

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
-from app.history.session import SessionLog
-from app.log.diagnostics import Location
-from app.log.records import NotASessionLog
+from dsh_inspect.history.session import SessionLog
+from dsh_inspect.log.diagnostics import Location
+from dsh_inspect.log.records import NotASessionLog
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.logs import load_path
 

@@ -9,10 +9,10 @@ import orjson
 import pytest
 import zstandard
 
-from app.history.session import load_session
-from app.history.transcript import build_rows
-from app.log.plaintext import scan_frames
-from app.log.sources import discover
+from dsh_inspect.history.session import load_session
+from dsh_inspect.history.transcript import build_rows
+from dsh_inspect.log.plaintext import scan_frames
+from dsh_inspect.log.sources import discover
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.logs import load_path, stored_events
 from tests.support.writers import batches_of, new_store, write_sqlite_session, write_zstd

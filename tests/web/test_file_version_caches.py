@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import orjson
 
-from app.log.writer import write_artifact
-from app.web.registry import Registry
+from dsh_inspect.log.writer import write_artifact
+from dsh_inspect.web.registry import Registry
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.server import live_server
 

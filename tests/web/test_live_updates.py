@@ -5,13 +5,13 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
-from app.history.closers import OUTCOME_UNKNOWN_TEXT
-from app.log.writer import append_batch, write_artifact
-from app.web.live import update
-from app.web.registry import Registry
-from app.web.settings import Settings
-from app.web.state import WebState
-from app.web.strings import strings_for
+from dsh_inspect.history.closers import OUTCOME_UNKNOWN_TEXT
+from dsh_inspect.log.writer import append_batch, write_artifact
+from dsh_inspect.web.live import update
+from dsh_inspect.web.registry import Registry
+from dsh_inspect.web.settings import Settings
+from dsh_inspect.web.state import WebState
+from dsh_inspect.web.strings import strings_for
 from tests.support.builders import LogBuilder, header
 
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})

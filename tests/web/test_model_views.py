@@ -11,7 +11,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from app.web.render import render_path
+from dsh_inspect.web.render import render_path
 from tests.support.builders import PROVIDER, LogBuilder
 from tests.support.request_logs import compaction_between_calls, pruned_result, steering, write_log
 from tests.support.server import live_server

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from app.log.dsh_root import encode_segment, project_key
+from dsh_inspect.log.dsh_root import encode_segment, project_key
 from tests.support.process import serve_process
 from tests.support.uploads import jsonl_bytes
 
