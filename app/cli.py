@@ -10,12 +10,11 @@ from typing import Any, TextIO
 
 import orjson
 
-from .log.records import NotASessionLog
-from .log.sources import Discovery, UnreadablePath, discover
 from .forms import project_context
 from .history.session import SessionLog, load_session
 from .history.transcript import user_message_kind
-
+from .log.records import NotASessionLog
+from .log.sources import Discovery, UnreadablePath, discover
 
 CONTEXT_FORMS = ("instructions", "catalog", "snapshot", "notice", "relay", "recall", "opaque")
 
@@ -66,7 +65,7 @@ class Progress:
         line = f"checking {self.done}/{self.total}: {label}"
         if self.live:
             self.stream.write("\r\x1b[K" + line[-150:])
-        elif self.done == 1 or self.done == self.total or self.done % 50 == 0:
+        elif self.done in (1, self.total) or self.done % 50 == 0:
             self.stream.write(line + "\n")
         self.stream.flush()
 
@@ -86,8 +85,10 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
     refused = [{"path": r.path, "reason": r.reason} for r in found.refused]
     for path in paths:  # a folder that holds no log at all is not a log either: say so, exit 1
         inside = os.path.join(os.path.abspath(path), "")
-        if os.path.isdir(path) and not any(os.path.abspath(p).startswith(inside) for p in
-                                           [*(s.path for s in found.sources), *(r.path for r in found.refused)]):
+        if os.path.isdir(path) and not any(
+            os.path.abspath(p).startswith(inside)
+            for p in [*(s.path for s in found.sources), *(r.path for r in found.refused)]
+        ):
             refused.append({"path": path, "reason": "no session log in this folder"})
     progress = Progress(err, len(found.sources))
     for source in found.sources:
@@ -100,16 +101,16 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
         sessions.append(session_report(log))
     progress.close()
     if as_json:
-        doc = {"sessions": sessions, "refused": refused,
-               "diagnostics": [d.to_json() for d in found.diagnostics]}
+        doc = {"sessions": sessions, "refused": refused, "diagnostics": [d.to_json() for d in found.diagnostics]}
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         for d in found.diagnostics:
             out.write(f"warning: {d.location.describe()}: {d.message}\n")
         for s in sessions:
             where = f" at {s['location']}" if s["location"] else ""
-            counts = (f"{s['events']} events, {s['messages']} messages" if s["events"] is not None
-                      else "no readable header")
+            counts = (
+                f"{s['events']} events, {s['messages']} messages" if s["events"] is not None else "no readable header"
+            )
             out.write(f"{s['verdict']:<11} {s['path']}  ({s['carrier']}, {counts})\n")
             if s["verdict"] != "accepted":
                 out.write(f"            {s['reason']}{where}\n")
@@ -142,8 +143,16 @@ def default_paths() -> list[str]:
     return paths
 
 
-def run_serve(paths: Sequence[str], *, host: str, port: int, data_dir: str | None,
-              settings: Sequence[Sequence[str]] = (), allow_hosts: Sequence[str] = (), err: TextIO) -> int:
+def run_serve(
+    paths: Sequence[str],
+    *,
+    host: str,
+    port: int,
+    data_dir: str | None,
+    settings: Sequence[Sequence[str]] = (),
+    allow_hosts: Sequence[str] = (),
+    err: TextIO,
+) -> int:
     import uvicorn
 
     from .web.app import create_app
@@ -198,12 +207,24 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("paths", nargs="*", metavar="PATH", help="log files, folders or dsh roots")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    serve.add_argument("--data-dir", metavar="DIR",
-                       help="where uploads are kept (default: dsh-inspect in the user's data folder)")
-    serve.add_argument("--setting", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                       help="change a limit, e.g. --setting max_upload_mb 512 (README, Settings)")
-    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                       help="also answer requests for this host name (e.g. a LAN name); others are refused")
+    serve.add_argument(
+        "--data-dir", metavar="DIR", help="where uploads are kept (default: dsh-inspect in the user's data folder)"
+    )
+    serve.add_argument(
+        "--setting",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="change a limit, e.g. --setting max_upload_mb 512 (README, Settings)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests for this host name (e.g. a LAN name); others are refused",
+    )
     render = sub.add_parser("render", help="write one session as a self-contained HTML file")
     render.add_argument("path", metavar="PATH", help="a log file, or a folder, store or ZIP holding the session")
     render.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the file to write")
@@ -221,8 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr)
     if args.command == "serve":
-        return run_serve(args.paths, host=args.host, port=args.port, data_dir=args.data_dir, settings=args.setting,
-                         allow_hosts=args.allow_host, err=sys.stderr)
+        return run_serve(
+            args.paths,
+            host=args.host,
+            port=args.port,
+            data_dir=args.data_dir,
+            settings=args.setting,
+            allow_hosts=args.allow_host,
+            err=sys.stderr,
+        )
     if args.command == "render":
         return run_render(args.path, output=args.output, session=args.session, lang=args.lang, err=sys.stderr)
     parser.error(f"unknown command {args.command}")

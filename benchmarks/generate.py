@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from dsh_inspect.demo.builder import Call, SessionBuilder
 from dsh_inspect.log.writer import artifact_path, write_artifact
 
@@ -76,10 +75,73 @@ class Workloads:
 
 # -- deterministic text --------------------------------------------------------
 
-_WORDS = ("the a an of to in for on with from by at into over under file test build module function value "
-          "result error retry cache index window header stream frame offset line row column session event "
-          "message tool call read write edit patch diff commit branch merge config setting path folder "
-          "import export parse decode encode verify check budget memory latency throughput 测试 文件 会话").split()
+_WORDS = [
+    "the",
+    "a",
+    "an",
+    "of",
+    "to",
+    "in",
+    "for",
+    "on",
+    "with",
+    "from",
+    "by",
+    "at",
+    "into",
+    "over",
+    "under",
+    "file",
+    "test",
+    "build",
+    "module",
+    "function",
+    "value",
+    "result",
+    "error",
+    "retry",
+    "cache",
+    "index",
+    "window",
+    "header",
+    "stream",
+    "frame",
+    "offset",
+    "line",
+    "row",
+    "column",
+    "session",
+    "event",
+    "message",
+    "tool",
+    "call",
+    "read",
+    "write",
+    "edit",
+    "patch",
+    "diff",
+    "commit",
+    "branch",
+    "merge",
+    "config",
+    "setting",
+    "path",
+    "folder",
+    "import",
+    "export",
+    "parse",
+    "decode",
+    "encode",
+    "verify",
+    "check",
+    "budget",
+    "memory",
+    "latency",
+    "throughput",
+    "测试",
+    "文件",
+    "会话",
+]
 
 
 class Text:
@@ -114,35 +176,86 @@ class Text:
 
 # -- context of every form (FORMAT.md §4.3-4.4) -----------------------------------
 
+
 def contexts(turn: int, text: Text) -> list[Context]:
     """One injected context of each form, with the source fields each form reads."""
     note = text.sentence(8)
     return [
-        (f"<system-reminder>\nInstructions from: AGENTS.md\n\n# Rules (turn {turn})\n\n{note}\n</system-reminder>",
-         {"kind": "agent-instructions", "form": "instructions", "baseline": turn == 1,
-          "changes": [{"action": "set", "scope": ".", "path": "AGENTS.md", "digest": f"sha256:{turn:04x}"}]}),
-        (("<system-reminder>\n<available_skills>\n- pdf: Read PDF forms\n- release: Cut a release\n"
-          "</available_skills>\n</system-reminder>"),
-         {"kind": "skill-catalog", "form": "catalog",
-          "entries": [{"name": "pdf", "description": "Read PDF forms"},
-                      {"name": "release", "description": "Cut a release"}]}),
-        (f"Current runtime context (turn {turn}). Approval policy: ask.",
-         {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot",
-          "sections": [{"name": "approval:policy", "text": "Approval policy: ask."},
-                       {"name": "turn", "text": f"turn {turn}"}]}),
-        (f"Background job {turn} (pytest) finished with exit code 0.",
-         {"kind": "plugin", "plugin": "tool-jobs", "form": "notice", "summary": f"bash pytest [job {turn}: completed]"}),
-        (["Background subagent w1-helper reported:", note],
-         {"kind": "subagent-report", "form": "relay", "senderSessionId": "w1-helper"}),
-        (f"<session_reference label=\"Earlier work\">{note}</session_reference>",
-         {"kind": "session-reference", "form": "recall", "version": 1,
-          "references": [{"sessionId": "w1-small-0000", "label": "Earlier work", "capturedThroughSeq": 10,
-                          "compacted": False, "originalMessages": 4, "retainedMessages": 4, "omittedMessages": 0,
-                          "omittedBytes": 0, "truncated": False, "inputIndex": 0}]}),
+        (
+            f"<system-reminder>\nInstructions from: AGENTS.md\n\n# Rules (turn {turn})\n\n{note}\n</system-reminder>",
+            {
+                "kind": "agent-instructions",
+                "form": "instructions",
+                "baseline": turn == 1,
+                "changes": [{"action": "set", "scope": ".", "path": "AGENTS.md", "digest": f"sha256:{turn:04x}"}],
+            },
+        ),
+        (
+            (
+                "<system-reminder>\n<available_skills>\n- pdf: Read PDF forms\n- release: Cut a release\n"
+                "</available_skills>\n</system-reminder>"
+            ),
+            {
+                "kind": "skill-catalog",
+                "form": "catalog",
+                "entries": [
+                    {"name": "pdf", "description": "Read PDF forms"},
+                    {"name": "release", "description": "Cut a release"},
+                ],
+            },
+        ),
+        (
+            f"Current runtime context (turn {turn}). Approval policy: ask.",
+            {
+                "kind": "plugin",
+                "plugin": "@deepseek-ai/dsh-system-prompt",
+                "form": "snapshot",
+                "sections": [
+                    {"name": "approval:policy", "text": "Approval policy: ask."},
+                    {"name": "turn", "text": f"turn {turn}"},
+                ],
+            },
+        ),
+        (
+            f"Background job {turn} (pytest) finished with exit code 0.",
+            {
+                "kind": "plugin",
+                "plugin": "tool-jobs",
+                "form": "notice",
+                "summary": f"bash pytest [job {turn}: completed]",
+            },
+        ),
+        (
+            ["Background subagent w1-helper reported:", note],
+            {"kind": "subagent-report", "form": "relay", "senderSessionId": "w1-helper"},
+        ),
+        (
+            f'<session_reference label="Earlier work">{note}</session_reference>',
+            {
+                "kind": "session-reference",
+                "form": "recall",
+                "version": 1,
+                "references": [
+                    {
+                        "sessionId": "w1-small-0000",
+                        "label": "Earlier work",
+                        "capturedThroughSeq": 10,
+                        "compacted": False,
+                        "originalMessages": 4,
+                        "retainedMessages": 4,
+                        "omittedMessages": 0,
+                        "omittedBytes": 0,
+                        "truncated": False,
+                        "inputIndex": 0,
+                    }
+                ],
+            },
+        ),
     ]
 
 
 # -- sessions ------------------------------------------------------------------------
+
 
 def _turn_batches(b: SessionBuilder, since: int) -> list[Event]:
     """The events added since `since`: one append batch, as dsh writes one per turn."""
@@ -151,8 +264,11 @@ def _turn_batches(b: SessionBuilder, since: int) -> list[Event]:
 
 def tool_turn(b: SessionBuilder, turn: int, text: Text, *, with_contexts: bool, output_size: int = 600) -> None:
     """A prompt (with one context of each form when asked), one tool call and an answer."""
-    b.begin_turn(f"Task {turn}: {text.sentence(10)}", contexts=contexts(turn, text) if with_contexts else (),
-                 title=f"Benchmark session ({b.session_id})" if turn == 1 else None)
+    b.begin_turn(
+        f"Task {turn}: {text.sentence(10)}",
+        contexts=contexts(turn, text) if with_contexts else (),
+        title=f"Benchmark session ({b.session_id})" if turn == 1 else None,
+    )
     path = f"src/module_{turn % 37}.py"
     b.model_step(reasoning=text.sentence(16), calls=[Call("read", {"file_path": path}, text.output(output_size))])
     b.model_step(text=text.sentence(24))
@@ -176,8 +292,12 @@ def build_long(session_id: str, turns: int, spec: Spec, id_seed: int) -> tuple[d
 
 def build_small(index: int, spec: Spec, text: Text) -> tuple[dict[str, Any], list[list[Event]]]:
     """One of W1's small sessions: 1 to 3 turns, in one of 20 projects."""
-    b = SessionBuilder(f"w1-small-{index:04d}", spec.seed + 1000 + index, f"/home/bench/project-{index % 20:02d}",
-                       T0 - (index + 1) * 60_000)
+    b = SessionBuilder(
+        f"w1-small-{index:04d}",
+        spec.seed + 1000 + index,
+        f"/home/bench/project-{index % 20:02d}",
+        T0 - (index + 1) * 60_000,
+    )
     batches = []
     for turn in range(1, 1 + 1 + index % 3):
         since = len(b.events)
@@ -196,18 +316,31 @@ def w2_turns(spec: Spec) -> Iterator[tuple[SessionBuilder, list[Event]]]:
     while size < spec.w2_bytes:
         turn += 1
         since = len(b.events)
-        b.begin_turn(f"Refactor step {turn}: {text.sentence(12)}", title="Large tool-heavy session" if turn == 1 else None,
-                     contexts=contexts(turn, text)[2:3] if turn % 20 == 1 else ())
+        b.begin_turn(
+            f"Refactor step {turn}: {text.sentence(12)}",
+            title="Large tool-heavy session" if turn == 1 else None,
+            contexts=contexts(turn, text)[2:3] if turn % 20 == 1 else (),
+        )
         for _ in range(2):
             step_calls = []
             for _ in range(text.rng.randint(2, 5)):
                 calls += 1
                 big = calls % spec.w2_big_every == 0
-                out = text.output(spec.w2_big_result + text.rng.randrange(spec.w2_big_result // 4) if big
-                                  else text.rng.randint(2_000, 40_000))
+                out = text.output(
+                    spec.w2_big_result + text.rng.randrange(spec.w2_big_result // 4)
+                    if big
+                    else text.rng.randint(2_000, 40_000)
+                )
                 name = text.rng.choice(("read", "bash", "grep"))
-                step_calls.append(Call(name, {"file_path": f"src/m{calls % 101}.py"} if name == "read"
-                                       else {"command": f"rg -n value src/ # {calls}"}, out))
+                step_calls.append(
+                    Call(
+                        name,
+                        {"file_path": f"src/m{calls % 101}.py"}
+                        if name == "read"
+                        else {"command": f"rg -n value src/ # {calls}"},
+                        out,
+                    )
+                )
             b.model_step(reasoning=text.sentence(20), text=text.sentence(10), calls=step_calls)
         b.model_step(text=text.sentence(30))
         b.end_turn()
@@ -227,6 +360,7 @@ def build_w2(spec: Spec) -> tuple[dict[str, Any], list[list[Event]]]:
 
 # -- writing ---------------------------------------------------------------------------
 
+
 def write_w1(root: Path, spec: Spec) -> tuple[Path, Path, tuple[Path, ...]]:
     header, batches = build_long(LONG_ID, spec.long_turns, spec, spec.seed + 1)
     long_path = write_artifact(root, header, batches, "zstd")
@@ -244,8 +378,10 @@ def locate(out: Path, spec: Spec = FULL) -> Workloads:
         w1_root=w1,
         long_session=artifact_path(w1, {"id": LONG_ID, "cwd": "/home/bench/long-project"}, "zstd"),
         one_turn_session=artifact_path(w1, {"id": ONE_TURN_ID, "cwd": "/home/bench/long-project"}, "zstd"),
-        small_sessions=tuple(artifact_path(w1, {"id": f"w1-small-{i:04d}", "cwd": f"/home/bench/project-{i % 20:02d}"},
-                                           "zstd") for i in range(spec.small_sessions)),
+        small_sessions=tuple(
+            artifact_path(w1, {"id": f"w1-small-{i:04d}", "cwd": f"/home/bench/project-{i % 20:02d}"}, "zstd")
+            for i in range(spec.small_sessions)
+        ),
         w2_root=w2,
         w2_session=artifact_path(w2, {"id": W2_ID, "cwd": "/home/bench/large-project"}, "none"),
     )
@@ -268,8 +404,12 @@ def generate(out: Path = OUT, spec: Spec = FULL, *, force: bool = False) -> Work
     long_path, one_path, small = write_w1(where.w1_root, spec)
     header, batches = build_w2(spec)
     w2_path = write_artifact(where.w2_root, header, batches, "none")
-    assert (long_path, one_path, small, w2_path) == (where.long_session, where.one_turn_session,
-                                                     where.small_sessions, where.w2_session)
+    assert (long_path, one_path, small, w2_path) == (
+        where.long_session,
+        where.one_turn_session,
+        where.small_sessions,
+        where.w2_session,
+    )
     stamp.write_text(spec.digest())
     return where
 
@@ -280,8 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     args = [a for a in args if a != "--force"]
     out = Path(args[0]) if args else OUT
     where = generate(out, force=force)
-    print(f"W1: {where.w1_root} ({len(where.small_sessions) + 2} sessions; long: {where.long_session.stat().st_size} "
-          f"bytes zstd)")
+    print(
+        f"W1: {where.w1_root} ({len(where.small_sessions) + 2} sessions; long: {where.long_session.stat().st_size} "
+        f"bytes zstd)"
+    )
     print(f"W2: {where.w2_session} ({where.w2_session.stat().st_size / MIB:.1f} MiB)")
     return 0
 

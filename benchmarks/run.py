@@ -33,19 +33,28 @@ from typing import Literal
 
 import orjson
 import zstandard
-
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.sources import discover
+
 from benchmarks.generate import LONG_ID, ONE_TURN_ID, OUT, W2_ID, Workloads, generate
 
 PROJECT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 MIB = 1 << 20
 
 
 # -- figures and budgets ---------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -105,6 +114,7 @@ def ms(seconds: float) -> str:
 
 # -- baselines -----------------------------------------------------------------------------
 
+
 def bare_orjson_file(path: Path) -> None:
     """Bare `orjson.loads` over every line of a plain JSONL file, reading it as the product does."""
     with open(path, "rb") as f:
@@ -133,6 +143,7 @@ def raw_header(path: str) -> object:
 
 
 # -- servers -------------------------------------------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -205,11 +216,26 @@ def serve(paths: list[Path], scratch: Path) -> Iterator[Server]:
     """`python -m dsh_inspect serve PATHS` on a free port, with its own data folder; yields once it answers."""
     port = free_port()
     data = Path(tempfile.mkdtemp(dir=scratch))
-    args = [sys.executable, "-m", "dsh_inspect", "serve", *map(str, paths), "--port", str(port), "--data-dir", str(data)]
+    args = [
+        sys.executable,
+        "-m",
+        "dsh_inspect",
+        "serve",
+        *map(str, paths),
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data),
+    ]
     try:
         with open(data / "server.log", "wb") as log:
-            process = subprocess.Popen(args, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT,
-                                       env={**os.environ, "DSH_HOME": str(data / "no-dsh-home")})
+            process = subprocess.Popen(
+                args,
+                cwd=PROJECT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "DSH_HOME": str(data / "no-dsh-home")},
+            )
             try:
                 server = Server(port, process)
                 wait_until_answering(server, data / "server.log")
@@ -222,18 +248,28 @@ def serve(paths: list[Path], scratch: Path) -> Iterator[Server]:
 
 # -- the budgets ---------------------------------------------------------------------------
 
+
 def validating_read(w: Workloads, runs: int) -> list[Figure]:
     """`load_session` (verdict, surface fold, index) against bare `orjson.loads` of the same lines."""
     figures = []
     w2 = discover([str(w.w2_session)]).sources[0]
     bare, load = side_by_side(lambda: bare_orjson_file(w.w2_session), lambda: load_session(w2), runs)
-    figures.append(Figure("validating read, W2 (100 MB plain)", f"{ms(load)} vs orjson {ms(bare)}", bare / load,
-                          Budget(">=", 0.25)))
+    figures.append(
+        Figure(
+            "validating read, W2 (100 MB plain)", f"{ms(load)} vs orjson {ms(bare)}", bare / load, Budget(">=", 0.25)
+        )
+    )
     long = discover([str(w.long_session)]).sources[0]
     lines = decompressed_lines(w.long_session)
     bare, load = side_by_side(lambda: bare_orjson_lines(lines), lambda: load_session(long), runs)
-    figures.append(Figure("validating read, W1 long (zstd, small events)", f"{ms(load)} vs orjson {ms(bare)}",
-                          bare / load, Budget(">=", 0.25)))
+    figures.append(
+        Figure(
+            "validating read, W1 long (zstd, small events)",
+            f"{ms(load)} vs orjson {ms(bare)}",
+            bare / load,
+            Budget(">=", 0.25),
+        )
+    )
     return figures
 
 
@@ -244,18 +280,30 @@ def listing_and_windowing(w: Workloads, scratch: Path, runs: int) -> tuple[list[
     with serve([w.w1_root], scratch) as server:
         conn = server.connect()
         get(conn, "/api/sessions?page=1")  # warm: the server has listed once
-        listed, raw = side_by_side(lambda: get(conn, "/api/sessions?page=1"), lambda: [raw_header(p) for p in artifacts],
-                                   runs)
-        figures.append(Figure(f"listing, W1 root ({len(artifacts)} sessions), first page",
-                              f"{ms(listed)} vs raw headers {ms(raw)}", listed / raw, Budget("<=", 2.0)))
+        listed, raw = side_by_side(
+            lambda: get(conn, "/api/sessions?page=1"), lambda: [raw_header(p) for p in artifacts], runs
+        )
+        figures.append(
+            Figure(
+                f"listing, W1 root ({len(artifacts)} sessions), first page",
+                f"{ms(listed)} vs raw headers {ms(raw)}",
+                listed / raw,
+                Budget("<=", 2.0),
+            )
+        )
         long_url, one_url = f"/sessions/{LONG_ID}", f"/sessions/{ONE_TURN_ID}"
         cold_long = timed_get(conn, long_url)
         cold_one = timed_get(conn, one_url)
         long, one = side_by_side(lambda: get(conn, long_url), lambda: get(conn, one_url), runs)
-        figures.append(Figure("first screen, W1 long vs one-turn (warm)", f"{ms(long)} vs {ms(one)}", long / one,
-                              Budget("<=", 1.5)))
-        note = (f"first visit to each session on that server (reads the log, builds the rows; one sample, no budget): "
-                f"W1 long {ms(cold_long)}, one-turn {ms(cold_one)}")
+        figures.append(
+            Figure(
+                "first screen, W1 long vs one-turn (warm)", f"{ms(long)} vs {ms(one)}", long / one, Budget("<=", 1.5)
+            )
+        )
+        note = (
+            f"first visit to each session on that server (reads the log, builds the rows; one sample, no budget): "
+            f"W1 long {ms(cold_long)}, one-turn {ms(cold_one)}"
+        )
         figures.append(dom_nodes(server, long_url, "DOM at first paint, W1 long"))
         conn.close()
     return figures, note
@@ -304,14 +352,19 @@ def w2_cold(w: Workloads, scratch: Path, runs: int) -> list[Figure]:
     bare, cold, growth = statistics.median(bares), statistics.median(colds), statistics.median(growths)
     figures = [
         Figure("W2 cold first screen", f"{ms(cold)} vs orjson {ms(bare)}", cold / bare, Budget("<=", 3.0)),
-        Figure("W2 peak memory growth / size", f"{growth / MIB:.0f} MiB for {size / MIB:.0f} MiB", growth / size,
-               Budget("<", 3.0)),
+        Figure(
+            "W2 peak memory growth / size",
+            f"{growth / MIB:.0f} MiB for {size / MIB:.0f} MiB",
+            growth / size,
+            Budget("<", 3.0),
+        ),
     ]
     assert dom is not None
     return [*figures, dom]
 
 
 # -- report --------------------------------------------------------------------------------
+
 
 def table(figures: list[Figure]) -> str:
     rows = [("figure", "measured", "ratio", "budget", "result")]
@@ -323,19 +376,35 @@ def table(figures: list[Figure]) -> str:
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor() or "unknown cpu")
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "unknown cpu",
+    )
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchmarks.run", description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7,
-                        help="runs per median of the heavy figures, cold server starts for W2 included (at least 5; "
-                             "default 7); the cheap server requests take three times as many")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=7,
+        help="runs per median of the heavy figures, cold server starts for W2 included (at least 5; "
+        "default 7); the cheap server requests take three times as many",
+    )
     parser.add_argument("--out", type=Path, default=OUT, help="where the workloads are (generated if missing)")
-    parser.add_argument("--only", choices=("read", "w1", "w2"), action="append",
-                        help="measure only these groups (repeatable); the default measures all")
+    parser.add_argument(
+        "--only",
+        choices=("read", "w1", "w2"),
+        action="append",
+        help="measure only these groups (repeatable); the default measures all",
+    )
     args = parser.parse_args(argv)
     runs = max(5, args.runs)
     started = time.monotonic()
@@ -364,8 +433,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {machine()}")
     given = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.run {given}".rstrip() + ("" if given else "  (what `make bench` runs)"))
-    print(f"medians of {runs} runs ({runs} cold server starts for W2; {3 * runs} requests for listing and "
-          f"windowing), each figure side by side with its baseline; took {time.monotonic() - started:.0f} s")
+    print(
+        f"medians of {runs} runs ({runs} cold server starts for W2; {3 * runs} requests for listing and "
+        f"windowing), each figure side by side with its baseline; took {time.monotonic() - started:.0f} s"
+    )
     if note:
         print(note)
     missed = [f.name for f in figures if not f.passed]

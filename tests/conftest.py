@@ -23,4 +23,5 @@ def corpus_dir() -> Path:
     """`../shared/corpus`: skipped when absent, a failure under CI=true."""
     return _corpus_or_skip()
 
+
 pytest_plugins = ["pytester"]

@@ -54,8 +54,15 @@ class SessionBuilder:
 
     # -- envelope ------------------------------------------------------------
     def header(self) -> dict[str, Any]:
-        return {"type": "session", "version": 0, "id": self.session_id, "createdAt": self.created_at,
-                "cwd": self.cwd, "delegationDepth": 0, **self.header_extra}
+        return {
+            "type": "session",
+            "version": 0,
+            "id": self.session_id,
+            "createdAt": self.created_at,
+            "cwd": self.cwd,
+            "delegationDepth": 0,
+            **self.header_extra,
+        }
 
     def add(self, type_: str, data: Any, **envelope: Any) -> Event:
         seq = len(self.events)
@@ -83,8 +90,13 @@ class SessionBuilder:
         return self._ids()
 
     # -- turns and steps -----------------------------------------------------
-    def begin_turn(self, prompt: str, *, contexts: Sequence[tuple[str | Sequence[str], dict[str, Any]]] = (),
-                   title: str | None = None) -> None:
+    def begin_turn(
+        self,
+        prompt: str,
+        *,
+        contexts: Sequence[tuple[str | Sequence[str], dict[str, Any]]] = (),
+        title: str | None = None,
+    ) -> None:
         """The prompt queued in the inbox, the turn, its first step, the prompt and its contexts."""
         message = self.user_message(prompt, {"kind": "user"})
         self.add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [message]})
@@ -97,11 +109,14 @@ class SessionBuilder:
         for text, source in contexts:
             self.context(text, source)
         if title is not None:
-            self.add("session/title", {"title": title, "messageSeqs": [prompt_event["seq"]],
-                                       "source": {"kind": "fallback"}})
+            self.add(
+                "session/title", {"title": title, "messageSeqs": [prompt_event["seq"]], "source": {"kind": "fallback"}}
+            )
         if self.turn == 1:
-            self.add("request/header", {"header": {"config": dict(PROVIDER), "system": "You are a coding agent."},
-                                        "reason": "initial"})
+            self.add(
+                "request/header",
+                {"header": {"config": dict(PROVIDER), "system": "You are a coding agent."}, "reason": "initial"},
+            )
             self.add("request/context", {**PROVIDER, "contextWindow": CONTEXT_WINDOW})
 
     def _open_step(self) -> None:
@@ -109,8 +124,7 @@ class SessionBuilder:
         self.step_open = True
         self.add("step/start", {"turn": self.turn, "step": self.step})
 
-    def model_step(self, *, text: str | None = None, reasoning: str | None = None,
-                   calls: Sequence[Call] = ()) -> None:
+    def model_step(self, *, text: str | None = None, reasoning: str | None = None, calls: Sequence[Call] = ()) -> None:
         """One model call: its stream, its message, then each tool call and result."""
         if not self.step_open:
             self._open_step()
@@ -123,23 +137,41 @@ class SessionBuilder:
         for call in calls:
             self.calls += 1
             call_ids.append(f"call_{self.calls:02d}")
-            blocks.append({"type": "tool-call", "id": call_ids[-1], "name": call.name,
-                           "arguments": orjson.dumps(call.arguments).decode()})
+            blocks.append(
+                {
+                    "type": "tool-call",
+                    "id": call_ids[-1],
+                    "name": call.name,
+                    "arguments": orjson.dumps(call.arguments).decode(),
+                }
+            )
         chunk_seqs = self._stream(blocks, "tool-calls" if calls else "stop")
         with using_id_source(self._ids):
             message = create_assistant_message(content=blocks, **PROVIDER)
         usage = {"inputTokens": 120 + 40 * len(self.surface), "outputTokens": 24 + 4 * len(blocks)}
-        self.add("assistant/message", {"turn": self.turn, "step": self.step, "message": message.to_json(),
-                                       "usage": usage},
-                 surfaceOp="append", sourceEventSeqs=chunk_seqs)
-        for call, call_id, block in zip(calls, call_ids, blocks[len(blocks) - len(calls):]):
-            logged = self.add("tool/call", {"turn": self.turn, "step": self.step, "callId": call_id,
-                                            "name": call.name, "arguments": block["arguments"]})
+        self.add(
+            "assistant/message",
+            {"turn": self.turn, "step": self.step, "message": message.to_json(), "usage": usage},
+            surfaceOp="append",
+            sourceEventSeqs=chunk_seqs,
+        )
+        for call, call_id, block in zip(calls, call_ids, blocks[len(blocks) - len(calls) :], strict=True):
+            logged = self.add(
+                "tool/call",
+                {
+                    "turn": self.turn,
+                    "step": self.step,
+                    "callId": call_id,
+                    "name": call.name,
+                    "arguments": block["arguments"],
+                },
+            )
             for type_, data in call.before:
                 self.add(type_, {**data, "callId": call_id} if type_ == "approval/asked" else data)
             with using_id_source(self._ids):
-                result = create_tool_result_message(call_id=call_id, content=[{"type": "text", "text": call.output}],
-                                                    is_error=call.error is not None)
+                result = create_tool_result_message(
+                    call_id=call_id, content=[{"type": "text", "text": call.output}], is_error=call.error is not None
+                )
             data: dict[str, Any] = {"turn": self.turn, "step": self.step, "message": result.to_json()}
             if call.error is not None:
                 data["error"] = {"name": call.error[0], "code": call.error[1]}
@@ -165,8 +197,15 @@ class SessionBuilder:
                     if piece:
                         chunk({"type": f"{kind}-delta", "index": index, "text": piece})
             else:
-                chunk({"type": "tool-call-delta", "index": index, "id": block["id"], "name": block["name"],
-                       "argumentsDelta": block["arguments"]})
+                chunk(
+                    {
+                        "type": "tool-call-delta",
+                        "index": index,
+                        "id": block["id"],
+                        "name": block["name"],
+                        "argumentsDelta": block["arguments"],
+                    }
+                )
             chunk({"type": "block-end", "index": index, "block": block})
         chunk({"type": "usage", "usage": {"inputTokens": 120, "outputTokens": 24}})
         chunk({"type": "finish", "reason": {"kind": finish}})
@@ -183,22 +222,45 @@ class SessionBuilder:
         compaction_id = self.mint()
         shadowed = list(self.surface)
         self.add("command/run", {"commandId": command_id, "name": "compact", "args": "", "source": {"kind": "user"}})
-        start = self.add("compaction/start",
-                         {"compactionId": compaction_id, "sourceCommandId": command_id, "turn": None})
+        start = self.add(
+            "compaction/start", {"compactionId": compaction_id, "sourceCommandId": command_id, "turn": None}
+        )
         span = {"start": shadowed[0], "end": shadowed[-1]}
-        done = self.add("compaction/summary", {
-            "compactionId": compaction_id, "sourceCommandId": command_id,
-            "summary": [{"type": "text", "text": summary}], "shadowedRange": span, "shadowedSeqs": shadowed,
-            "shadowedTokenCount": tokens, **PROVIDER})
+        done = self.add(
+            "compaction/summary",
+            {
+                "compactionId": compaction_id,
+                "sourceCommandId": command_id,
+                "summary": [{"type": "text", "text": summary}],
+                "shadowedRange": span,
+                "shadowedSeqs": shadowed,
+                "shadowedTokenCount": tokens,
+                **PROVIDER,
+            },
+        )
         checkpoint = self.user_message(
-            ["This is an automatically generated checkpoint condensing an earlier span of the conversation to "
-             "free up context. Continue the task directly from the messages that follow.\n\n<compacted-summary>",
-             summary, "</compacted-summary>"],
-            {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id, "sourceCommandId": command_id})
-        replace = self.add("user/message", checkpoint, surfaceOp={"op": "replace", **span},
-                           sourceEventSeqs=[start["seq"], done["seq"], *shadowed])
+            [
+                "This is an automatically generated checkpoint condensing an earlier span of the conversation to "
+                "free up context. Continue the task directly from the messages that follow.\n\n<compacted-summary>",
+                summary,
+                "</compacted-summary>",
+            ],
+            {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id, "sourceCommandId": command_id},
+        )
+        replace = self.add(
+            "user/message",
+            checkpoint,
+            surfaceOp={"op": "replace", **span},
+            sourceEventSeqs=[start["seq"], done["seq"], *shadowed],
+        )
         self.surface = [replace["seq"]]
         self.add("compaction/end", {"compactionId": compaction_id, "sourceCommandId": command_id, "turn": None})
-        self.add("command/done", {"commandId": command_id, "kind": "success",
-                                  "text": f"Compacted {len(shadowed)} history items (~{tokens} tokens).",
-                                  "sourceEventSeq": done["seq"]})
+        self.add(
+            "command/done",
+            {
+                "commandId": command_id,
+                "kind": "success",
+                "text": f"Compacted {len(shadowed)} history items (~{tokens} tokens).",
+                "sourceEventSeq": done["seq"],
+            },
+        )

@@ -66,7 +66,6 @@ __all__ = [
     "TextPart",
     "bound",
     "cap_utf16",
-    "utf16_len",
     "compact_json",
     "content_parts",
     "context_body",
@@ -81,4 +80,5 @@ __all__ = [
     "project_context",
     "session_recall_labels",
     "unknown_parts",
+    "utf16_len",
 ]

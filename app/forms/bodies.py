@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..log.jsonvalues import is_nonempty_str, is_number
+from ..model.values import MessageSource
 from .content import Bounded, Content, ContentPart, JsonPart, bound, content_parts, unknown_parts
 from .declared_form import Form
 from .jsformat import field_text, js_entries, js_string
 from .readers import is_array, is_record, source_record
-from ..log.jsonvalues import is_nonempty_str, is_number
-from ..model.values import MessageSource
 
 InstructionWording = Literal["loaded", "added", "updated", "removed"]
 
@@ -234,8 +234,10 @@ def _recall(record: Mapping[str, Any], content: Content) -> RecallBody | None:
 def opaque_body(content: Content, source: MessageSource | Any) -> OpaqueBody:
     """The documented default: the content plus every source field but `kind`."""
     record = source_record(source)
-    fields = () if record is None else tuple(
-        SourceField(key, bound(field_text(value))) for key, value in js_entries(record) if key != "kind"
+    fields = (
+        ()
+        if record is None
+        else tuple(SourceField(key, bound(field_text(value))) for key, value in js_entries(record) if key != "kind")
     )
     return OpaqueBody(content_parts(content), fields)
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..model.values import ContentBlock, Message, TextBlock
 from .jsformat import TEXT_LIMIT, cap_utf16, pretty_json, utf16_len
 from .readers import is_array, is_record
-from ..model.values import ContentBlock, Message, TextBlock
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, cast
 
-from .readers import source_record
 from ..model.values import CONTEXT_FORMS, MessageSource
+from .readers import source_record
 
 Form = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
 

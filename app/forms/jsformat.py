@@ -169,7 +169,7 @@ def pretty_json(value: Any) -> str:
 
 def field_text(value: Any) -> str:
     """An opaque source field's value: strings verbatim, scalars via String(), the rest as JSON."""
-    if isinstance(value, str) or isinstance(value, bool) or is_number(value):
+    if isinstance(value, (str, bool)) or is_number(value):
         return js_string(value)
     return compact_json(value)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..model.values import Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from .content import Bounded, ContentPart, bound, content_parts
 from .jsformat import pretty_json
-from ..model.values import Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
 
 PartKind = Literal["text", "reasoning", "tool-call", "tool-result", "json"]
 
@@ -48,8 +48,14 @@ def body_parts(message: Message) -> tuple[BodyPart, ...]:
         elif isinstance(block, ToolCallBlock):
             parts.append(BodyPart("tool-call", bound(block.arguments), name=block.name, call_id=block.id))
         elif isinstance(block, ToolResultBlock):
-            parts.append(BodyPart("tool-result", call_id=block.tool_call_id, is_error=block.is_error is True,
-                                  nested=content_parts(block.content)))
+            parts.append(
+                BodyPart(
+                    "tool-result",
+                    call_id=block.tool_call_id,
+                    is_error=block.is_error is True,
+                    nested=content_parts(block.content),
+                )
+            )
         else:
             parts.append(BodyPart("json", bound(pretty_json(block.raw))))
     flush()

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.values import Message, MessageSource
 from .bodies import ContextBody, context_body
 from .content import Content
 from .declared_form import Form, context_form
 from .provenance import Role, context_provenance
-from ..model.values import Message, MessageSource
 
 _FROM_MESSAGE: Any = object()
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .readers import collect, joined, source_kind, source_record
 from ..log.jsonvalues import is_nonempty_str
 from ..model.values import MessageSource
+from .readers import collect, joined, source_kind, source_record
 
 Role = Literal["inject", "recall"]
 

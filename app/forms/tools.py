@@ -15,13 +15,24 @@ import orjson
 Variant = Literal["bash", "read", "search", "write", "edit", "code", "others"]
 
 _VARIANTS: dict[str, Variant] = {
-    "bash": "bash", "pwsh": "bash",
-    "read": "read", "web_fetch": "read",
-    "grep": "search", "glob": "search", "web_search": "search",
-    "write": "write", "edit": "edit", "run_code": "code",
+    "bash": "bash",
+    "pwsh": "bash",
+    "read": "read",
+    "web_fetch": "read",
+    "grep": "search",
+    "glob": "search",
+    "web_search": "search",
+    "write": "write",
+    "edit": "edit",
+    "run_code": "code",
 }
 _TITLES: dict[Variant, str] = {
-    "bash": "Bash", "read": "Read", "search": "Search", "write": "Write", "edit": "Edit", "code": "Code",
+    "bash": "Bash",
+    "read": "Read",
+    "search": "Search",
+    "write": "Write",
+    "edit": "Edit",
+    "code": "Code",
     "others": "Tool call",
 }
 _TITLE_OVERRIDES = {"pwsh": "Pwsh"}

@@ -17,15 +17,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.rules import SURFACE_TYPES, decode_source_event_seqs
 from .session import SessionLog
 from .tokens import Usage, usage_from
-from ..model.rules import SURFACE_TYPES, decode_source_event_seqs
 
 # Events that cannot fall inside one streamed call: each closes the chunk run
 # before it, so chunks after it belong to a new call.
 _CALL_BOUNDARIES = SURFACE_TYPES | {
-    "llm/retry", "llm/retry-started", "request/header", "request/context",
-    "compaction/start", "compaction/summary", "compaction/end", "compaction/prune",
+    "llm/retry",
+    "llm/retry-started",
+    "request/header",
+    "request/context",
+    "compaction/start",
+    "compaction/summary",
+    "compaction/end",
+    "compaction/prune",
 }
 
 
@@ -96,7 +102,9 @@ class _Draft:
     usage: Usage | None = None
 
     def holds(self, seq: int) -> bool:
-        return self.first_chunk is not None and self.last_chunk is not None and self.first_chunk <= seq <= self.last_chunk
+        return (
+            self.first_chunk is not None and self.last_chunk is not None and self.first_chunk <= seq <= self.last_chunk
+        )
 
 
 @dataclass(slots=True)

@@ -12,12 +12,15 @@ OUTCOME_UNKNOWN_TEXT = (
     "operation is read-only or idempotent; if it may have side effects, first verify external state "
     "or ask the user. Do not retry blindly."
 )
-NOT_STARTED_TEXT = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
+NOT_STARTED_TEXT = (
+    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
+)
 
 
 # the only types `CrashTracker.feed` follows: a reader may skip the call for any other
-TRACKED_TYPES = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call",
-                           "tool/result"})
+TRACKED_TYPES = frozenset(
+    {"turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call", "tool/result"}
+)
 
 
 @dataclass(slots=True)
@@ -80,17 +83,31 @@ class CrashTracker:
         seq = next_seq
         for call_id, pending in self.pending.items():
             logged = pending.call_seq is not None
-            error = ({"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"} if logged
-                     else {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"})
+            error = (
+                {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"}
+                if logged
+                else {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
+            )
             event: dict[str, Any] = {
-                "type": "tool/result", "seq": seq, "time": time,
+                "type": "tool/result",
+                "seq": seq,
+                "time": time,
                 "data": {
-                    "turn": self.turn, "step": pending.step,
+                    "turn": self.turn,
+                    "step": pending.step,
                     "message": {
-                        "id": f"interrupted-tool-result-{call_id}-{seq}", "role": "user",
-                        "content": [{"type": "tool-result", "toolCallId": call_id, "isError": True,
-                                     "content": [{"type": "text",
-                                                  "text": OUTCOME_UNKNOWN_TEXT if logged else NOT_STARTED_TEXT}]}],
+                        "id": f"interrupted-tool-result-{call_id}-{seq}",
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool-result",
+                                "toolCallId": call_id,
+                                "isError": True,
+                                "content": [
+                                    {"type": "text", "text": OUTCOME_UNKNOWN_TEXT if logged else NOT_STARTED_TEXT}
+                                ],
+                            }
+                        ],
                         "source": {"kind": "tool", "callId": call_id},
                     },
                     "error": error,
@@ -104,6 +121,12 @@ class CrashTracker:
         if self.step is not None:
             out.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": self.turn, "step": self.step}})
             seq += 1
-        out.append({"type": "turn/end", "seq": seq, "time": time,
-                    "data": {"turn": self.turn, "reason": {"kind": "interrupted"}}})
+        out.append(
+            {
+                "type": "turn/end",
+                "seq": seq,
+                "time": time,
+                "data": {"turn": self.turn, "reason": {"kind": "interrupted"}},
+            }
+        )
         return out

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from ..model.messages import freeze_message
+from ..model.values import Message
 from .replacements import Replacement, replacement
 from .requests import CallRef, RequestIndex, call_ref
 from .session import SessionLog
-from ..model.messages import freeze_message
-from ..model.values import Message
 
 InboxFate = Literal["claimed", "canceled", "pending"]
 
@@ -83,7 +83,9 @@ def _fates(log: SessionLog) -> dict[tuple[int, str], tuple[InboxFate, int]]:
         fate: InboxFate = "canceled" if data.get("outcome") == "canceled" else "claimed"
         for item in items[start : start + removed]:
             out[item] = (fate, seq)
-        inserted = [(seq, m["id"]) for m in data.get("inserted", ()) if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        inserted = [
+            (seq, m["id"]) for m in data.get("inserted", ()) if isinstance(m, dict) and isinstance(m.get("id"), str)
+        ]
         items[start : start + removed] = inserted
     return out
 
@@ -104,8 +106,11 @@ def _requests(log: SessionLog, index: RequestIndex, seq: int) -> tuple[CallRef, 
     if seq not in log.surface_ops or seq in log.empty_assistant:
         return ()
     gone = index.removed_at.get(seq)
-    return tuple(call_ref(step, call) for step, call in index.calls.ordered_calls()
-                 if seq <= call.request_at and (gone is None or call.request_at < gone))
+    return tuple(
+        call_ref(step, call)
+        for step, call in index.calls.ordered_calls()
+        if seq <= call.request_at and (gone is None or call.request_at < gone)
+    )
 
 
 def _message_carrier(log: SessionLog, index: RequestIndex, seq: int, message_id: str) -> MessageCarrier:

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-
 # the only types `InvariantChecker.feed` checks: a reader may skip the call for any other
-WATCHED_TYPES = frozenset({"turn/start", "turn/end", "step/start", "step/end", "assistant/chunk", "assistant/message",
-                           "tool/call", "tool/result", "todo/write", "request/header", "request/context"})
+WATCHED_TYPES = frozenset(
+    {
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "assistant/chunk",
+        "assistant/message",
+        "tool/call",
+        "tool/result",
+        "todo/write",
+        "request/header",
+        "request/context",
+    }
+)
 NONE: list[str] = []  # no warnings (shared: callers only read it)
 
 
@@ -31,9 +43,8 @@ class InvariantChecker:
     def check(self, kind: str, data: dict[str, Any], event: dict[str, Any]) -> list[str]:
         """`feed`, for a reader that has read the event's type (one of WATCHED_TYPES) and its data
         (`{}` if it is no object)."""
-        if kind == "assistant/chunk":  # the common case, kept short
-            if data.get("turn") == self.turn and data.get("step") == self.step:
-                return NONE
+        if kind == "assistant/chunk" and data.get("turn") == self.turn and data.get("step") == self.step:
+            return NONE  # the common case, kept short
         out: list[str] = []
         if kind == "turn/start":
             if self.turn is not None:
@@ -63,8 +74,10 @@ class InvariantChecker:
             kind == "tool/result" and event.get("surfaceOp") == "append"
         ):
             if (data.get("turn"), data.get("step")) != (self.turn, self.step):
-                out.append(f"{kind} names turn {data.get('turn')} step {data.get('step')}, "
-                           f"but the open step is turn {self.turn} step {self.step}")
+                out.append(
+                    f"{kind} names turn {data.get('turn')} step {data.get('step')}, "
+                    f"but the open step is turn {self.turn} step {self.step}"
+                )
             if kind == "tool/call":
                 self.calls.add((data.get("turn"), data.get("step"), data.get("callId")))
             elif kind == "tool/result":

@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..model.frozen import FrozenDict
+from ..model.values import Message
 from .calls import CallIndex, ModelCall, Step, call_index
 from .replacements import Replacement, removals, replacement
 from .session import SessionLog
 from .state import SessionState, StateChange, TypeIndex, state_at, state_changes, type_index
 from .tokens import Usage, usage_from
-from ..model.frozen import FrozenDict
-from ..model.values import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +90,9 @@ class RequestHeader:
 def _tool(value: Any) -> ToolSchema:
     name = value.get("name") if isinstance(value, Mapping) else None
     description = value.get("description") if isinstance(value, Mapping) else None
-    return ToolSchema(name if isinstance(name, str) else "?", description if isinstance(description, str) else None,
-                      value)
+    return ToolSchema(
+        name if isinstance(name, str) else "?", description if isinstance(description, str) else None, value
+    )
 
 
 def header_from(log: SessionLog, seq: int) -> RequestHeader:
@@ -221,8 +222,11 @@ def visible_messages(log: SessionLog, seqs: tuple[int, ...], boundary: int | Non
     for seq in seqs:
         message = log.event(seq).message
         if message is not None:
-            out.append(VisibleMessage(seq, message, log.surface_ops.get(seq) != "append",
-                                      boundary is not None and seq < boundary))
+            out.append(
+                VisibleMessage(
+                    seq, message, log.surface_ops.get(seq) != "append", boundary is not None and seq < boundary
+                )
+            )
     return tuple(out)
 
 
@@ -340,8 +344,9 @@ def _outcome(log: SessionLog, step: Step, call: ModelCall) -> CallOutcome:
         return CallOutcome(kind_, finish, failure, call.usage or usage, message_id)
     if call.retry is not None:
         retry_failure = _get(log.event(call.retry).data, "failure")
-        return CallOutcome("retried", finish, retry_failure if isinstance(retry_failure, FrozenDict) else failure,
-                           usage, None)
+        return CallOutcome(
+            "retried", finish, retry_failure if isinstance(retry_failure, FrozenDict) else failure, usage, None
+        )
     if call is step.calls[-1]:
         error = _turn_error(log, step)
         if error is not None:
@@ -351,16 +356,28 @@ def _outcome(log: SessionLog, step: Step, call: ModelCall) -> CallOutcome:
     return CallOutcome("unfinished", finish, failure, usage, None)
 
 
-def _diff(log: SessionLog, types: TypeIndex, previous: CallRef | None, call: ModelCall,
-          surfaces: dict[int, tuple[int, ...]], state: SessionState) -> RequestDiff:
+def _diff(
+    log: SessionLog,
+    types: TypeIndex,
+    previous: CallRef | None,
+    call: ModelCall,
+    surfaces: dict[int, tuple[int, ...]],
+    state: SessionState,
+) -> RequestDiff:
     after = previous.request_at if previous else -1
     upto = call.request_at
     before_nodes = set(surfaces[after]) if previous else set()
     added = tuple(s for s in surfaces[upto] if s not in before_nodes and log.surface_ops.get(s) == "append")
-    replaced = tuple(r for r in (replacement(log, seq) for seq in sorted(log.shadowed_by) if after < seq <= upto)
-                     if r is not None)
-    return RequestDiff(previous, added, replaced, header_changes(log, types, after, upto),
-                       state_changes(state_at(log, types, after), state))
+    replaced = tuple(
+        r for r in (replacement(log, seq) for seq in sorted(log.shadowed_by) if after < seq <= upto) if r is not None
+    )
+    return RequestDiff(
+        previous,
+        added,
+        replaced,
+        header_changes(log, types, after, upto),
+        state_changes(state_at(log, types, after), state),
+    )
 
 
 def step_requests(log: SessionLog, requests: RequestIndex, key: str) -> StepRequests | None:
@@ -374,18 +391,20 @@ def step_requests(log: SessionLog, requests: RequestIndex, key: str) -> StepRequ
     points = [c.request_at for c in step.calls] + [r.request_at for r in refs if r is not None]
     surfaces = surfaces_at(log, points)
     calls = []
-    for call, ref in zip(step.calls, refs):
+    for call, ref in zip(step.calls, refs, strict=True):
         state = state_at(log, types, call.request_at)
         boundary = seed_boundary(log, types, call.request_at)
-        calls.append(CallRequest(
-            call=call,
-            header=header_at(log, types, call.request_at),
-            state=state,
-            messages=visible_messages(log, surfaces[call.request_at], boundary),
-            diff=_diff(log, types, ref, call, surfaces, state),
-            outcome=_outcome(log, step, call),
-            seed_boundary=boundary,
-        ))
+        calls.append(
+            CallRequest(
+                call=call,
+                header=header_at(log, types, call.request_at),
+                state=state,
+                messages=visible_messages(log, surfaces[call.request_at], boundary),
+                diff=_diff(log, types, ref, call, surfaces, state),
+                outcome=_outcome(log, step, call),
+                seed_boundary=boundary,
+            )
+        )
     i = index.by_key[key]
     return StepRequests(
         step=step,

@@ -20,9 +20,6 @@ from ..log.jsonvalues import MAX_SAFE_INTEGER
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
 from ..log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
 from ..log.sqlite_store import StoreRefused
-from .closers import TRACKED_TYPES, CrashTracker
-from .invariants import NONE, WATCHED_TYPES, InvariantChecker
-from .surface import SurfaceFold
 from ..model.frozen import freeze
 from ..model.messages import freeze_message
 from ..model.rules import (
@@ -30,11 +27,12 @@ from ..model.rules import (
     LEGACY_TYPES,
     SURFACE_TYPES,
     UPGRADED_TYPES,
+    UpgradeError,
     decode_source_event_seqs,
     envelope_problem,
     header_problem,
-    is_placeholder,
     header_unsupported,
+    is_placeholder,
     legacy_vocabulary_problem,
     message_of,
     message_problem,
@@ -43,9 +41,11 @@ from ..model.rules import (
     turn_is_current,
     unknown_type_problem,
     upgrade_event,
-    UpgradeError,
 )
 from ..model.values import Event, Header, Message
+from .closers import TRACKED_TYPES, CrashTracker
+from .invariants import NONE, WATCHED_TYPES, InvariantChecker
+from .surface import SurfaceFold
 
 Category = Literal["accepted", "repaired", "refused", "unsupported"]
 Carrier = Literal["jsonl", "jsonl-zstd", "sqlite", "zip", "fixture"]
@@ -202,8 +202,10 @@ class SessionLog:
 
     def carriers_of(self, message_id: str) -> list[IdentityEntry]:
         """Every event that carries `message_id` (inbox splices and message events)."""
-        return [IdentityEntry(s, "message") if s >= 0 else IdentityEntry(~s, "inbox")
-                for s in self._carriers.get(message_id, ())]
+        return [
+            IdentityEntry(s, "message") if s >= 0 else IdentityEntry(~s, "inbox")
+            for s in self._carriers.get(message_id, ())
+        ]
 
     @property
     def identity(self) -> dict[str, list[IdentityEntry]]:
@@ -260,7 +262,9 @@ class _Reader:
     def fail(self, stage: str, reason: str, location: Location | None, *, code: str | None = None) -> None:
         index = _STAGE_INDEX[stage]
         self.failures.setdefault(index, (reason, location))
-        self.diagnostics.append(Diagnostic(code or stage, "error", reason, location or Location(file=self.source.label)))
+        self.diagnostics.append(
+            Diagnostic(code or stage, "error", reason, location or Location(file=self.source.label))
+        )
 
     def verdict(self, repairs: list[str]) -> Verdict:
         if self.failures:
@@ -300,10 +304,15 @@ class _Reader:
             self.fail("header", extra, hloc, code="bad-header")
         cwd = header_raw.get("cwd")
         if not lenient and isinstance(cwd, str) and is_placeholder(cwd):
-            self.diagnostics.append(Diagnostic(
-                "placeholder-cwd", "warning",
-                f"header cwd {cwd!r} is a snapshot placeholder, not a path: dsh reads the log, but a dsh "
-                "root could not place it in a project folder", hloc))
+            self.diagnostics.append(
+                Diagnostic(
+                    "placeholder-cwd",
+                    "warning",
+                    f"header cwd {cwd!r} is a snapshot placeholder, not a path: dsh reads the log, but a dsh "
+                    "root could not place it in a project folder",
+                    hloc,
+                )
+            )
         warning = root_identity_warning(source, header_raw)
         if warning:
             self.diagnostics.append(warning)
@@ -320,9 +329,13 @@ class _Reader:
     def extend(self, log: SessionLog) -> bool:
         """Read what was appended to `log` since; False when only a fresh read can be trusted."""
         scan = log.scan
-        if (log.partial or not hasattr(scan, "resume") or self.failures
-                or any(t.kind != "pending" for t in log.tail)
-                or not scan.has_event_lines):  # type: ignore[union-attr]  # a header-only log's mode is not settled
+        if (
+            log.partial
+            or not hasattr(scan, "resume")
+            or self.failures
+            or any(t.kind != "pending" for t in log.tail)
+            or not scan.has_event_lines
+        ):  # type: ignore[union-attr]  # a header-only log's mode is not settled
             return False
         self.log = log
         try:
@@ -342,15 +355,23 @@ class _Reader:
         types = log.types
         for item in items:
             if type(item) is EventRun:
-                if limit is not None:  # as line by line: a first screen stops at the line that reaches its count
-                    item = item.prefix(max(limit - len(types), 1))
-                self._take_run(item)
+                # as line by line: a first screen stops at the line that reaches its count
+                self._take_run(item if limit is None else item.prefix(max(limit - len(types), 1)))
             elif item.kind == "events":
                 self._take_record(item)
             else:
                 first = item.events[0].get("seq") if item.events else None
-                log.tail.append(TailRecord(item.kind, item.location, item.reason, item.raw,
-                                           item.start, item.length, first if isinstance(first, int) else None))
+                log.tail.append(
+                    TailRecord(
+                        item.kind,
+                        item.location,
+                        item.reason,
+                        item.raw,
+                        item.start,
+                        item.length,
+                        first if isinstance(first, int) else None,
+                    )
+                )
             if limit is not None and len(types) >= limit:
                 break
         items.close()  # a scan stopped early still makes its closing checks before its state is read
@@ -430,8 +451,11 @@ class _Reader:
                 if kind == "assistant/chunk":  # half of a typical log: no index or tracking facts to keep
                     append(_KINDS[kind])
                     # the invariants' common case, asked without a call: a chunk of the open turn and step
-                    quiet = (type(data) is dict and data.get("turn") == invariants.turn
-                             and data.get("step") == invariants.step)
+                    quiet = (
+                        type(data) is dict
+                        and data.get("turn") == invariants.turn
+                        and data.get("step") == invariants.step
+                    )
                     if not quiet and (warnings := invariants.feed(event)):
                         self._warn(warnings, where(i))
                     continue
@@ -479,7 +503,9 @@ class _Reader:
         repairs = list(self.scan_repairs)
         if log.synthetic:
             names = ", ".join(e["type"] for e in log.synthetic)
-            repairs.append(f"closed the open final turn in memory with {len(log.synthetic)} synthetic event(s): {names}")
+            repairs.append(
+                f"closed the open final turn in memory with {len(log.synthetic)} synthetic event(s): {names}"
+            )
         log.verdict = self.verdict(repairs)
 
     def _drop_closers(self) -> None:
@@ -491,7 +517,7 @@ class _Reader:
                 index.pop(seq, None)  # type: ignore[attr-defined]
             for entries in log._carriers.values():
                 entries[:] = [s for s in entries if s != seq]  # (closers carry no inbox)
-        del log.types[len(log._event_record):]
+        del log.types[len(log._event_record) :]
         log.synthetic.clear()
 
     def _take(self, event: dict[str, Any], location: Location, fold: SurfaceFold, *, synthetic: bool) -> None:

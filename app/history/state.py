@@ -12,14 +12,22 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
-from .session import SessionLog
 from ..model.frozen import FrozenDict, freeze
+from .session import SessionLog
 
 # The types whose seqs the per-log index keeps: the state settings, the
 # request header, and the lifecycle marker that separates inherited history.
 INDEXED_TYPES = (
-    "plan/mode", "sandbox/mode", "approval/policy", "permission/preset", "agent-preset/selected",
-    "todo/write", "goal/change", "request/context", "request/header", "session/end-seed",
+    "plan/mode",
+    "sandbox/mode",
+    "approval/policy",
+    "permission/preset",
+    "agent-preset/selected",
+    "todo/write",
+    "goal/change",
+    "request/context",
+    "request/header",
+    "session/end-seed",
 )
 
 # The settings the model view lists, in order, and the event type deciding each.
@@ -131,6 +139,6 @@ def state_changes(before: SessionState, after: SessionState) -> tuple[StateChang
     """Settings whose value differs between two points (a re-logged equal value is no change)."""
     return tuple(
         StateChange(a.name, a, b)
-        for a, b in zip(before.settings, after.settings)
+        for a, b in zip(before.settings, after.settings, strict=True)
         if a.value != b.value or a.detail != b.detail
     )

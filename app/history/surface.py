@@ -66,7 +66,9 @@ class SurfaceFold:
             if len(shadowed) != 1 or type_of(shadowed[0]) != "tool/result":
                 return "a tool/result replace must shadow exactly one tool/result", []
             original = load(shadowed[0])
-            if original is None or _without_result_content(original.get("data")) != _without_result_content(event["data"]):
+            if original is None or _without_result_content(original.get("data")) != _without_result_content(
+                event["data"]
+            ):
                 return "a tool/result replace may change only its result content", []
         self.nodes[i : j + 1] = [seq]
         self._on.difference_update(shadowed)

@@ -27,9 +27,14 @@ class Usage:
         return self.input + (self.cache_read or 0) + (self.cache_write or 0)
 
     def to_json(self) -> dict[str, int | None]:
-        return {"inputTokens": self.input, "outputTokens": self.output, "cacheReadTokens": self.cache_read,
-                "cacheWriteTokens": self.cache_write, "reasoningTokens": self.reasoning,
-                "contextTokens": self.context}
+        return {
+            "inputTokens": self.input,
+            "outputTokens": self.output,
+            "cacheReadTokens": self.cache_read,
+            "cacheWriteTokens": self.cache_write,
+            "reasoningTokens": self.reasoning,
+            "contextTokens": self.context,
+        }
 
 
 def usage_from(value: Any) -> Usage | None:
@@ -39,8 +44,13 @@ def usage_from(value: Any) -> Usage | None:
     input_tokens, output_tokens = _count(value.get("inputTokens")), _count(value.get("outputTokens"))
     if input_tokens is None or output_tokens is None:
         return None
-    return Usage(input_tokens, output_tokens, _count(value.get("cacheReadTokens")),
-                 _count(value.get("cacheWriteTokens")), _count(value.get("reasoningTokens")))
+    return Usage(
+        input_tokens,
+        output_tokens,
+        _count(value.get("cacheReadTokens")),
+        _count(value.get("cacheWriteTokens")),
+        _count(value.get("reasoningTokens")),
+    )
 
 
 def session_usage(log: Any) -> Usage | None:

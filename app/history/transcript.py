@@ -22,8 +22,6 @@ from dataclasses import dataclass, field, replace
 from heapq import merge
 from typing import Any, Literal
 
-from .calls import step_key, turn_step
-from .session import SessionLog, TailRecord, to_event
 from ..log.diagnostics import Diagnostic, Location
 from ..model.rules import (
     KNOWN_EVENT_TYPES,
@@ -34,10 +32,27 @@ from ..model.rules import (
     upgrade_event,
 )
 from ..model.values import Event
+from .calls import step_key, turn_step
+from .session import SessionLog, TailRecord, to_event
 
 RowKind = Literal[
-    "turn", "step", "user", "steering", "context", "assistant-step", "partial-stream", "tool-call", "command",
-    "manual-compaction", "compaction", "model-retry", "turn-error", "turn-max-tokens", "event", "unknown", "diagnostic",
+    "turn",
+    "step",
+    "user",
+    "steering",
+    "context",
+    "assistant-step",
+    "partial-stream",
+    "tool-call",
+    "command",
+    "manual-compaction",
+    "compaction",
+    "model-retry",
+    "turn-error",
+    "turn-max-tokens",
+    "event",
+    "unknown",
+    "diagnostic",
 ]
 
 
@@ -124,7 +139,7 @@ def context_row_at(log: SessionLog, seq: int) -> Row | None:
 class _Lazy:
     """One event as the builder sees it: seq and type at once, the body decoded only if asked."""
 
-    __slots__ = ("log", "seq", "type", "_event")
+    __slots__ = ("_event", "log", "seq", "type")
 
     def __init__(self, log: SessionLog, seq: int) -> None:
         self.log = log
@@ -463,8 +478,12 @@ _HANDLERS = {
 # the result a tool row shows, the checkpoint a /compact marker stands for, the empty message a
 # partial stream or a max-tokens step hosts. Each anchors at `msg-{that id}`.
 _OWN_MESSAGE_ROWS = frozenset({"user", "steering", "context", "assistant-step", "compaction"})
-_LINKED_MESSAGE = {"tool-call": "result", "manual-compaction": "checkpoint", "partial-stream": "assistant",
-                   "step": "usage-only"}
+_LINKED_MESSAGE = {
+    "tool-call": "result",
+    "manual-compaction": "checkpoint",
+    "partial-stream": "assistant",
+    "step": "usage-only",
+}
 
 REPEATED_ID = "repeated-message-id"
 
@@ -510,8 +529,9 @@ def _rows(builder: _Builder, prefix: str, messages: _Messages, outside: Mapping[
             links += (("recall", (seq + 1,)),)
         message, n = messages.of(kind, seq, links)
         reason = None if outside is None else outside.get(seq, "")
-        rows.append(Row(kind, seq, f"{prefix}-{seq}", links, step=spec["step"], outside=reason, message=message,
-                        occurrence=n))
+        rows.append(
+            Row(kind, seq, f"{prefix}-{seq}", links, step=spec["step"], outside=reason, message=message, occurrence=n)
+        )
     return rows
 
 
@@ -535,10 +555,18 @@ class _Messages:
             return None, 1
         n = self.seen[message] = self.seen.get(message, 0) + 1
         if n > 1:
-            self.warnings.append((seq, Diagnostic(
-                REPEATED_ID, "warning",
-                f"message id {message!r} repeats the id of an earlier message row: this row anchors at "
-                f"msg-{message}~{n}", _event_location(self.log, carrier))))  # type: ignore[arg-type]
+            self.warnings.append(
+                (
+                    seq,
+                    Diagnostic(
+                        REPEATED_ID,
+                        "warning",
+                        f"message id {message!r} repeats the id of an earlier message row: this row anchors at "
+                        f"msg-{message}~{n}",
+                        _event_location(self.log, carrier),
+                    ),
+                )
+            )  # type: ignore[arg-type]
         return message, n
 
 
@@ -556,8 +584,12 @@ def _with_diagnostics(rows: list[Row], found: list[tuple[int, Diagnostic]], log:
     # as the note that says why what follows is shown but not loaded.
     for i in range(1, len(merged)):
         row, before = merged[i], merged[i - 1]
-        if row.kind != "diagnostic" and row.outside is not None and before.kind == "diagnostic" \
-                and before.outside is None:
+        if (
+            row.kind != "diagnostic"
+            and row.outside is not None
+            and before.kind == "diagnostic"
+            and before.outside is None
+        ):
             merged[i - 1] = replace(before, outside=row.outside)
     return merged
 
@@ -570,12 +602,21 @@ def _unreported(log: SessionLog, readable: SessionLog | ReadableLog) -> list[Dia
     out = []
     for t in log.tail:
         if t.kind == "dropped" and t.location in failed:
-            out.append(Diagnostic("defect", "error", f"a record dsh drops does not read again: {failed[t.location]}",
-                                  t.location))
+            out.append(
+                Diagnostic(
+                    "defect", "error", f"a record dsh drops does not read again: {failed[t.location]}", t.location
+                )
+            )
         elif t.kind != "dropped" and t.location not in covered:
             severity = "info" if t.kind == "pending" else "error"
-            out.append(Diagnostic("pending-line" if t.kind == "pending" else "defect", severity,
-                                  t.reason or "unreadable record", t.location))
+            out.append(
+                Diagnostic(
+                    "pending-line" if t.kind == "pending" else "defect",
+                    severity,
+                    t.reason or "unreadable record",
+                    t.location,
+                )
+            )
     return out
 
 
@@ -673,8 +714,14 @@ class ReadableLog:
     Everything else reads from the log itself.
     """
 
-    def __init__(self, log: SessionLog, events: list[dict[str, Any]], records: list[Location],
-                 reasons: list[str], unreadable: dict[Location, str]) -> None:
+    def __init__(
+        self,
+        log: SessionLog,
+        events: list[dict[str, Any]],
+        records: list[Location],
+        reasons: list[str],
+        unreadable: dict[Location, str],
+    ) -> None:
         self.log = log
         self._events = events
         self._records = records  # each outside event's record
@@ -749,10 +796,9 @@ def readable_log(log: SessionLog) -> SessionLog | ReadableLog:
             continue
         for raw in raws:
             try:
-                raw = upgrade_event(raw, sid, log.message_ids.get)  # as dsh would read it, had it read on
+                events.append(upgrade_event(raw, sid, log.message_ids.get))  # as dsh would read it, had it read on
             except UpgradeError:
-                pass
-            events.append(raw)
+                events.append(raw)
             records.append(t.location)
             reasons.append(t.reason or reason)
     return ReadableLog(log, events, records, reasons, unreadable)

@@ -66,15 +66,25 @@ def session_budget(log: SessionLog, requests: RequestIndex) -> Budget:
     for step in index.steps:
         answered = step.answered
         at = answered.request_at if answered is not None else None
-        steps.append(StepBudget(step.key, step.turn, step.step, len(step.calls), at,
-                                counts.get(at, 0) if at is not None else 0,
-                                answered.usage if answered is not None else None, step.message is not None))
+        steps.append(
+            StepBudget(
+                step.key,
+                step.turn,
+                step.step,
+                len(step.calls),
+                at,
+                counts.get(at, 0) if at is not None else 0,
+                answered.usage if answered is not None else None,
+                step.message is not None,
+            )
+        )
     shrinks = []
     for seq in sorted(log.shadowed_by):
         replaced = replacement(log, seq)
         if replaced is not None:
-            after = next((n for n, s in enumerate(steps) if s.request_at is not None and s.request_at >= seq),
-                         len(steps))
+            after = next(
+                (n for n, s in enumerate(steps) if s.request_at is not None and s.request_at >= seq), len(steps)
+            )
             shrinks.append(Shrink(replaced, after))
     route = requests.types.last("request/context", log.event_count - 1)
     window = None

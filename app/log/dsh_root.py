@@ -107,22 +107,37 @@ def list_root(root: str) -> RootListing:
             continue
         for entry in sorted(os.scandir(project.path), key=lambda e: e.name):
             if entry.is_file(follow_symlinks=False) and entry.name.endswith((".jsonl", ".jsonl.zstd")):
-                listing.diagnostics.append(_warn(entry.path, "flat-artifact",
-                                                 "a flat legacy artifact beside the session folders; dsh refuses this layout"))
+                listing.diagnostics.append(
+                    _warn(
+                        entry.path,
+                        "flat-artifact",
+                        "a flat legacy artifact beside the session folders; dsh refuses this layout",
+                    )
+                )
                 continue
             if not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
                 continue
-            found = [(n, version) for n in ARTIFACT_NAMES
-                     for is_file, version in [_artifact_file(f"{entry.path}/{n}")] if is_file]
+            found = [
+                (n, version)
+                for n in ARTIFACT_NAMES
+                for is_file, version in [_artifact_file(f"{entry.path}/{n}")]
+                if is_file
+            ]
             if len(found) > 1:
-                listing.diagnostics.append(_warn(entry.path, "two-encodings",
-                                                 "both session.jsonl and session.jsonl.zstd: dsh wants one encoding per root"))
+                listing.diagnostics.append(
+                    _warn(
+                        entry.path,
+                        "two-encodings",
+                        "both session.jsonl and session.jsonl.zstd: dsh wants one encoding per root",
+                    )
+                )
             for name, version in found:
                 encodings.add(name)
                 listing.artifacts.append(RootArtifact(f"{entry.path}/{name}", project.name, entry.name, version))
     if len(encodings) > 1:
-        listing.diagnostics.append(_warn(root, "mixed-encodings",
-                                         "this root mixes plain and zstd artifacts; dsh wants one encoding per root"))
+        listing.diagnostics.append(
+            _warn(root, "mixed-encodings", "this root mixes plain and zstd artifacts; dsh wants one encoding per root")
+        )
     return listing
 
 

@@ -7,13 +7,12 @@ uploaded bytes share one set of rules.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from itertools import accumulate, chain, islice, repeat
 from operator import sub
 from typing import Any, Literal
-
-import json
-import re
 
 import orjson
 
@@ -75,7 +74,7 @@ def _without_surrogates(value: Any) -> Any:
             return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
         items = [_without_surrogates(v) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else items
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if isinstance(value, dict):
         pairs = {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
         same = all(k in value and value[k] is v for k, v in pairs.items())
@@ -114,14 +113,12 @@ def describe_not_session(first: Any) -> str:
     """Why a parsed first line is not a session header, naming what it is."""
     if isinstance(first, dict):
         if "jsonrpc" in first:
-            return "this is an ACP / JSON-RPC transcript (lines carry \"jsonrpc\"), not a dsh session log"
+            return 'this is an ACP / JSON-RPC transcript (lines carry "jsonrpc"), not a dsh session log'
         if first.get("type") == "session_event":
-            return "this is a headless stream-json transcript (\"session_event\" lines), not a dsh session log"
-        if first.get("method") == "session.event" or (
-            isinstance(first.get("method"), str) and "params" in first
-        ):
-            return "this is a JSON-RPC notification stream (\"session.event\" methods), not a dsh session log"
-        return f"first line is not a dsh session header: its \"type\" is {first.get('type')!r}, expected \"session\""
+            return 'this is a headless stream-json transcript ("session_event" lines), not a dsh session log'
+        if first.get("method") == "session.event" or (isinstance(first.get("method"), str) and "params" in first):
+            return 'this is a JSON-RPC notification stream ("session.event" methods), not a dsh session log'
+        return f'first line is not a dsh session header: its "type" is {first.get("type")!r}, expected "session"'
     return f"first line is a JSON {type(first).__name__}, expected a session header object"
 
 
@@ -198,8 +195,9 @@ class JsonlScan:
                 if value is not None:
                     rest = line.number - batch.number + 1
                     if rest < len(batch.lines):  # the records begin in the header's batch
-                        after = LineBatch(line.number + 1, line.offset + len(line.raw) + 1, batch.lines[rest:],
-                                          batch.terminated)
+                        after = LineBatch(
+                            line.number + 1, line.offset + len(line.raw) + 1, batch.lines[rest:], batch.terminated
+                        )
                         self._batches = chain((after,), self._batches)
                     return value
         raise refuse("empty or header-less session log", self.header_location)
@@ -213,14 +211,18 @@ class JsonlScan:
         try:
             value, bad_utf8 = parse_json_line(line.raw)
         except json.JSONDecodeError as exc:
-            reason = ("corrupt session log: the header line is not valid JSON" if refuse is HeaderlessLog
-                      else "first line is not JSON")
+            reason = (
+                "corrupt session log: the header line is not valid JSON"
+                if refuse is HeaderlessLog
+                else "first line is not JSON"
+            )
             raise refuse(f"{reason} ({exc})", self.header_location) from None
         if not isinstance(value, dict) or value.get("type") != "session":
             raise refuse(describe_not_session(value), self.header_location)
         if not line.terminated and isinstance(self.plaintext, ZstdPlaintext):
-            raise HeaderlessLog("empty or header-less session log: the header line has no line feed",
-                                self.header_location)
+            raise HeaderlessLog(
+                "empty or header-less session log: the header line has no line feed", self.header_location
+            )
         if bad_utf8 is not None:
             self._warn_utf8(line, bad_utf8)
         self.header = value
@@ -274,8 +276,9 @@ class JsonlScan:
         """Records appended since the last scan (as `runs()` gives them), reading only the new bytes."""
         self.state = ScanState()
         self._absorbed = 0
-        self._batches = line_batches(self.plaintext.chunks_from(self.resume_offset),
-                                     number=self.resume_line, base=self.resume_offset)
+        self._batches = line_batches(
+            self.plaintext.chunks_from(self.resume_offset), number=self.resume_line, base=self.resume_offset
+        )
         return self.runs()
 
     def records(self) -> Iterator[Record]:
@@ -315,8 +318,10 @@ class JsonlScan:
                                 break
                     # a line no run takes: a packed row, a defect, a line after one, a fixture's, a torn fragment
                     line = lines[i]
-                    record = self._line_record(Line(number + i, offset, line[:-1] if terminated else line, terminated),
-                                               _UNPARSED if values is None else values[i])
+                    record = self._line_record(
+                        Line(number + i, offset, line[:-1] if terminated else line, terminated),
+                        _UNPARSED if values is None else values[i],
+                    )
                     i += 1
                     offset += len(line)
                     if record is not None:
@@ -325,8 +330,9 @@ class JsonlScan:
             self._absorb_carrier_problems()
             self._finish(self._defect, self._dropped_turn_end)
 
-    def _event_run(self, lines: list[bytes], values: list[Any], start: int, number: int,
-                   offset: int) -> EventRun | None:
+    def _event_run(
+        self, lines: list[bytes], values: list[Any], start: int, number: int, offset: int
+    ) -> EventRun | None:
         """The complete lines from `lines[start]` (line `number`, at `offset`; parsed to `values`) that each
         hold one event continuing the log, up to the first that does not (or None if that is the first)."""
         rest = values[start:] if start else values

@@ -80,7 +80,11 @@ def expand_packed(
         else:
             chunk = {"type": kind, "index": index, "text": text}
         events.append(
-            {"type": "assistant/chunk", "seq": seq + k, "time": time,
-             "data": {"turn": turn, "step": step, "chunk": chunk}}
+            {
+                "type": "assistant/chunk",
+                "seq": seq + k,
+                "time": time,
+                "data": {"turn": turn, "step": step, "chunk": chunk},
+            }
         )
     return events

@@ -288,8 +288,11 @@ class ZstdPlaintext:
                 group_start = total
                 for (start, end), size in group:
                     if not self._starts and text[:size].count(b"\n") != 1:
-                        self._problem("header-frame", "corrupt session log: the header frame must contain exactly "
-                                      "one complete line", start)
+                        self._problem(
+                            "header-frame",
+                            "corrupt session log: the header frame must contain exactly one complete line",
+                            start,
+                        )
                     self._starts.append(total)
                     self._ranges.append((start, end))
                     total += size
@@ -310,8 +313,11 @@ class ZstdPlaintext:
                 self._problem("too-large", str(exc), start)
                 return
             if not self._starts and text.count(b"\n") != 1:
-                self._problem("header-frame", "corrupt session log: the header frame must contain exactly one "
-                              "complete line", start)
+                self._problem(
+                    "header-frame",
+                    "corrupt session log: the header frame must contain exactly one complete line",
+                    start,
+                )
             self._starts.append(total)
             self._ranges.append((start, end))
             skip = max(offset - total, 0)
@@ -324,17 +330,22 @@ class ZstdPlaintext:
             self._problem("bad-framing", f"{reason} at byte {error_offset} of the file", error_offset)
         elif framing.torn_start is not None and framing.frames:
             self.torn_plaintext = recover_torn_frame(self._buf[framing.torn_start :], self._limit - total)
-            self.problems.append(Diagnostic(
-                "torn-frame", "info",
-                f"the final zstd frame is cut short ({len(self._buf) - framing.torn_start} bytes); "
-                f"{len(self.torn_plaintext)} bytes of text recovered from it",
-                Location(file=self.label, offset=framing.torn_start)))
+            self.problems.append(
+                Diagnostic(
+                    "torn-frame",
+                    "info",
+                    f"the final zstd frame is cut short ({len(self._buf) - framing.torn_start} bytes); "
+                    f"{len(self.torn_plaintext)} bytes of text recovered from it",
+                    Location(file=self.label, offset=framing.torn_start),
+                )
+            )
             skip = max(offset - total, 0)
             if skip < len(self.torn_plaintext):
                 yield self.torn_plaintext[skip:]
 
-    def _decode_group(self, frames: tuple[tuple[int, int], ...], k: int, limit: int,
-                      dctx: zstandard.ZstdDecompressor) -> tuple[list[tuple[tuple[int, int], int]], bytes]:
+    def _decode_group(
+        self, frames: tuple[tuple[int, int], ...], k: int, limit: int, dctx: zstandard.ZstdDecompressor
+    ) -> tuple[list[tuple[tuple[int, int], int]], bytes]:
         """Frames from the `k`-th on decoded in one call, as many as declare their sizes (dsh's do) up to
         FRAME_GROUP bytes of text within `limit`: each frame's (range, size), and their text. Nothing when
         fewer than two qualify or the call fails: then the next frame is decoded alone, to report it as it is.

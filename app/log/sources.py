@@ -84,8 +84,9 @@ def _is_candidate(name: str) -> bool:
 KindCache = dict[str, tuple[FileVersion, Kind]]
 
 
-def discover(paths: list[str], *, progress: Callable[[str], None] | None = None,
-             kinds: KindCache | None = None) -> Discovery:
+def discover(
+    paths: list[str], *, progress: Callable[[str], None] | None = None, kinds: KindCache | None = None
+) -> Discovery:
     """Every session log below `paths` (files, folders, dsh roots), in a stable order."""
     found = Discovery()
     for path in paths:
@@ -128,8 +129,9 @@ def _root_artifact_kind(artifact: RootArtifact, kinds: KindCache | None) -> Kind
     return kind
 
 
-def _discover_dir(path: str, found: Discovery, progress: Callable[[str], None] | None,
-                  kinds: KindCache | None = None) -> None:
+def _discover_dir(
+    path: str, found: Discovery, progress: Callable[[str], None] | None, kinds: KindCache | None = None
+) -> None:
     root = resolve_root(path)
     if root is not None:
         listing = list_root(root)
@@ -282,8 +284,9 @@ def open_scan(source: SessionSource, *, max_plaintext: int = DEFAULT_MAX_PLAINTE
         return JsonlSessionScan(ZstdPlaintext(source.path, limit=max_plaintext, label=source.label), mode="artifact")
     if source.kind == "zip":
         assert source.member is not None
-        return JsonlSessionScan(BytesPlaintext(_read_member(source.path, source.member, max_plaintext), source.label),
-                                mode="artifact")
+        return JsonlSessionScan(
+            BytesPlaintext(_read_member(source.path, source.member, max_plaintext), source.label), mode="artifact"
+        )
     return JsonlSessionScan(FilePlaintext(source.path, source.label))
 
 

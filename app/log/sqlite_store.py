@@ -229,8 +229,7 @@ class SqliteStore:
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if app_id != APPLICATION_ID:
-                raise StoreRefused(
-                    f"application_id is {app_id}, expected {APPLICATION_ID} (\"DSHP\"): not a dsh store")
+                raise StoreRefused(f'application_id is {app_id}, expected {APPLICATION_ID} ("DSHP"): not a dsh store')
             if version != SCHEMA_VERSION:
                 newer = version > SCHEMA_VERSION
                 raise StoreRefused(
@@ -313,8 +312,9 @@ class SqliteScan:
             yield from self._records()
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             where = "" if self._at is None else f" after row seq {self._at}"
-            self.state.corrupt("damaged-store", f"the database cannot be read{where}: {exc}",
-                               Location(file=self.label, row=self._at))
+            self.state.corrupt(
+                "damaged-store", f"the database cannot be read{where}: {exc}", Location(file=self.label, row=self._at)
+            )
 
     def _records(self) -> Iterator[Record]:
         committed_through = self.store.last_turn_end_row(self.session_id)
@@ -326,8 +326,10 @@ class SqliteScan:
             loc = Location(file=self.label, row=physical)
             try:
                 events = decode_row(row)
-                reason = None if torn_from is not None or events[0]["seq"] == running else (
-                    f"row seq {events[0]['seq']} does not continue the log (expected {running})"
+                reason = (
+                    None
+                    if torn_from is not None or events[0]["seq"] == running
+                    else (f"row seq {events[0]['seq']} does not continue the log (expected {running})")
                 )
             except RowError as exc:
                 events, reason = [], str(exc)
@@ -338,8 +340,9 @@ class SqliteScan:
             if torn_from is None:
                 self.state.diagnostics.append(Diagnostic("defect", "error", reason or "defect", loc))
                 if committed_through is not None and physical <= committed_through:
-                    self.state.corrupt("committed-corruption",
-                                       f"row seq {physical}: {reason}; a later row holds a turn/end", loc)
+                    self.state.corrupt(
+                        "committed-corruption", f"row seq {physical}: {reason}; a later row holds a turn/end", loc
+                    )
                 else:
                     torn_from = physical
                     self.state.repairs.append(f"dropped the torn tail from row seq {physical} ({reason})")

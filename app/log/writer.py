@@ -7,6 +7,7 @@ The test suite checks the readers with its own, separate writer
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -33,8 +34,13 @@ def _packable(e: Event) -> bool:
     if set(e) != {"type", "seq", "time", "data"} or e["type"] != "assistant/chunk":
         return False
     data = e["data"]
-    if not (is_safe_int(e["seq"]) and is_safe_int(e["time"]) and isinstance(data, dict)
-            and set(data) == {"turn", "step", "chunk"} and isinstance(data["chunk"], dict)):
+    if not (
+        is_safe_int(e["seq"])
+        and is_safe_int(e["time"])
+        and isinstance(data, dict)
+        and set(data) == {"turn", "step", "chunk"}
+        and isinstance(data["chunk"], dict)
+    ):
         return False
     chunk = data["chunk"]
     return any(set(chunk) == shape for shape in _CHUNK_SHAPES.get(chunk.get("type"), ()))
@@ -52,24 +58,35 @@ def storage_lines(batch: Sequence[Event], *, pack: bool = True) -> list[bytes]:
     while i < len(batch):
         j = i
         if pack and _packable(batch[i]):
-            while (j + 1 < len(batch) and _packable(batch[j + 1]) and batch[j + 1]["seq"] == batch[j]["seq"] + 1
-                   and _run_key(batch[j + 1]) == _run_key(batch[i])):
+            while (
+                j + 1 < len(batch)
+                and _packable(batch[j + 1])
+                and batch[j + 1]["seq"] == batch[j]["seq"] + 1
+                and _run_key(batch[j + 1]) == _run_key(batch[i])
+            ):
                 j += 1
         if j - i + 1 >= MIN_RUN:
             run = batch[i : j + 1]
             chunk = run[0]["data"]["chunk"]
-            data: dict[str, Any] = {"turn": run[0]["data"]["turn"], "step": run[0]["data"]["step"],
-                                    "index": chunk["index"]}
+            data: dict[str, Any] = {
+                "turn": run[0]["data"]["turn"],
+                "step": run[0]["data"]["step"],
+                "index": chunk["index"],
+            }
             if chunk["type"] == "tool-call-delta":
                 data["id"] = chunk["id"]
                 if "name" in chunk:
                     data["name"] = chunk["name"]
-            data["dt"] = [b["time"] - a["time"] for a, b in zip(run, run[1:])]
-            members = [e["data"]["chunk"]["argumentsDelta" if chunk["type"] == "tool-call-delta" else "text"]
-                       for e in run]
+            data["dt"] = [b["time"] - a["time"] for a, b in itertools.pairwise(run)]
+            members = [
+                e["data"]["chunk"]["argumentsDelta" if chunk["type"] == "tool-call-delta" else "text"] for e in run
+            ]
             data["args" if chunk["type"] == "tool-call-delta" else "texts"] = members
-            lines.append(orjson.dumps({"type": _TAGS[chunk["type"]], "seq0": run[0]["seq"],
-                                       "time0": run[0]["time"], "data": data}))
+            lines.append(
+                orjson.dumps(
+                    {"type": _TAGS[chunk["type"]], "seq0": run[0]["seq"], "time0": run[0]["time"], "data": data}
+                )
+            )
             i = j + 1
         else:
             lines.append(orjson.dumps(batch[i]))
@@ -97,8 +114,9 @@ def artifact_path(root: Path, header: dict[str, Any], compression: Compression) 
     return root / project_key(cwd if isinstance(cwd, str) else None) / encode_segment(str(header["id"])) / name
 
 
-def write_artifact(root: Path, header: dict[str, Any], batches: Iterable[Sequence[Event]],
-                   compression: Compression = "zstd") -> Path:
+def write_artifact(
+    root: Path, header: dict[str, Any], batches: Iterable[Sequence[Event]], compression: Compression = "zstd"
+) -> Path:
     """A published artifact: header (its own frame) and one frame or write per batch, atomically."""
     path = artifact_path(root, header, compression)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

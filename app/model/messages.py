@@ -49,7 +49,7 @@ def using_id_source(source: IdSource) -> Iterator[IdSource]:
 
 
 def _blocks(content: Iterable[ContentBlock | Mapping[str, Any]]) -> tuple[ContentBlock, ...]:
-    if isinstance(content, (str, bytes)) or isinstance(content, Mapping):
+    if isinstance(content, (str, bytes, Mapping)):
         raise TypeError("content is a list of content blocks")
     return tuple(block_from_json(b.raw if isinstance(b, ContentBlock) else b) for b in content)
 
@@ -110,8 +110,7 @@ def create_tool_result_message(
     """A user-role message holding one tool-result block for `call_id`."""
     nested = [b.to_json() if isinstance(b, ContentBlock) else thaw(b) for b in content]
     block = {"type": "tool-result", "toolCallId": call_id, "content": nested, "isError": is_error}
-    return create_message(role="user", content=[block], source={"kind": "tool", "callId": call_id},
-                          id_source=id_source)
+    return create_message(role="user", content=[block], source={"kind": "tool", "callId": call_id}, id_source=id_source)
 
 
 def freeze_message(message: Message | Mapping[str, Any]) -> Message:

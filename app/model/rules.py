@@ -6,6 +6,7 @@ upgraded event (a new dict) or raise `UpgradeError`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -13,15 +14,56 @@ from typing import Any
 from ..log.jsonvalues import MAX_SAFE_INTEGER, as_int, is_nonempty_str, is_nonneg_safe_int, is_safe_int
 
 KNOWN_EVENT_TYPES = frozenset(
-    """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
-    assistant/chunk assistant/message command/done command/run compaction/end compaction/prune
-    compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result
-    llm/retry llm/retry-started permission/preset plan/mode request/context request/header
-    sandbox/mode schedule/change session/end-seed session/title session/title-llm-request step/end
-    step/start subagent/descriptor team/member team/message/delivered team/message/queued team/task
-    todo/write tool-workflow/agent-end tool-workflow/agent-start tool-workflow/run-end
-    tool-workflow/run-start tool/call tool/code-dispatch tool/code-dispatch-start tool/result
-    turn/end turn/start user/message web/deepseek-search-llm-request""".split()
+    [
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "assistant/chunk",
+        "assistant/message",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "compaction/summary",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "permission/preset",
+        "plan/mode",
+        "request/context",
+        "request/header",
+        "sandbox/mode",
+        "schedule/change",
+        "session/end-seed",
+        "session/title",
+        "session/title-llm-request",
+        "step/end",
+        "step/start",
+        "subagent/descriptor",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "todo/write",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/call",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "tool/result",
+        "turn/end",
+        "turn/start",
+        "user/message",
+        "web/deepseek-search-llm-request",
+    ]
 )
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
@@ -32,8 +74,9 @@ _BARE_TURN_END_KINDS = frozenset({"completed", "blocked", "max-tokens", "interru
 
 # The only types a legacy rejection or upgrade can touch; every other event passes both untouched.
 LEGACY_TYPES = frozenset({"request/header-delta", "mode/set", "request/header"})
-UPGRADED_TYPES = frozenset({"turn/start", "turn/end", "steering/message", "user/message", "assistant/message",
-                            "tool/result"})
+UPGRADED_TYPES = frozenset(
+    {"turn/start", "turn/end", "steering/message", "user/message", "assistant/message", "tool/result"}
+)
 
 
 def legacy_id(session_id: str, seq: int) -> str:
@@ -94,7 +137,7 @@ def header_problem(header: dict[str, Any], *, lenient: bool, sqlite: bool = Fals
     if "seedLength" in header and not is_nonneg_safe_int(header["seedLength"]):
         return "header seedLength is not a non-negative integer"
     if "origin" in header and header["origin"] != "subagent":
-        return f"header origin {header['origin']!r} is not \"subagent\""
+        return f'header origin {header["origin"]!r} is not "subagent"'
     if "delegationDepth" in header:
         if not is_nonneg_safe_int(header["delegationDepth"]):
             return "header delegationDepth is not a non-negative integer"
@@ -116,7 +159,7 @@ def legacy_vocabulary_problem(event: dict[str, Any]) -> str | None:
     if kind == "request/header":
         data = event.get("data")
         if isinstance(data, dict) and data.get("reason") == "fallback":
-            return "legacy request/header with reason \"fallback\" is no longer readable"
+            return 'legacy request/header with reason "fallback" is no longer readable'
     return None
 
 
@@ -159,16 +202,21 @@ def _upgrade_turn_end(data: Any) -> Any:
             raise UpgradeError("legacy turn/end error reason needs an integer step ≥ 0")
         failure = reason.get("failure")
         if isinstance(failure, dict):
-            if not set(failure) <= _LLM_FAILURE_KEYS or not isinstance(failure.get("message"), str) \
-                    or not isinstance(failure.get("code"), str):
+            if (
+                not set(failure) <= _LLM_FAILURE_KEYS
+                or not isinstance(failure.get("message"), str)
+                or not isinstance(failure.get("code"), str)
+            ):
                 raise UpgradeError("legacy turn/end failure is not an LlmFailure")
             return {"turn": data["turn"], "reason": {"kind": "error", "error": failure}}
         if isinstance(reason.get("message"), str):
             code = reason.get("code", "UNKNOWN")
             if not isinstance(code, str):
                 raise UpgradeError("legacy turn/end error code is not a string")
-            return {"turn": data["turn"],
-                    "reason": {"kind": "error", "error": {"message": reason["message"], "code": code}}}
+            return {
+                "turn": data["turn"],
+                "reason": {"kind": "error", "error": {"message": reason["message"], "code": code}},
+            }
         raise UpgradeError("legacy turn/end error reason has neither failure nor message")
     return data
 
@@ -181,8 +229,13 @@ def turn_is_current(kind: str, data: Any) -> bool:
         return not isinstance(data, dict) or "trigger" not in data
     if kind == "turn/end" and type(data) is dict and len(data) == 2:
         turn, reason = data.get("turn"), data.get("reason")
-        return (type(turn) is int and 1 <= turn <= MAX_SAFE_INTEGER and type(reason) is dict and len(reason) == 1
-                and reason.get("kind") in _BARE_TURN_END_KINDS)
+        return (
+            type(turn) is int
+            and 1 <= turn <= MAX_SAFE_INTEGER
+            and type(reason) is dict
+            and len(reason) == 1
+            and reason.get("kind") in _BARE_TURN_END_KINDS
+        )
     return False
 
 
@@ -204,23 +257,40 @@ def upgrade_event(event: dict[str, Any], session_id: str, id_at: Callable[[int],
         if set(data) == {"turn", "message"}:
             return {**event, "type": "user/message", "data": data["message"]}
         if set(data) == {"turn", "content", "source"}:
-            return {**event, "type": "user/message",
-                    "data": {"content": data["content"], "source": data["source"],
-                             "id": legacy_id(session_id, seq), "role": "user"}}  # type: ignore[arg-type]
+            return {
+                **event,
+                "type": "user/message",
+                "data": {
+                    "content": data["content"],
+                    "source": data["source"],
+                    "id": legacy_id(session_id, seq),
+                    "role": "user",
+                },
+            }  # type: ignore[arg-type]
         raise UpgradeError("legacy steering/message has neither message nor content and source")
     if not isinstance(data, dict):
         return event
     # (key tests one by one, not set algebra: every surface event passes here, nearly all current)
-    if (kind == "user/message" and "id" not in data and "role" not in data and "message" not in data
-            and "content" in data and "source" in data):
+    if (
+        kind == "user/message"
+        and "id" not in data
+        and "role" not in data
+        and "message" not in data
+        and "content" in data
+        and "source" in data
+    ):
         return {**event, "data": {**data, "id": legacy_id(session_id, seq), "role": "user"}}  # type: ignore[arg-type]
     if kind == "assistant/message" and "message" not in data and "content" in data and "provenance" in data:
         provenance = data["provenance"]
         if not isinstance(provenance, dict):
             raise UpgradeError("legacy assistant/message provenance is not an object")
         rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
-        message = {"id": legacy_id(session_id, seq), "role": "assistant", "content": data["content"],  # type: ignore[arg-type]
-                   "source": {**provenance, "kind": "model"}}
+        message = {
+            "id": legacy_id(session_id, seq),
+            "role": "assistant",
+            "content": data["content"],  # type: ignore[arg-type]
+            "source": {**provenance, "kind": "model"},
+        }
         return {**event, "data": {**rest, "message": message}}
     if kind == "tool/result" and "message" not in data and "callId" in data and "content" in data and "isError" in data:
         op = event.get("surfaceOp")
@@ -230,9 +300,11 @@ def upgrade_event(event: dict[str, Any], session_id: str, id_at: Callable[[int],
         call_id = data["callId"]
         rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
         message = {
-            "id": mid, "role": "user",
-            "content": [{"type": "tool-result", "toolCallId": call_id, "content": data["content"],
-                         "isError": data["isError"]}],
+            "id": mid,
+            "role": "user",
+            "content": [
+                {"type": "tool-result", "toolCallId": call_id, "content": data["content"], "isError": data["isError"]}
+            ],
             "source": {"kind": "tool", "callId": call_id},
         }
         return {**event, "data": {**rest, "message": message}}
@@ -276,18 +348,22 @@ def message_problem(kind: str, message: Any) -> str | None:
         return f"{kind} message content is not an array"
     if kind == "assistant/message":
         if source_kind != "model":
-            return f"assistant message source kind is {source_kind!r}, expected \"model\""
+            return f'assistant message source kind is {source_kind!r}, expected "model"'
         provider, model = source.get("provider"), source.get("model")  # type: ignore[union-attr]
         if not isinstance(provider, str) or not provider or not isinstance(model, str) or not model:
             return "assistant message source needs a non-empty provider and model"
     if kind == "tool/result":
         call_id = source.get("callId")  # type: ignore[union-attr]
         if source_kind != "tool" or not isinstance(call_id, str) or not call_id:
-            return "tool result source must be {kind: \"tool\", callId} with a non-empty callId"
+            return 'tool result source must be {kind: "tool", callId} with a non-empty callId'
         if len(content) != 1:
             return f"tool result content has {len(content)} blocks, expected exactly 1"
         block = content[0]
-        if not isinstance(block, dict) or block.get("type") != "tool-result" or not isinstance(block.get("content"), list):
+        if (
+            not isinstance(block, dict)
+            or block.get("type") != "tool-result"
+            or not isinstance(block.get("content"), list)
+        ):
             return "tool result content must be one tool-result block with an array content"
         if block.get("toolCallId") != call_id:
             return "tool result block toolCallId differs from source.callId"
@@ -330,7 +406,7 @@ def decode_source_event_seqs(value: Any) -> list[int]:
             out.append(as_int(item))
         else:
             raise ValueError("sourceEventSeqs holds something other than a non-negative safe integer")
-    if ranged and any(b <= a for a, b in zip(out, out[1:])):
+    if ranged and any(b <= a for a, b in itertools.pairwise(out)):
         raise ValueError("sourceEventSeqs in range form is not strictly increasing")
     if len(set(out)) != len(out):
         raise ValueError("sourceEventSeqs repeats a seq")
@@ -341,7 +417,7 @@ def surface_op_problem(op: Any) -> str | None:
     if op == "append":
         return None
     if not isinstance(op, dict) or set(op) != {"op", "start", "end"} or op["op"] != "replace":
-        return f"surfaceOp {op!r} is neither \"append\" nor {{op: \"replace\", start, end}}"
+        return f'surfaceOp {op!r} is neither "append" nor {{op: "replace", start, end}}'
     if not is_nonneg_safe_int(op["start"]) or not is_nonneg_safe_int(op["end"]):
         return "surfaceOp replace start and end are not non-negative safe integers"
     return None

@@ -109,11 +109,14 @@ class Catalog:
 
     @staticmethod
     def insert(conn: sqlite3.Connection, upload: Upload) -> None:
-        conn.execute("INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?)",
-                     (upload.digest, upload.name, upload.size, upload.carrier, upload.media, upload.uploaded_at))
-        conn.executemany("INSERT INTO upload_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         [(s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict)
-                          for s in upload.sessions])
+        conn.execute(
+            "INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?)",
+            (upload.digest, upload.name, upload.size, upload.carrier, upload.media, upload.uploaded_at),
+        )
+        conn.executemany(
+            "INSERT INTO upload_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict) for s in upload.sessions],
+        )
 
     @staticmethod
     def remove(conn: sqlite3.Connection, digest: str) -> bool:
@@ -127,10 +130,12 @@ class Catalog:
         return self._select(None, "", ())
 
     def _select(self, conn: sqlite3.Connection | None, where: str, args: tuple[Any, ...]) -> list[Upload]:
-        query = ("SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, "
-                 "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict "
-                 f"FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest {where} "
-                 "ORDER BY u.uploaded_at, u.digest, s.ordinal")
+        query = (
+            "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, "
+            "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict "
+            f"FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest {where} "
+            "ORDER BY u.uploaded_at, u.digest, s.ordinal"
+        )
         if conn is None:
             with self.connection() as own:
                 rows = own.execute(query, args).fetchall()
@@ -138,7 +143,7 @@ class Catalog:
             rows = conn.execute(query, args).fetchall()
         grouped: dict[str, tuple[tuple[Any, ...], list[StoredSession]]] = {}
         for row in rows:
-            head, sessions = grouped.setdefault(row[0], (row[:6], []))
+            _, sessions = grouped.setdefault(row[0], (row[:6], []))
             if row[6] is not None:
                 sessions.append(StoredSession(row[0], *row[6:]))
         return [Upload(*h, tuple(s)) for h, s in grouped.values()]

@@ -59,9 +59,10 @@ def read_contents(path: str, name: str, limits: Limits) -> Contents:
     decoded = decoded_size(path, kind, limits)
     count = _session_count(path, kind)
     if count > limits.max_sessions_per_upload:
-        raise LimitExceeded("max_sessions_per_upload",
-                            f"the upload holds {count} sessions; at most {limits.max_sessions_per_upload} "
-                            f"are read from one upload")
+        raise LimitExceeded(
+            "max_sessions_per_upload",
+            f"the upload holds {count} sessions; at most {limits.max_sessions_per_upload} are read from one upload",
+        )
     found = discover([path])
     sessions: list[FoundSession] = []
     refused = [Refusal(name, r.reason) for r in found.refused]
@@ -74,8 +75,11 @@ def read_contents(path: str, name: str, limits: Limits) -> Contents:
             continue
         header = read_source_header(source)
         sid = header.get("id") if header else None
-        sessions.append(FoundSession(source.kind, source.member, sid if isinstance(sid, str) else None,
-                                     header, log.verdict.category))
+        sessions.append(
+            FoundSession(
+                source.kind, source.member, sid if isinstance(sid, str) else None, header, log.verdict.category
+            )
+        )
     if not sessions:
         reasons = "; ".join(r.reason if r.part == name else f"{r.part}: {r.reason}" for r in refused)
         raise NoSessions(f"{name} is not a dsh session log: {reasons or 'it holds no sessions'}", tuple(refused))
@@ -103,8 +107,11 @@ def _session_count(path: str, kind: Kind) -> int:
     if kind == "zip":
         try:
             with zipfile.ZipFile(path) as zf:
-                return sum(1 for n in zf.namelist()
-                           if n == "session.jsonl" or (n.startswith("subagents/") and n.endswith("/session.jsonl")))
+                return sum(
+                    1
+                    for n in zf.namelist()
+                    if n == "session.jsonl" or (n.startswith("subagents/") and n.endswith("/session.jsonl"))
+                )
         except (zipfile.BadZipFile, OSError):
             return 0
     return 1

@@ -38,8 +38,9 @@ class _Budget:
     def take(self, n: int, where: str) -> None:
         self.used += n
         if self.used > self.limit:
-            raise LimitExceeded("max_decompressed_bytes",
-                                f"{where} decompresses past the limit of {mib(self.limit)} for one upload")
+            raise LimitExceeded(
+                "max_decompressed_bytes", f"{where} decompresses past the limit of {mib(self.limit)} for one upload"
+            )
 
 
 def decoded_size(path: str, kind: Kind, limits: Limits) -> int:
@@ -100,16 +101,21 @@ def _zstd_frames(path: str, budget: _Budget) -> None:
 
 def _is_read_member(name: str) -> bool:
     """The members anything here ever decodes: the logs and the export's images."""
-    return (name == "session.jsonl" or name.startswith("media/")
-            or (name.startswith("subagents/") and name.endswith("/session.jsonl")))
+    return (
+        name == "session.jsonl"
+        or name.startswith("media/")
+        or (name.startswith("subagents/") and name.endswith("/session.jsonl"))
+    )
 
 
 def _zip_members(path: str, limits: Limits, budget: _Budget) -> None:
     entries = zip_entry_count(path, stop_after=limits.max_zip_entries)
     if entries is not None and entries > limits.max_zip_entries:
-        raise LimitExceeded("max_sessions_per_upload",
-                            f"the ZIP archive lists more than {limits.max_zip_entries} entries "
-                            f"(ten times the most sessions one upload may hold)")
+        raise LimitExceeded(
+            "max_sessions_per_upload",
+            f"the ZIP archive lists more than {limits.max_zip_entries} entries "
+            f"(ten times the most sessions one upload may hold)",
+        )
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError):

@@ -75,11 +75,26 @@ class UploadStore:
                 return Stored(existing, False, ())
             contents = read_contents(str(received.temp), shown, self.limits)
             sessions = tuple(
-                StoredSession(received.digest, i, s.kind, s.member, s.session_id,
-                              orjson.dumps(s.header).decode() if s.header is not None else None, s.verdict)
-                for i, s in enumerate(contents.sessions))
-            upload = Upload(received.digest, shown, received.size, contents.carrier, contents.media,
-                            time.time_ns() // 1_000_000, sessions)
+                StoredSession(
+                    received.digest,
+                    i,
+                    s.kind,
+                    s.member,
+                    s.session_id,
+                    orjson.dumps(s.header).decode() if s.header is not None else None,
+                    s.verdict,
+                )
+                for i, s in enumerate(contents.sessions)
+            )
+            upload = Upload(
+                received.digest,
+                shown,
+                received.size,
+                contents.carrier,
+                contents.media,
+                time.time_ns() // 1_000_000,
+                sessions,
+            )
             with self.catalog.connection() as conn, self.catalog.writing(conn):
                 current = self.catalog.get(received.digest, conn)
                 if current is not None:  # the same bytes, uploaded concurrently, won

@@ -31,8 +31,12 @@ SCAFFOLD_CWD = "/workspace/project"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dsh-inspect")
-    group.addoption("--refresh-goldens", action="store_true", default=False,
-                    help="rewrite aria goldens from what the page shows now")
+    group.addoption(
+        "--refresh-goldens",
+        action="store_true",
+        default=False,
+        help="rewrite aria goldens from what the page shows now",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,15 +52,25 @@ class Inspector:
     compression: Compression
     sessions: dict[str, SeededSession] = field(default_factory=dict)
 
-    def seed_session(self, source: Path | str | Sequence[Event], *, placeholders: Mapping[str, Any] | None = None,
-                     session_id: str | None = None) -> SeededSession:
+    def seed_session(
+        self,
+        source: Path | str | Sequence[Event],
+        *,
+        placeholders: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> SeededSession:
         """Write a fixture log (a path) or a list of events as a real dsh artifact; its page URL."""
         sid = session_id or f"session-{uuid.uuid4()}"
         plan = seed_events(source, session_id=sid, cwd=SCAFFOLD_CWD, placeholders=placeholders)
         path = write_seed(self.root, plan, self.compression)
         last = plan.events[-1]["time"] if plan.events else plan.header["createdAt"]
-        seeded = SeededSession(f"{self.url}/sessions/{quote(sid, safe='')}", session_id=sid, path=path,
-                               events=len(plan.events), last_time=last)
+        seeded = SeededSession(
+            f"{self.url}/sessions/{quote(sid, safe='')}",
+            session_id=sid,
+            path=path,
+            events=len(plan.events),
+            last_time=last,
+        )
         self.sessions[sid] = seeded
         return seeded
 
@@ -121,7 +135,7 @@ class PageWatch:
     reported: int = 0  # problems already reported by the test's call phase
 
     def unreported(self) -> list[str]:
-        fresh, self.reported = self.problems[self.reported:], len(self.problems)
+        fresh, self.reported = self.problems[self.reported :], len(self.problems)
         return fresh
 
 

@@ -67,26 +67,45 @@ class SeedPlan:
     events: list[Event]
 
 
-def seed_events(source: Path | str | Sequence[Event], *, session_id: str, cwd: str,
-                placeholders: Mapping[str, Any] | None = None, now_ms: int | None = None) -> SeedPlan:
+def seed_events(
+    source: Path | str | Sequence[Event],
+    *,
+    session_id: str,
+    cwd: str,
+    placeholders: Mapping[str, Any] | None = None,
+    now_ms: int | None = None,
+) -> SeedPlan:
     """The header and events dsh's seeder would write: fresh header, realised placeholders,
     `seq` = index, `time` = anchor + index (anchor = the fixture's createdAt, or now)."""
     if isinstance(source, (str, Path)):
         fixture_header, events = fixture_events(Path(source))
     else:
         fixture_header, events = {}, [dict(e) for e in source]
-    values: dict[str, Any] = {"sessionId": session_id, "cwd": cwd, "rpcId": str(uuid.uuid4()), "system": "",
-                              "tools": [], "messagePrefix": "", "messageId": str(uuid.uuid4()), "parent": session_id}
+    values: dict[str, Any] = {
+        "sessionId": session_id,
+        "cwd": cwd,
+        "rpcId": str(uuid.uuid4()),
+        "system": "",
+        "tools": [],
+        "messagePrefix": "",
+        "messageId": str(uuid.uuid4()),
+        "parent": session_id,
+    }
     values.update(placeholders or {})
     created = fixture_header.get("createdAt")
     anchor = created if isinstance(created, int) and created > 0 else (now_ms or int(time.time() * 1000))
-    header = {"type": "session", "version": 0, "id": session_id, "createdAt": anchor, "cwd": cwd,
-              "delegationDepth": 0}
+    header = {"type": "session", "version": 0, "id": session_id, "createdAt": anchor, "cwd": cwd, "delegationDepth": 0}
     seeded = []
     for index, event in enumerate(events):
-        event = realize_placeholders({k: v for k, v in event.items() if k not in ("seq", "time")}, values)
-        seeded.append({"type": event["type"], "seq": index, "time": anchor + index,
-                       **{k: v for k, v in event.items() if k != "type"}})
+        realized = realize_placeholders({k: v for k, v in event.items() if k not in ("seq", "time")}, values)
+        seeded.append(
+            {
+                "type": realized["type"],
+                "seq": index,
+                "time": anchor + index,
+                **{k: v for k, v in realized.items() if k != "type"},
+            }
+        )
     return SeedPlan(header, seeded)
 
 
@@ -102,8 +121,14 @@ def append(path: Path, events: Iterable[Event], *, next_seq: int, last_time: int
     seq, now = next_seq, last_time
     for event in events:
         now = event["time"] if "time" in event else now + 1
-        batch.append({"type": event["type"], "seq": seq, "time": now,
-                      **{k: v for k, v in event.items() if k not in ("type", "seq", "time")}})
+        batch.append(
+            {
+                "type": event["type"],
+                "seq": seq,
+                "time": now,
+                **{k: v for k, v in event.items() if k not in ("type", "seq", "time")},
+            }
+        )
         seq += 1
     append_batch(path, batch)
     return seq, now

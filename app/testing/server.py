@@ -26,8 +26,9 @@ def live_server(paths: list[str], **settings: Any) -> Iterator[str]:
     """Serve `paths` (with optional `Settings` fields, e.g. `data_dir`); yields the base URL."""
     port = free_port()
     app = create_app(paths, Settings(port=port, **settings))
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
-                            timeout_graceful_shutdown=2)  # open live-tail streams must not hold the test
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+    )  # open live-tail streams must not hold the test
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

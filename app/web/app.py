@@ -14,8 +14,15 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from ..store import UploadStore
-from . import bodies, listing, live, media, sessions, uploads
-from . import steps  # what the model read: model views, identities, context budget
+from . import (
+    bodies,
+    listing,
+    live,
+    media,
+    sessions,
+    steps,  # what the model read: model views, identities, context budget
+    uploads,
+)
 from .registry import Registry
 from .settings import Settings
 from .state import STATIC, WebState
@@ -47,12 +54,15 @@ class SafetyHeaders(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         if not self.settings.host_allowed(request.headers.get("host")):
-            return PlainTextResponse("This server answers only to its own address (Host header refused).",
-                                     status_code=421)
+            return PlainTextResponse(
+                "This server answers only to its own address (Host header refused).", status_code=421
+            )
         if request.method not in SAFE_METHODS and cross_site(request):
-            return PlainTextResponse("Refused: uploads and deletes are accepted from this server's own pages "
-                                     "and from scripts that send no Origin header, not from another site.",
-                                     status_code=403)
+            return PlainTextResponse(
+                "Refused: uploads and deletes are accepted from this server's own pages "
+                "and from scripts that send no Origin header, not from another site.",
+                status_code=403,
+            )
         response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
@@ -64,8 +74,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     # The interactive docs pages load their scripts from a CDN, which the CSP (and no network) forbid;
     # the OpenAPI document itself is served at /openapi.json.
-    app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs",
-                  docs_url=None, redoc_url=None)
+    app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs", docs_url=None, redoc_url=None)
     store = UploadStore(settings.data_dir, settings.limits()) if settings.data_dir else None
     app.state.web = WebState(settings=settings, registry=Registry(paths, store), store=store)
     app.state.web.templates.env.globals["uploads_enabled"] = store is not None
@@ -79,4 +88,3 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(uploads.router)
     app.include_router(steps.router)
     return app
-

@@ -37,5 +37,10 @@ def body_fragment(request: Request, key: str, seq: int, part: str = Query(...)) 
 @router.get("/api/sessions/{key}/bodies/{seq}", summary="One body of a row (its text, Markdown or JSON), whole")
 def api_body(request: Request, key: str, seq: int, part: str = Query(...)) -> dict[str, Any]:
     body = _body(request, key, seq, part)
-    return {"seq": seq, "part": body.part, "markdown": body.markdown, "length": utf16_len(body.whole),
-            "text": body.whole}
+    return {
+        "seq": seq,
+        "part": body.part,
+        "markdown": body.markdown,
+        "length": utf16_len(body.whole),
+        "text": body.whole,
+    }

@@ -106,16 +106,25 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
             u = step.usage
             stack_x, stack_w = x + slot * 0.12, slot * 0.5
             base = bottom
-            for value, cls in ((u.cache_read or 0, "budget-cache-read"), (u.cache_write or 0, "budget-cache-write"),
-                               (u.input, "budget-input")):
+            for value, cls in (
+                (u.cache_read or 0, "budget-cache-read"),
+                (u.cache_write or 0, "budget-cache-write"),
+                (u.input, "budget-input"),
+            ):
                 if value > 0:
                     r = rect(stack_x, stack_w, base, value, cls)
                     rects.append(r)
                     base = r.y
             if u.output > 0:
                 rects.append(rect(stack_x + stack_w + 1, slot * 0.2, bottom, u.output, "budget-output"))
-            title += " · " + t("budget.usageTitle", context=_n(u.context), input=_n(u.input),
-                               read=_n(u.cache_read or 0), write=_n(u.cache_write or 0), output=_n(u.output))
+            title += " · " + t(
+                "budget.usageTitle",
+                context=_n(u.context),
+                input=_n(u.input),
+                read=_n(u.cache_read or 0),
+                write=_n(u.cache_write or 0),
+                output=_n(u.output),
+            )
         else:
             title += " · " + t("usage.none")
         bars.append(Bar(step.key, step_url(step.key), title, tuple(rects), hit))
@@ -126,12 +135,23 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
         detail = t("budget.markerTitle", seq=r.seq, kind=label, count=len(r.shadowed))
         if r.shadowed_tokens is not None:
             detail += " · " + t("diff.shadowedTokens", tokens=_n(r.shadowed_tokens))
-        markers.append(Marker(round(LEFT + shrink.before_step * slot, 2), f"budget-marker budget-marker-{r.kind}",
-                              label, detail))
+        markers.append(
+            Marker(round(LEFT + shrink.before_step * slot, 2), f"budget-marker budget-marker-{r.kind}", label, detail)
+        )
     step_size = _nice_step(peak)
     ticks = tuple(Tick(round(bottom - v * scale, 2), _n(v)) for v in range(0, peak + 1, step_size))
     every = max(1, math.ceil(len(steps) / 16))
     labels = tuple(XLabel(round(LEFT + i * slot + slot / 2, 2), s.key) for i, s in enumerate(steps) if i % every == 0)
     right = LEFT + len(steps) * slot
-    return Chart(round(right + RIGHT, 2), bottom + BOTTOM, TOP, bottom, LEFT, round(right, 2), tuple(bars),
-                 tuple(markers), ticks, labels)
+    return Chart(
+        round(right + RIGHT, 2),
+        bottom + BOTTOM,
+        TOP,
+        bottom,
+        LEFT,
+        round(right, 2),
+        tuple(bars),
+        tuple(markers),
+        ticks,
+        labels,
+    )

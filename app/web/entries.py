@@ -36,8 +36,12 @@ def related_sessions(state: WebState, entry: Entry, log: SessionLog) -> dict[str
         return {"key": e.key, "id": e.session_id, "url": session_url(e.key), "how": how}
 
     parents = [link(e, "parent") for e in group if named.get(e.session_id or "") == "parent"]
-    children = [link(e, named[e.session_id]) for e in group
-                if e.session_id in named and named[e.session_id] != "parent"]
-    children += [link(e, "child") for e in group if own and (e.header or {}).get("parentSession") == own
-                 and all(c["key"] != e.key for c in children)]
+    children = [
+        link(e, named[e.session_id]) for e in group if e.session_id in named and named[e.session_id] != "parent"
+    ]
+    children += [
+        link(e, "child")
+        for e in group
+        if own and (e.header or {}).get("parentSession") == own and all(c["key"] != e.key for c in children)
+    ]
     return {"parents": parents, "children": children}

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ..history.session import SessionLog
-from .registry import Entry
 from .entries import entry_json
+from .registry import Entry
 from .state import WebState, session_url, web
 
 router = APIRouter()
@@ -18,8 +18,13 @@ PAGE_SIZE = 50
 
 
 def summary_of(log: SessionLog) -> dict[str, Any]:
-    return {"title": log.title, "turns": log.turns, "steps": log.steps, "events": log.event_count,
-            "verdict": log.verdict.category}
+    return {
+        "title": log.title,
+        "turns": log.turns,
+        "steps": log.steps,
+        "events": log.event_count,
+        "verdict": log.verdict.category,
+    }
 
 
 def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
@@ -30,16 +35,15 @@ def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
 def summary(state: WebState, entry: Entry) -> dict[str, Any]:
     try:
         return state.registry.derived(entry.key, "summary", summary_of)
-    except Exception as exc:  # noqa: BLE001 - one unreadable file never breaks the list
-        return {"title": None, "turns": None, "steps": None, "events": None, "verdict": "unreadable",
-                "error": str(exc)}
+    except Exception as exc:
+        return {"title": None, "turns": None, "steps": None, "events": None, "verdict": "unreadable", "error": str(exc)}
 
 
 def created(entry: Entry) -> str | None:
     value = (entry.header or {}).get("createdAt")
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         return None
-    return datetime.fromtimestamp(value / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return datetime.fromtimestamp(value / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def _matches(state: WebState, entry: Entry, needle: str) -> bool:
@@ -56,16 +60,23 @@ def listing(state: WebState, q: str, page: int, size: int | None = PAGE_SIZE) ->
     """Sessions newest first, `size` a page (None: every session on one page)."""
     state.registry.refresh()
     needle = q.strip().lower()
-    entries = sorted(state.registry.entries(),
-                     key=lambda e: (-(e.header or {}).get("createdAt", 0) if isinstance(
-                         (e.header or {}).get("createdAt"), (int, float)) else 0, e.key))
+    entries = sorted(
+        state.registry.entries(),
+        key=lambda e: (
+            -(e.header or {}).get("createdAt", 0) if isinstance((e.header or {}).get("createdAt"), (int, float)) else 0,
+            e.key,
+        ),
+    )
     entries = [e for e in entries if _matches(state, e, needle)]
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
     page = min(max(page, 1), pages)
     shown = entries[(page - 1) * size : page * size]
     return {
-        "query": q, "page": page, "pages": pages, "total": len(entries),
+        "query": q,
+        "page": page,
+        "pages": pages,
+        "total": len(entries),
         "sessions": [{**entry_json(e), "created": created(e), "summary": cached_summary(state, e)} for e in shown],
         "refused": [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
     }
@@ -78,10 +89,12 @@ def index(request: Request, q: str = "", page: int = Query(1, ge=1)) -> HTMLResp
 
 
 @router.get("/api/sessions", summary="The loaded sessions (header facts; summaries once read)")
-def api_sessions(request: Request, q: str = "",
-                 page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; "
-                                                                  "without it, every session"),
-                 summaries: bool = False) -> dict[str, Any]:
+def api_sessions(
+    request: Request,
+    q: str = "",
+    page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; without it, every session"),
+    summaries: bool = False,
+) -> dict[str, Any]:
     state = web(request)
     data = listing(state, q, page or 1, PAGE_SIZE if page is not None else None)
     if summaries:

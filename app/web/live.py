@@ -48,8 +48,10 @@ def closer_seqs(log: SessionLog) -> range:
 
 def signatures(log: SessionLog, t: Transcript) -> list[Signature]:
     closers = closer_seqs(log)
-    return [Signature(row.key, row.links, tuple(s for s in (row.seq, *row.related) if s in closers), anchor)
-            for row, anchor in zip(t.rows, t.anchors)]
+    return [
+        Signature(row.key, row.links, tuple(s for s in (row.seq, *row.related) if s in closers), anchor)
+        for row, anchor in zip(t.rows, t.anchors, strict=True)
+    ]
 
 
 def sse(event: str, html: str) -> str:
@@ -78,17 +80,22 @@ def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tup
         return view_of(script, i, cwd)
 
     context = {"t": t, "base_url": session_url(entry.key), "media": media_of(entry)}
-    html = state.templates.get_template("rows/live.html").render(
-        **context,
-        replaced=[view(i) for i in replaced],
-        removed=[old.anchor for old in shown[first_new:]],
-        appended=[view(i) for i in range(first_new, len(now))],
-    ).strip()
+    html = (
+        state.templates.get_template("rows/live.html")
+        .render(
+            **context,
+            replaced=[view(i) for i in replaced],
+            removed=[old.anchor for old in shown[first_new:]],
+            appended=[view(i) for i in range(first_new, len(now))],
+        )
+        .strip()
+    )
     # A renamed row is swapped in place too, found by its key: its id is not the one the page has.
     # Keys are `seq-`, `outside-` and `diag-` with digits, safe in a quoted selector.
     row = state.templates.get_template("rows/_row.html")
-    moved = "".join(row.render(**context, view=view(i), oob=f'outerHTML:[data-chat-flow-key="{now[i].key}"]')
-                    for i in renamed).strip()
+    moved = "".join(
+        row.render(**context, view=view(i), oob=f'outerHTML:[data-chat-flow-key="{now[i].key}"]') for i in renamed
+    ).strip()
     return html + moved, now
 
 

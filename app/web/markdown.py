@@ -18,4 +18,4 @@ _MD.disable("image")
 
 def render_markdown(text: str) -> Markup:
     """Sanitized HTML for untrusted Markdown text."""
-    return Markup(_MD.render(text))  # noqa: S704 - markdown-it escapes every raw HTML span (html=False)
+    return Markup(_MD.render(text))

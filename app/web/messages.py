@@ -58,20 +58,38 @@ def identity_page(request: Request, key: str, message_id: str) -> HTMLResponse:
     base = session_url(entry.key)
     anchors = transcript_anchors(state, entry.key)
     links = {c.seq: transcript_link(base, anchors, c.seq) for c in identity.carriers if c.seq in anchors}
-    taken = {c.taken_at: transcript_link(base, anchors, c.taken_at) for c in identity.carriers
-             if isinstance(c, InboxCarrier) and c.taken_at is not None}
+    taken = {
+        c.taken_at: transcript_link(base, anchors, c.taken_at)
+        for c in identity.carriers
+        if isinstance(c, InboxCarrier) and c.taken_at is not None
+    }
     back = next(iter(links.values()), base)
     contents = {c.seq: content_of(c.message) for c in identity.carriers}
-    shadowed = {c.seq: list(zip(c.replacement.shadowed, c.replacement.shadowed_ids))
-                for c in identity.carriers if isinstance(c, MessageCarrier) and c.replacement}
-    return web(request).page(request, "messages/identity.html", session_key=entry.key,
-                             session_title=log.title or entry.key, base_url=base, identity=identity,
-                             links=links, taken_links=taken, back_url=back, contents=contents, shadowed=shadowed,
-                             message_url=message_url)
+    shadowed = {
+        c.seq: list(zip(c.replacement.shadowed, c.replacement.shadowed_ids, strict=True))
+        for c in identity.carriers
+        if isinstance(c, MessageCarrier) and c.replacement
+    }
+    return web(request).page(
+        request,
+        "messages/identity.html",
+        session_key=entry.key,
+        session_title=log.title or entry.key,
+        base_url=base,
+        identity=identity,
+        links=links,
+        taken_links=taken,
+        back_url=back,
+        contents=contents,
+        shadowed=shadowed,
+        message_url=message_url,
+    )
 
 
-@router.get("/api/sessions/{key}/messages/{message_id:path}",
-            summary="Every event carrying one message id, and the model requests that included it")
+@router.get(
+    "/api/sessions/{key}/messages/{message_id:path}",
+    summary="Every event carrying one message id, and the model requests that included it",
+)
 def api_identity(request: Request, key: str, message_id: str) -> dict[str, Any]:
     _, _, identity = _identity(web(request), key, message_id)
     return identity_json(identity)

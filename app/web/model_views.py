@@ -20,7 +20,7 @@ from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity
 from ..history.replacements import Replacement
 from ..history.requests import CallRef, CallRequest, HeaderChange, RequestHeader, StepRequests, VisibleMessage
 from ..history.session import SessionLog
-from ..history.state import Setting, SessionState, StateChange
+from ..history.state import SessionState, Setting, StateChange
 from ..history.tokens import Usage
 from ..history.transcript import Row
 from ..history.usage import Budget
@@ -76,22 +76,42 @@ class MessageRow:
     inherited: bool
 
 
-def message_row(position: int, seq: int, message: Message, *, replaced: bool = False,
-                inherited: bool = False) -> MessageRow:
+def message_row(
+    position: int, seq: int, message: Message, *, replaced: bool = False, inherited: bool = False
+) -> MessageRow:
     context = project_context(message) if is_context(message) else None
-    return MessageRow(position, seq, message.id, message.role, message.source.kind, role_key(message), context,
-                      first_line(message), replaced, inherited)
+    return MessageRow(
+        position,
+        seq,
+        message.id,
+        message.role,
+        message.source.kind,
+        role_key(message),
+        context,
+        first_line(message),
+        replaced,
+        inherited,
+    )
 
 
 def message_rows(messages: tuple[VisibleMessage, ...]) -> tuple[MessageRow, ...]:
-    return tuple(message_row(i, m.seq, m.message, replaced=m.replaced, inherited=m.inherited)
-                 for i, m in enumerate(messages, 1))
+    return tuple(
+        message_row(i, m.seq, m.message, replaced=m.replaced, inherited=m.inherited) for i, m in enumerate(messages, 1)
+    )
 
 
 def message_json(row: MessageRow, message: Message) -> dict[str, Any]:
-    return {"position": row.position, "seq": row.seq, "id": row.id, "role": row.role, "sourceKind": row.kind,
-            "renderedForm": (row.context.rendered_form or "opaque") if row.context else None,
-            "replaced": row.replaced, "inherited": row.inherited, "message": message.to_json()}
+    return {
+        "position": row.position,
+        "seq": row.seq,
+        "id": row.id,
+        "role": row.role,
+        "sourceKind": row.kind,
+        "renderedForm": (row.context.rendered_form or "opaque") if row.context else None,
+        "replaced": row.replaced,
+        "inherited": row.inherited,
+        "message": message.to_json(),
+    }
 
 
 # --- header, state and diff texts -------------------------------------------
@@ -154,8 +174,10 @@ class HeaderChangeView:
 
 
 def header_change_views(changes: tuple[HeaderChange, ...], t: Strings) -> tuple[HeaderChangeView, ...]:
-    return tuple(HeaderChangeView(c, tuple(Line(f.field, _field_text(f.field, f.before, f.after, t)) for f in c.fields))
-                 for c in changes)
+    return tuple(
+        HeaderChangeView(c, tuple(Line(f.field, _field_text(f.field, f.before, f.after, t)) for f in c.fields))
+        for c in changes
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,16 +225,26 @@ def state_change_lines(changes: tuple[StateChange, ...], t: Strings) -> tuple[Li
 
 
 def replacement_json(r: Replacement) -> dict[str, Any]:
-    return {"seq": r.seq, "kind": r.kind, "messageId": r.message_id, "range": {"start": r.start, "end": r.end},
-            "shadowed": [{"seq": s, "id": i} for s, i in zip(r.shadowed, r.shadowed_ids)],
-            "shadowedTokenCount": r.shadowed_tokens}
+    return {
+        "seq": r.seq,
+        "kind": r.kind,
+        "messageId": r.message_id,
+        "range": {"start": r.start, "end": r.end},
+        "shadowed": [{"seq": s, "id": i} for s, i in zip(r.shadowed, r.shadowed_ids, strict=True)],
+        "shadowedTokenCount": r.shadowed_tokens,
+    }
 
 
 def call_ref_json(ref: CallRef | None) -> dict[str, Any] | None:
     if ref is None:
         return None
-    return {"step": ref.step_key, "turn": ref.turn, "stepNumber": ref.step, "call": ref.number,
-            "requestAt": ref.request_at}
+    return {
+        "step": ref.step_key,
+        "turn": ref.turn,
+        "stepNumber": ref.step,
+        "call": ref.number,
+        "requestAt": ref.request_at,
+    }
 
 
 def usage_json(usage: Usage | None) -> dict[str, Any] | None:
@@ -247,14 +279,21 @@ def call_view(request: CallRequest, answered: bool, t: Strings) -> CallView:
     rows = message_rows(request.messages)
     by_seq = {r.seq: r for r in rows}
     d = request.diff
-    diff = DiffView(d.previous, tuple(by_seq[s] for s in d.added if s in by_seq), d.replaced,
-                    header_change_views(d.header, t), state_change_lines(d.state, t), d.empty)
+    diff = DiffView(
+        d.previous,
+        tuple(by_seq[s] for s in d.added if s in by_seq),
+        d.replaced,
+        header_change_views(d.header, t),
+        state_change_lines(d.state, t),
+        d.empty,
+    )
     failure = request.outcome.failure
     failure_text = None
     if failure is not None:
         failure_text = " · ".join(short(failure[k]) for k in ("message", "code", "status") if k in failure)
-    return CallView(request, rows, diff, header_view(request.header), state_views(request.state, t), failure_text,
-                    answered)
+    return CallView(
+        request, rows, diff, header_view(request.header), state_views(request.state, t), failure_text, answered
+    )
 
 
 def step_views(requests: StepRequests, t: Strings) -> tuple[CallView, ...]:
@@ -268,32 +307,58 @@ def step_json(requests: StepRequests, views: tuple[CallView, ...]) -> dict[str, 
     for view in views:
         r = view.request
         c = r.call
-        calls.append({
-            "number": c.number,
-            "answered": view.answered,
-            "requestAt": c.request_at,
-            "chunks": {"first": c.first_chunk, "last": c.last_chunk, "count": c.chunk_count},
-            "retrySeq": c.retry,
-            "messageSeq": c.message,
-            "outcome": {"kind": r.outcome.kind, "finish": r.outcome.finish, "failure": thaw(r.outcome.failure),
-                        "usage": usage_json(r.outcome.usage), "messageId": r.outcome.message_id},
-            "header": header_json(r.header),
-            "state": state_json(r.state),
-            "seedBoundary": r.seed_boundary,
-            "messages": [message_json(row, m.message) for row, m in zip(view.messages, r.messages)],
-            "diff": {
-                "previous": call_ref_json(r.diff.previous),
-                "added": [{"seq": row.seq, "id": row.id} for row in view.diff.added],
-                "replaced": [replacement_json(x) for x in r.diff.replaced],
-                "header": [{"seq": h.seq, "reason": h.reason, "first": h.first,
-                            "fields": [{"field": f.field, "before": thaw(f.before), "after": thaw(f.after)}
-                                       for f in h.fields]} for h in r.diff.header],
-                "state": [{"name": s.name, "before": thaw(s.before.value), "after": thaw(s.after.value),
-                           "seq": s.after.seq} for s in r.diff.state],
-            },
-        })
-    return {"step": {"key": step.key, "turn": step.turn, "step": step.step, "start": step.start, "end": step.end},
-            "previousStep": requests.previous_step, "nextStep": requests.next_step, "calls": calls}
+        calls.append(
+            {
+                "number": c.number,
+                "answered": view.answered,
+                "requestAt": c.request_at,
+                "chunks": {"first": c.first_chunk, "last": c.last_chunk, "count": c.chunk_count},
+                "retrySeq": c.retry,
+                "messageSeq": c.message,
+                "outcome": {
+                    "kind": r.outcome.kind,
+                    "finish": r.outcome.finish,
+                    "failure": thaw(r.outcome.failure),
+                    "usage": usage_json(r.outcome.usage),
+                    "messageId": r.outcome.message_id,
+                },
+                "header": header_json(r.header),
+                "state": state_json(r.state),
+                "seedBoundary": r.seed_boundary,
+                "messages": [message_json(row, m.message) for row, m in zip(view.messages, r.messages, strict=True)],
+                "diff": {
+                    "previous": call_ref_json(r.diff.previous),
+                    "added": [{"seq": row.seq, "id": row.id} for row in view.diff.added],
+                    "replaced": [replacement_json(x) for x in r.diff.replaced],
+                    "header": [
+                        {
+                            "seq": h.seq,
+                            "reason": h.reason,
+                            "first": h.first,
+                            "fields": [
+                                {"field": f.field, "before": thaw(f.before), "after": thaw(f.after)} for f in h.fields
+                            ],
+                        }
+                        for h in r.diff.header
+                    ],
+                    "state": [
+                        {
+                            "name": s.name,
+                            "before": thaw(s.before.value),
+                            "after": thaw(s.after.value),
+                            "seq": s.after.seq,
+                        }
+                        for s in r.diff.state
+                    ],
+                },
+            }
+        )
+    return {
+        "step": {"key": step.key, "turn": step.turn, "step": step.step, "start": step.start, "end": step.end},
+        "previousStep": requests.previous_step,
+        "nextStep": requests.next_step,
+        "calls": calls,
+    }
 
 
 # --- identity -----------------------------------------------------------------
@@ -303,21 +368,35 @@ def identity_json(identity: MessageIdentity) -> dict[str, Any]:
     carriers: list[dict[str, Any]] = []
     for c in identity.carriers:
         if isinstance(c, InboxCarrier):
-            carriers.append({"role": "inbox", "seq": c.seq, "type": "agent/inbox/spliced", "target": c.target,
-                             "fate": c.fate, "takenAt": c.taken_at,
-                             "message": c.message.to_json() if c.message else None})
+            carriers.append(
+                {
+                    "role": "inbox",
+                    "seq": c.seq,
+                    "type": "agent/inbox/spliced",
+                    "target": c.target,
+                    "fate": c.fate,
+                    "takenAt": c.taken_at,
+                    "message": c.message.to_json() if c.message else None,
+                }
+            )
         else:
             carriers.append(_message_carrier_json(c))
-    return {"id": identity.id, "carriers": carriers,
-            "requests": [call_ref_json(r) for r in identity.requests]}
+    return {"id": identity.id, "carriers": carriers, "requests": [call_ref_json(r) for r in identity.requests]}
 
 
 def _message_carrier_json(c: MessageCarrier) -> dict[str, Any]:
-    return {"role": "message", "seq": c.seq, "type": c.type, "appended": c.appended,
-            "replacement": replacement_json(c.replacement) if c.replacement else None,
-            "keepsIdOf": list(c.keeps_id_of), "shadowedBy": c.shadowed_by, "modelVisible": c.visible,
-            "message": c.message.to_json() if c.message else None,
-            "requests": [call_ref_json(r) for r in c.requests]}
+    return {
+        "role": "message",
+        "seq": c.seq,
+        "type": c.type,
+        "appended": c.appended,
+        "replacement": replacement_json(c.replacement) if c.replacement else None,
+        "keepsIdOf": list(c.keeps_id_of),
+        "shadowedBy": c.shadowed_by,
+        "modelVisible": c.visible,
+        "message": c.message.to_json() if c.message else None,
+        "requests": [call_ref_json(r) for r in c.requests],
+    }
 
 
 # --- budget ---------------------------------------------------------------------
@@ -326,9 +405,19 @@ def _message_carrier_json(c: MessageCarrier) -> dict[str, Any]:
 def budget_json(budget: Budget) -> dict[str, Any]:
     return {
         "contextWindow": budget.context_window,
-        "steps": [{"key": s.key, "turn": s.turn, "step": s.step, "calls": s.calls, "requestAt": s.request_at,
-                   "messages": s.messages, "answered": s.answered, "usage": usage_json(s.usage)}
-                  for s in budget.steps],
+        "steps": [
+            {
+                "key": s.key,
+                "turn": s.turn,
+                "step": s.step,
+                "calls": s.calls,
+                "requestAt": s.request_at,
+                "messages": s.messages,
+                "answered": s.answered,
+                "usage": usage_json(s.usage),
+            }
+            for s in budget.steps
+        ],
         "shrinks": [{**replacement_json(x.replacement), "beforeStep": x.before_step} for x in budget.shrinks],
     }
 
@@ -340,7 +429,7 @@ def anchor_index(rows: Sequence[Row], anchors: Sequence[str], log: SessionLog) -
     """Surface and inbox event seq → the anchor of the transcript row that shows it."""
     wanted = {"user/message", "assistant/message", "tool/result", "agent/inbox/spliced", "step/start"}
     out: dict[int, str] = {}
-    for row, anchor in zip(rows, anchors):
+    for row, anchor in zip(rows, anchors, strict=True):
         if row.kind == "diagnostic":
             continue  # a finding sits before the row of its event; it does not show the event
         for seq in (row.seq, *row.related):

@@ -13,8 +13,8 @@ import os
 import re
 import threading
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..history.session import SessionLog, load_session
@@ -29,7 +29,9 @@ _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 
 def url_safe_id(session_id: str) -> str:
     """The id itself when URL-safe, else dsh's injective segment encoding."""
-    return session_id if _URL_SAFE.fullmatch(session_id) and session_id not in (".", "..") else encode_segment(session_id)
+    return (
+        session_id if _URL_SAFE.fullmatch(session_id) and session_id not in (".", "..") else encode_segment(session_id)
+    )
 
 
 def path_hash(source: SessionSource) -> str:
@@ -64,8 +66,9 @@ def grew_in_place(old: tuple[int, int, int], new: tuple[int, int, int]) -> bool:
 HeaderCache = dict[SessionSource, tuple[tuple[int, int, int], dict[str, Any] | None]]
 
 
-def _cached_header(source: SessionSource, known: HeaderCache, seen: HeaderCache,
-                   version: tuple[int, int, int] | None = None) -> dict[str, Any] | None:
+def _cached_header(
+    source: SessionSource, known: HeaderCache, seen: HeaderCache, version: tuple[int, int, int] | None = None
+) -> dict[str, Any] | None:
     """The source's header, read again only when its file version changed; recorded in `seen`.
 
     `version` is the one discovery saw, when it saw one (a root artifact): no second stat."""
@@ -108,8 +111,9 @@ class Registry:
             found = discover([path], kinds=self._kinds)
             refused += found.refused
             group = os.path.abspath(path)
-            headers += [(s, _cached_header(s, known, seen, found.versions.get(s.path)), None, group)
-                        for s in found.sources]
+            headers += [
+                (s, _cached_header(s, known, seen, found.versions.get(s.path)), None, group) for s in found.sources
+            ]
         if self.store is not None:
             headers += [(u.source, u.header, u.digest, f"upload:{u.digest}") for u in self.store.sessions()]
         ids = Counter(h.get("id") for _, h, _, _ in headers if h and isinstance(h.get("id"), str))

@@ -44,7 +44,7 @@ MEDIA_BUDGET = 24 << 20
 # Said only by an export, about its own making.
 _IMAGES_LEFT_OUT = {
     "en": "{count} image(s) ({size}) are not in this file: an export carries at most {budget} of images. "
-          "Each is named where it appeared.",
+    "Each is named where it appeared.",
     "zh": "{count} 张图片（{size}）未放入此文件：一个导出文件最多内嵌 {budget} 的图片。它们在原处以名称显示。",
 }
 
@@ -60,8 +60,10 @@ class Assets:
 
     @property
     def csp(self) -> str:
-        return (f"default-src 'none'; script-src '{_sha256(self.script)}'; style-src '{_sha256(self.css)}'; "
-                "img-src data:; base-uri 'none'; form-action 'none'")
+        return (
+            f"default-src 'none'; script-src '{_sha256(self.script)}'; style-src '{_sha256(self.css)}'; "
+            "img-src data:; base-uri 'none'; form-action 'none'"
+        )
 
 
 def _sha256(text: str) -> str:
@@ -96,9 +98,15 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
     env = state.templates.env
     rows_html, images = _export_rows(env, entry, page, media_budget)
     return env.get_template("session.html").render(
-        request=_plain_get(context["base_url"]), layout="export.html", rows_html=rows_html,
+        request=_plain_get(context["base_url"]),
+        layout="export.html",
+        rows_html=rows_html,
         images_left_out=_images_left_out(images, media_budget, t.lang),
-        export_css=Markup(assets.css), export_script=Markup(assets.script), export_csp=assets.csp, **page)
+        export_css=Markup(assets.css),
+        export_script=Markup(assets.script),
+        export_csp=assets.csp,
+        **page,
+    )
 
 
 def _export_rows(env: Environment, entry: Entry, page: dict[str, Any], budget: int) -> tuple[Markup, InlineImages]:
@@ -143,15 +151,31 @@ def unlink_server_pages(html: str) -> str:
 def _images_left_out(images: InlineImages, budget: int, lang: str) -> str | None:
     if not images.left_out:
         return None
-    return interpolate(_IMAGES_LEFT_OUT[lang], {"count": len(images.left_out),
-                                               "size": do_filesizeformat(images.left_out_bytes, binary=True),
-                                               "budget": do_filesizeformat(budget, binary=True)})
+    return interpolate(
+        _IMAGES_LEFT_OUT[lang],
+        {
+            "count": len(images.left_out),
+            "size": do_filesizeformat(images.left_out_bytes, binary=True),
+            "budget": do_filesizeformat(budget, binary=True),
+        },
+    )
 
 
 def _plain_get(path: str) -> Request:
     """The request the page would answer, for templates that read it: a bare GET with no query."""
-    return Request({"type": "http", "method": "GET", "scheme": "http", "server": ("127.0.0.1", 80), "path": path,
-                    "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": []})
+    return Request(
+        {
+            "type": "http",
+            "method": "GET",
+            "scheme": "http",
+            "server": ("127.0.0.1", 80),
+            "path": path,
+            "raw_path": path.encode(),
+            "root_path": "",
+            "query_string": b"",
+            "headers": [],
+        }
+    )
 
 
 def render_path(path: str, *, session: str | None = None, lang: str = "en", media_budget: int = MEDIA_BUDGET) -> str:

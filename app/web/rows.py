@@ -200,8 +200,9 @@ def _image_label(block: ImageBlock) -> Phrase:
     a = block.attachment
     name = a.get("name") if isinstance(a.get("name"), str) else a.get("attachmentId", "")
     size = f"{js_string(a.get('width'))}×{js_string(a.get('height'))}" if "width" in a else ""
-    return phrase("row.image", details=" ".join(x for x in (js_string(name), js_string(a.get("mediaType", "")), size)
-                                               if x))
+    return phrase(
+        "row.image", details=" ".join(x for x in (js_string(name), js_string(a.get("mediaType", "")), size) if x)
+    )
 
 
 def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tuple[Block, ...]:
@@ -228,8 +229,11 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
             out.append(Block("think", Body(part(), block.text), summary=_first_line(block.text)))
         elif isinstance(block, ImageBlock):
             attachment = block.attachment.get("attachmentId")
-            out.append(Block("image", label=_image_label(block),
-                             attachment=attachment if isinstance(attachment, str) else None))
+            out.append(
+                Block(
+                    "image", label=_image_label(block), attachment=attachment if isinstance(attachment, str) else None
+                )
+            )
         elif isinstance(block, ToolCallBlock):
             continue  # tool calls render as their own rows
         else:
@@ -238,9 +242,13 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
     return tuple(out)
 
 
-_USAGE = (("inputTokens", "row.usage.input"), ("cacheReadTokens", "row.usage.cacheRead"),
-          ("cacheWriteTokens", "row.usage.cacheWrite"), ("outputTokens", "row.usage.output"),
-          ("reasoningTokens", "row.usage.reasoning"))
+_USAGE = (
+    ("inputTokens", "row.usage.input"),
+    ("cacheReadTokens", "row.usage.cacheRead"),
+    ("cacheWriteTokens", "row.usage.cacheWrite"),
+    ("outputTokens", "row.usage.output"),
+    ("reasoningTokens", "row.usage.reasoning"),
+)
 
 
 def _usage_facts(usage: Any) -> tuple[Phrase, ...]:
@@ -305,13 +313,20 @@ def _tool_view(log: SessionLog, row: Row, event: Event, cwd: str | None) -> Tool
         sub = log.event(seq).data
         if isinstance(sub, dict):
             n = len(subcalls)
-            entry = subcalls.setdefault(str(sub.get("subCallId")), {
-                "name": str(sub.get("name", "")), "arguments": Body(f"sub-{n}-in", _pretty(sub.get("arguments"))),
-                "part": f"sub-{n}-out"})
+            entry = subcalls.setdefault(
+                str(sub.get("subCallId")),
+                {
+                    "name": str(sub.get("name", "")),
+                    "arguments": Body(f"sub-{n}-in", _pretty(sub.get("arguments"))),
+                    "part": f"sub-{n}-out",
+                },
+            )
             if "isError" in sub:
                 entry["is_error"] = sub.get("isError") is True
-                texts = [b.get("text", "") if isinstance(b, dict) and b.get("type") == "text" else _pretty(b)
-                         for b in sub.get("content", ())]
+                texts = [
+                    b.get("text", "") if isinstance(b, dict) and b.get("type") == "text" else _pretty(b)
+                    for b in sub.get("content", ())
+                ]
                 entry["output"] = Body(entry["part"], "\n".join(str(t) for t in texts))
     notes = [_note(log.event(seq)) for seq in row.link("hooks") + row.link("approvals")]
     pruned = None
@@ -321,12 +336,20 @@ def _tool_view(log: SessionLog, row: Row, event: Event, cwd: str | None) -> Tool
     duration = result.time - event.time if result and event.type == "tool/call" else None
     presentation = present_tool(name, raw_args, cwd)
     return ToolView(
-        presentation=presentation, name=name,
-        call_id=call_id if isinstance(call_id, str) else None, state=state,
-        arguments=Body("in", presentation.arguments), output=output, error_code=error_code, duration_ms=duration,
-        subcalls=tuple(ToolSubcall(s["name"], s["arguments"], s.get("is_error", False), s.get("output"))
-                       for s in subcalls.values()),
-        note_phrases=tuple(notes), pruned=pruned, result_message_id=result_id,
+        presentation=presentation,
+        name=name,
+        call_id=call_id if isinstance(call_id, str) else None,
+        state=state,
+        arguments=Body("in", presentation.arguments),
+        output=output,
+        error_code=error_code,
+        duration_ms=duration,
+        subcalls=tuple(
+            ToolSubcall(s["name"], s["arguments"], s.get("is_error", False), s.get("output")) for s in subcalls.values()
+        ),
+        note_phrases=tuple(notes),
+        pruned=pruned,
+        result_message_id=result_id,
     )
 
 
@@ -343,8 +366,9 @@ def _compaction(log: SessionLog, row: Row) -> dict[str, Any]:
             seqs = data.get("shadowedSeqs")
             facts["items"] = len(seqs) if isinstance(seqs, (list, tuple)) else None
             facts["tokens"] = js_string(data.get("shadowedTokenCount")) if "shadowedTokenCount" in data else None
-            text = "".join(b.get("text", "") for b in data.get("summary", ()) if isinstance(b, dict)
-                           and b.get("type") == "text")
+            text = "".join(
+                b.get("text", "") for b in data.get("summary", ()) if isinstance(b, dict) and b.get("type") == "text"
+            )
             if text:
                 facts["summary"] = Body("summary", text, markdown=True)
                 facts["markdown"] = facts["summary"].html(TEXT_LIMIT)  # the JSON twin's copy, to the default cap
@@ -377,9 +401,15 @@ def _finding_view(row: Row, anchor: str) -> RowView:
     d = row.diagnostic
     assert d is not None
     raw = row.tail.raw.decode("utf-8", "replace") if row.tail is not None and row.tail.raw else ""
-    return RowView(row, None, title=row.tail.kind if row.tail is not None else d.code,
-                   summary=f"{d.location.describe()}: {d.message}", state=d.severity,
-                   detail=Body("record", raw) if raw else None, anchor=anchor)  # a part no event row has
+    return RowView(
+        row,
+        None,
+        title=row.tail.kind if row.tail is not None else d.code,
+        summary=f"{d.location.describe()}: {d.message}",
+        state=d.severity,
+        detail=Body("record", raw) if raw else None,
+        anchor=anchor,
+    )  # a part no event row has
 
 
 def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
@@ -387,8 +417,11 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
     event = log.event(row.seq)
     message = event.message
     data = event.data if isinstance(event.data, dict) else {}
-    mid = message.id if message is not None and kind in ("user", "steering", "context", "assistant-step",
-                                                          "compaction") else None
+    mid = (
+        message.id
+        if message is not None and kind in ("user", "steering", "context", "assistant-step", "compaction")
+        else None
+    )
     if kind == "context" and message is not None:
         return RowView(row, event, context=project_context(message), message_id=mid)
     if kind in ("user", "steering") and message is not None:
@@ -396,24 +429,43 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
         if row.link("recall"):
             recall = log.event(row.link("recall")[0]).message
             labels = session_recall_labels(recall.source) if recall else ()
-        return RowView(row, event, blocks=content_blocks(message.content, markdown=False), message_id=mid,
-                       extra={"recall_labels": labels})
+        return RowView(
+            row,
+            event,
+            blocks=content_blocks(message.content, markdown=False),
+            message_id=mid,
+            extra={"recall_labels": labels},
+        )
     if kind == "assistant-step" and message is not None:
-        return RowView(row, event, blocks=content_blocks(message.content, markdown=True), message_id=mid,
-                       state="stopped" if data.get("interrupted") is True else "ok",
-                       fact_phrases=_usage_facts(data.get("usage")),
-                       extra={"turn": data.get("turn"), "step": data.get("step")})
+        return RowView(
+            row,
+            event,
+            blocks=content_blocks(message.content, markdown=True),
+            message_id=mid,
+            state="stopped" if data.get("interrupted") is True else "ok",
+            fact_phrases=_usage_facts(data.get("usage")),
+            extra={"turn": data.get("turn"), "step": data.get("step")},
+        )
     if kind == "partial-stream":
         texts = [log.event(s).data for s in row.link("chunks")]
-        text = "".join(c["chunk"].get("text", c["chunk"].get("argumentsDelta", "")) for c in texts
-                       if isinstance(c, dict) and isinstance(c.get("chunk"), dict)
-                       and c["chunk"].get("type") in ("text-delta", "reasoning-delta", "tool-call-delta"))
-        return RowView(row, event, detail=Body("detail", text),
-                       fact_phrases=_usage_facts(_logged_usage(log, row.link("assistant"))))
+        text = "".join(
+            c["chunk"].get("text", c["chunk"].get("argumentsDelta", ""))
+            for c in texts
+            if isinstance(c, dict)
+            and isinstance(c.get("chunk"), dict)
+            and c["chunk"].get("type") in ("text-delta", "reasoning-delta", "tool-call-delta")
+        )
+        return RowView(
+            row,
+            event,
+            detail=Body("detail", text),
+            fact_phrases=_usage_facts(_logged_usage(log, row.link("assistant"))),
+        )
     if kind == "tool-call":
         tool = _tool_view(log, row, event, cwd)
-        return RowView(row, event, tool=tool, state=tool.state,
-                       fact_phrases=tuple(x for x in (_duration(tool.duration_ms),) if x))
+        return RowView(
+            row, event, tool=tool, state=tool.state, fact_phrases=tuple(x for x in (_duration(tool.duration_ms),) if x)
+        )
     if kind in ("command", "manual-compaction"):
         done = log.event(row.link("done")[0]) if row.link("done") else None
         done_data = done.data if done and isinstance(done.data, dict) else {}
@@ -422,49 +474,84 @@ def _row_view(log: SessionLog, row: Row, cwd: str | None) -> RowView:
         extra = {"args": data.get("args", "")}
         if kind == "manual-compaction":
             extra.update(_compaction(log, row))
-        return RowView(row, event, title=str(data.get("name", "Command")), summary=_first_line(text) if text else "",
-                       detail=Body("detail", text) if "\n" in text else None, state=state, extra=extra)
+        return RowView(
+            row,
+            event,
+            title=str(data.get("name", "Command")),
+            summary=_first_line(text) if text else "",
+            detail=Body("detail", text) if "\n" in text else None,
+            state=state,
+            extra=extra,
+        )
     if kind == "compaction":
         return RowView(row, event, message_id=mid, extra=_compaction(log, row))
     if kind == "model-retry":
         chunks = [log.event(s).data for s in row.link("chunks")]
-        streamed = "".join(c["chunk"].get("text", "") for c in chunks
-                           if isinstance(c, dict) and isinstance(c.get("chunk"), dict))
+        streamed = "".join(
+            c["chunk"].get("text", "") for c in chunks if isinstance(c, dict) and isinstance(c.get("chunk"), dict)
+        )
         failure = data.get("failure") if isinstance(data.get("failure"), dict) else {}
-        return RowView(row, event, state=_retry_state(log, row),
-                       extra={"retry": js_string(data.get("retry")),
-                              "maximum": js_string(data.get("maxRetries")) if "maxRetries" in data else "∞",
-                              "seconds": js_string(round(data.get("delayMs", 0) / 1000, 3))
-                              if isinstance(data.get("delayMs"), (int, float)) else "?",
-                              "delay_ms": js_string(data.get("delayMs")), "message": failure.get("message", ""),
-                              "code": failure.get("code", ""),
-                              "streamed": Body("streamed", streamed) if streamed else None})
+        return RowView(
+            row,
+            event,
+            state=_retry_state(log, row),
+            extra={
+                "retry": js_string(data.get("retry")),
+                "maximum": js_string(data.get("maxRetries")) if "maxRetries" in data else "∞",
+                "seconds": js_string(round(data.get("delayMs", 0) / 1000, 3))
+                if isinstance(data.get("delayMs"), (int, float))
+                else "?",
+                "delay_ms": js_string(data.get("delayMs")),
+                "message": failure.get("message", ""),
+                "code": failure.get("code", ""),
+                "streamed": Body("streamed", streamed) if streamed else None,
+            },
+        )
     if kind in ("turn-error", "turn-max-tokens"):
         error = data.get("reason", {}).get("error", {}) if isinstance(data.get("reason"), dict) else {}
-        return RowView(row, event, summary=str(error.get("message", "")) if isinstance(error, dict) else "",
-                       extra={"code": error.get("code") if isinstance(error, dict) else None})
+        return RowView(
+            row,
+            event,
+            summary=str(error.get("message", "")) if isinstance(error, dict) else "",
+            extra={"code": error.get("code") if isinstance(error, dict) else None},
+        )
     if kind == "turn":
         end = log.event(row.link("end")[0]) if row.link("end") else None
-        outcome = end.data.get("reason", {}).get("kind") if end and isinstance(end.data, dict) \
-            and isinstance(end.data.get("reason"), dict) else None
+        outcome = (
+            end.data.get("reason", {}).get("kind")
+            if end and isinstance(end.data, dict) and isinstance(end.data.get("reason"), dict)
+            else None
+        )
         facts = tuple(x for x in (_duration(end.time - event.time if end else None),) if x)
-        return RowView(row, event, title=js_string(data.get("turn")), fact_phrases=facts,
-                       state=outcome or ("open" if end is None else ""))
+        return RowView(
+            row,
+            event,
+            title=js_string(data.get("turn")),
+            fact_phrases=facts,
+            state=outcome or ("open" if end is None else ""),
+        )
     if kind == "step":
         end = log.event(row.link("end")[0]) if row.link("end") else None
         duration = tuple(x for x in (_duration(end.time - event.time if end else None),) if x)
         # a step whose message is empty and streamed nothing (a max-tokens stop) shows its usage here
         usage = _usage_facts(_logged_usage(log, row.link("usage-only")))
         return RowView(row, event, title=js_string(data.get("step")), fact_phrases=duration + usage)
-    summary = ", ".join(f"{k}: {v}" for k, v in data.items() if isinstance(v, (str, int, float)) and
-                        not isinstance(v, bool))
-    return RowView(row, event, title=event.type, summary=_first_line(summary),
-                   detail=Body("detail", _pretty(event.to_json())))
+    summary = ", ".join(
+        f"{k}: {v}" for k, v in data.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+    )
+    return RowView(
+        row, event, title=event.type, summary=_first_line(summary), detail=Body("detail", _pretty(event.to_json()))
+    )
 
 
 def row_json(view: RowView) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": view.row.kind, "seq": view.row.seq, "key": view.row.key, "anchor": view.anchor,
-                           "links": {k: list(v) for k, v in view.row.links}}
+    out: dict[str, Any] = {
+        "kind": view.row.kind,
+        "seq": view.row.seq,
+        "key": view.row.key,
+        "anchor": view.anchor,
+        "links": {k: list(v) for k, v in view.row.links},
+    }
     if view.event is not None:
         out["type"] = view.event.type
     if view.message_id is not None:
@@ -477,17 +564,29 @@ def row_json(view: RowView) -> dict[str, Any]:
     if view.facts:
         out["facts"] = list(view.facts)
     if view.blocks:
-        out["blocks"] = [{"kind": b.kind, "text": b.text or (str(b.html) if b.html else ""),
-                          **({"summary": b.summary} if b.summary else {}),
-                          **({"json": b.json.text} if b.json else {})} for b in view.blocks]
+        out["blocks"] = [
+            {
+                "kind": b.kind,
+                "text": b.text or (str(b.html) if b.html else ""),
+                **({"summary": b.summary} if b.summary else {}),
+                **({"json": b.json.text} if b.json else {}),
+            }
+            for b in view.blocks
+        ]
     if view.detail is not None:
         out["detail"] = view.detail.text
     if view.tool is not None:
         out["tool"] = _tool_json(view.tool)
     if view.context is not None:
         c = view.context
-        out["context"] = {"role": c.role, "title": c.title_key, "label": c.label, "declaredForm": c.declared_form,
-                          "renderedForm": c.rendered_form, "summary": c.header_summary}
+        out["context"] = {
+            "role": c.role,
+            "title": c.title_key,
+            "label": c.label,
+            "declaredForm": c.declared_form,
+            "renderedForm": c.rendered_form,
+            "summary": c.header_summary,
+        }
     if view.row.diagnostic is not None:
         out["diagnostic"] = _diagnostic_json(view.row)
     if view.row.outside is not None:
@@ -505,13 +604,30 @@ def row_json(view: RowView) -> dict[str, Any]:
 def _tool_json(tool: ToolView) -> dict[str, Any]:
     """What a tool row shows: its header, IN and OUT, its sub-calls, what the model saw once pruned, its notes."""
     p = tool.presentation
-    return {"name": tool.name, "callId": tool.call_id, "variant": p.variant, "title": p.title, "summary": p.summary,
-            "path": p.path, "state": tool.state, "errorCode": tool.error_code,
-            "resultMessageId": tool.result_message_id, "arguments": tool.arguments.text,
-            "output": tool.output.text if tool.output else None, "pruned": tool.pruned.text if tool.pruned else None,
-            "notes": list(tool.notes),
-            "subcalls": [{"name": s.name, "isError": s.is_error, "arguments": s.arguments.text,
-                          "output": s.output.text if s.output else None} for s in tool.subcalls]}
+    return {
+        "name": tool.name,
+        "callId": tool.call_id,
+        "variant": p.variant,
+        "title": p.title,
+        "summary": p.summary,
+        "path": p.path,
+        "state": tool.state,
+        "errorCode": tool.error_code,
+        "resultMessageId": tool.result_message_id,
+        "arguments": tool.arguments.text,
+        "output": tool.output.text if tool.output else None,
+        "pruned": tool.pruned.text if tool.pruned else None,
+        "notes": list(tool.notes),
+        "subcalls": [
+            {
+                "name": s.name,
+                "isError": s.is_error,
+                "arguments": s.arguments.text,
+                "output": s.output.text if s.output else None,
+            }
+            for s in tool.subcalls
+        ],
+    }
 
 
 def _body_json(body: Body) -> dict[str, Any]:

@@ -52,15 +52,21 @@ def row_facts(log: SessionLog, row: Row) -> RowFacts:
         tool = str(data.get("name", "")) or None
         results = [log.event(s) for s in row.link("result")]
         result_text = "".join(_message_text(r.message) for r in results)
-        error = any(isinstance(r.data, dict) and (r.data.get("error") or any(
-            isinstance(b, ToolResultBlock) and b.is_error for b in (r.message.content if r.message else ())))
-            for r in results)
+        error = any(
+            isinstance(r.data, dict)
+            and (
+                r.data.get("error")
+                or any(isinstance(b, ToolResultBlock) and b.is_error for b in (r.message.content if r.message else ()))
+            )
+            for r in results
+        )
         text = f"{tool or ''} {data.get('arguments', '')} {result_text}"
     elif row.kind in ("command", "manual-compaction"):
         done = [log.event(s).data for s in row.link("done")]
         error = any(isinstance(d, dict) and d.get("kind") == "error" for d in done)
         text = f"{data.get('name', '')} {data.get('args', '')} " + " ".join(
-            str(d.get("text", "")) for d in done if isinstance(d, dict))
+            str(d.get("text", "")) for d in done if isinstance(d, dict)
+        )
     elif event.message is not None:
         text = _message_text(event.message)
     else:
@@ -69,20 +75,37 @@ def row_facts(log: SessionLog, row: Row) -> RowFacts:
 
 
 # every row kind a person can filter by (templates/rows/ has a partial for each)
-ROW_KINDS = ("user", "steering", "context", "assistant-step", "tool-call", "command", "compaction",
-             "model-retry", "turn-error", "turn-max-tokens", "partial-stream", "turn", "step", "event", "unknown",
-             "diagnostic")
+ROW_KINDS = (
+    "user",
+    "steering",
+    "context",
+    "assistant-step",
+    "tool-call",
+    "command",
+    "compaction",
+    "model-retry",
+    "turn-error",
+    "turn-max-tokens",
+    "partial-stream",
+    "turn",
+    "step",
+    "event",
+    "unknown",
+    "diagnostic",
+)
 # a filter that names a family takes its members: a /compact marker is a compaction too
 _KIND_FAMILIES = {"compaction": frozenset({"compaction", "manual-compaction"})}
 
 
-def search(facts: list[RowFacts], *, q: str = "", kind: str = "", form: str = "", tool: str = "",
-           errors: bool = False) -> list[int]:
+def search(
+    facts: list[RowFacts], *, q: str = "", kind: str = "", form: str = "", tool: str = "", errors: bool = False
+) -> list[int]:
     """Indexes of the rows matching every given criterion."""
     needle = q.strip().lower()
     kinds = _KIND_FAMILIES.get(kind, frozenset({kind}))
     return [
-        i for i, f in enumerate(facts)
+        i
+        for i, f in enumerate(facts)
         if (not needle or needle in f.text)
         and (not kind or f.kind in kinds)
         and (not form or f.form == form)

@@ -36,9 +36,13 @@ def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]
         **entry_json(entry),
         "header": log.header.to_json() if log.header else None,
         "title": log.title,
-        "verdict": {"category": verdict.category, "accepted": verdict.accepted, "reason": verdict.reason,
-                    "location": verdict.location.describe() if verdict.location else None,
-                    "repairs": list(verdict.repairs)},
+        "verdict": {
+            "category": verdict.category,
+            "accepted": verdict.accepted,
+            "reason": verdict.reason,
+            "location": verdict.location.describe() if verdict.location else None,
+            "repairs": list(verdict.repairs),
+        },
         "events": log.event_count,
         "messages": log.message_count,
         "turns": log.turns,
@@ -140,8 +144,9 @@ def _window_views(state: WebState, log: SessionLog, t: Transcript, start: int) -
     return views, start
 
 
-def rendered_window(state: WebState, request: Request, key: str, start: int,
-                    direction: str = "") -> tuple[Entry, SessionLog, Markup, dict[str, Any]]:
+def rendered_window(
+    state: WebState, request: Request, key: str, start: int, direction: str = ""
+) -> tuple[Entry, SessionLog, Markup, dict[str, Any]]:
     """`rows/window.html` for the window at `start`, and its paging: rendered once per file version."""
     entry, log, t = transcript(state, key)
     strings = strings_for(request.headers.get("accept-language"))
@@ -151,8 +156,14 @@ def rendered_window(state: WebState, request: Request, key: str, start: int,
         views, first = _window_views(state, log, t, start)
         paging = window_paging(t, first, len(views), state.settings.window_rows)  # the page shows no row JSON
         html = state.templates.env.get_template("rows/window.html").render(
-            t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging,
-            direction=direction, media=media_of(entry))
+            t=strings,
+            lang=strings.lang,
+            rows=views,
+            base_url=session_url(entry.key),
+            paging=paging,
+            direction=direction,
+            media=media_of(entry),
+        )
         found = t.windows.put(wanted, (Markup(html), paging))
     return entry, log, found[0], found[1]
 
@@ -164,9 +175,13 @@ def window_json(t: Transcript, views: list[RowView], start: int, size: int) -> d
 def window_paging(t: Transcript, start: int, count: int, size: int) -> dict[str, Any]:
     """Where a window of `count` rows at `start` lies, and where its neighbours start."""
     end = start + count
-    return {"from": start, "to": end, "totalRows": len(t.rows),
-            "previousFrom": max(0, start - size) if start > 0 else None,
-            "nextFrom": end if end < len(t.rows) else None}
+    return {
+        "from": start,
+        "to": end,
+        "totalRows": len(t.rows),
+        "previousFrom": max(0, start - size) if start > 0 else None,
+        "nextFrom": end if end < len(t.rows) else None,
+    }
 
 
 @router.get("/sessions/{key}", response_class=HTMLResponse, include_in_schema=False)
@@ -188,13 +203,19 @@ def first_screen_context(state: WebState, key: str, request: Request) -> dict[st
     if log is None or not log.partial:
         return None
     strings = strings_for(request.headers.get("accept-language"))
-    html = state.registry.derived_of(entry.key, f"first-screen:{strings.lang}", log,
-                                     lambda prefix: _first_screen_html(state, entry, prefix, strings))
+    html = state.registry.derived_of(
+        entry.key, f"first-screen:{strings.lang}", log, lambda prefix: _first_screen_html(state, entry, prefix, strings)
+    )
     if html is None:
         return None
     paging = _first_window_paging(state.settings.window_rows)
-    return {"session": {**entry_json(entry), "title": log.title, "size": _size(entry)}, "provisional": True,
-            "rows_html": html, "base_url": session_url(entry.key), "paging": paging}
+    return {
+        "session": {**entry_json(entry), "title": log.title, "size": _size(entry)},
+        "provisional": True,
+        "rows_html": html,
+        "base_url": session_url(entry.key),
+        "paging": paging,
+    }
 
 
 def _first_window_paging(size: int) -> dict[str, Any]:
@@ -212,9 +233,17 @@ def _first_screen_html(state: WebState, entry: Entry, log: SessionLog, strings: 
     cwd = log.header.cwd if log.header else None
     views = [view_of(t, i, cwd) for i in range(size)]  # the settled rows lead the transcript
     paging = _first_window_paging(size)
-    return Markup(state.templates.env.get_template("rows/window.html").render(
-        t=strings, lang=strings.lang, rows=views, base_url=session_url(entry.key), paging=paging, direction="",
-        media=media_of(entry)))
+    return Markup(
+        state.templates.env.get_template("rows/window.html").render(
+            t=strings,
+            lang=strings.lang,
+            rows=views,
+            base_url=session_url(entry.key),
+            paging=paging,
+            direction="",
+            media=media_of(entry),
+        )
+    )
 
 
 @router.get("/sessions/{key}/facts", response_class=HTMLResponse, include_in_schema=False)
@@ -222,9 +251,14 @@ def session_facts(request: Request, key: str) -> HTMLResponse:
     """The session's verdict, counts and relatives, read from the whole log (its JSON twin: /api/sessions/{key})."""
     state = web(request)
     entry, log, t = transcript(state, key)
-    return state.page(request, "sessions/facts.html", session=session_json(entry, log, t),
-                      base_url=session_url(entry.key), related=related_sessions(state, entry, log),
-                      usage=state.registry.derived(entry.key, "usage", session_usage))
+    return state.page(
+        request,
+        "sessions/facts.html",
+        session=session_json(entry, log, t),
+        base_url=session_url(entry.key),
+        related=related_sessions(state, entry, log),
+        usage=state.registry.derived(entry.key, "usage", session_usage),
+    )
 
 
 def session_page_context(state: WebState, key: str, start: int, request: Request | None = None) -> dict[str, Any]:
@@ -239,9 +273,14 @@ def session_page_context(state: WebState, key: str, start: int, request: Request
     else:
         entry, log, t, views, start = window(state, key, start)
         rows, paging = {"rows": views}, window_json(t, views, start, state.settings.window_rows)
-    return {"session": session_json(entry, log, t), **rows, "related": related_sessions(state, entry, log),
-            "usage": state.registry.derived(entry.key, "usage", session_usage),
-            "base_url": session_url(entry.key), "paging": paging}
+    return {
+        "session": session_json(entry, log, t),
+        **rows,
+        "related": related_sessions(state, entry, log),
+        "usage": state.registry.derived(entry.key, "usage", session_usage),
+        "base_url": session_url(entry.key),
+        "paging": paging,
+    }
 
 
 @router.get("/api/sessions/{key}", summary="One session: verdict, counts, diagnostics and a window of rows")
@@ -249,14 +288,21 @@ def api_session(request: Request, key: str, start: int = Query(0, alias="from", 
     state = web(request)
     entry, log, t, views, start = window(state, key, start)
     usage = state.registry.derived(entry.key, "usage", session_usage)
-    return {**session_json(entry, log, t), "related": related_sessions(state, entry, log),
-            "usage": usage.to_json() if usage else None,
-            **window_json(t, views, start, state.settings.window_rows)}
+    return {
+        **session_json(entry, log, t),
+        "related": related_sessions(state, entry, log),
+        "usage": usage.to_json() if usage else None,
+        **window_json(t, views, start, state.settings.window_rows),
+    }
 
 
 @router.get("/sessions/{key}/rows", response_class=HTMLResponse, include_in_schema=False)
-def rows_partial(request: Request, key: str, start: int = Query(0, alias="from", ge=0),
-                 direction: str = Query("", pattern="^(earlier|later|)$")) -> HTMLResponse:
+def rows_partial(
+    request: Request,
+    key: str,
+    start: int = Query(0, alias="from", ge=0),
+    direction: str = Query("", pattern="^(earlier|later|)$"),
+) -> HTMLResponse:
     _, _, html, _ = rendered_window(web(request), request, key, start, direction)
     return HTMLResponse(html)
 
@@ -274,14 +320,16 @@ def _facts(state: WebState, key: str) -> list[RowFacts]:
 
 
 @router.get("/api/sessions/{key}/search", summary="Rows matching a text and facets, in order")
-def api_search(request: Request, key: str, q: str = "", kind: str = "", form: str = "", tool: str = "",
-               errors: bool = False) -> dict[str, Any]:
+def api_search(
+    request: Request, key: str, q: str = "", kind: str = "", form: str = "", tool: str = "", errors: bool = False
+) -> dict[str, Any]:
     state = web(request)
     _, _, t = transcript(state, key)
     hits = search(_facts(state, key), q=q, kind=kind, form=form, tool=tool, errors=errors)
-    return {"query": {"q": q, "kind": kind, "form": form, "tool": tool, "errors": errors},
-            "matches": [{"index": i, "anchor": t.anchors[i], "kind": t.rows[i].kind, "seq": t.rows[i].seq}
-                        for i in hits]}
+    return {
+        "query": {"q": q, "kind": kind, "form": form, "tool": tool, "errors": errors},
+        "matches": [{"index": i, "anchor": t.anchors[i], "kind": t.rows[i].kind, "seq": t.rows[i].seq} for i in hits],
+    }
 
 
 @router.get("/api/sessions/{key}/locate", summary="The row index of an anchor, to open its window")
@@ -303,8 +351,13 @@ def _event(state: WebState, key: str, seq: int) -> tuple[Entry, dict[str, Any]]:
         raise HTTPException(404, f"no event {seq}")
     event = source.event(seq)
     outside = source.outside(seq) if isinstance(source, ReadableLog) else None
-    return entry, {"seq": seq, "type": event.type, "synthetic": event.synthetic, "event": thaw(event.raw),
-                   **({"outside": outside} if outside is not None else {})}
+    return entry, {
+        "seq": seq,
+        "type": event.type,
+        "synthetic": event.synthetic,
+        "event": thaw(event.raw),
+        **({"outside": outside} if outside is not None else {}),
+    }
 
 
 def _pretty(value: Any) -> str:
@@ -315,8 +368,14 @@ def _pretty(value: Any) -> str:
 def event_page(request: Request, key: str, seq: int) -> HTMLResponse:
     state = web(request)
     entry, event = _event(state, key, seq)
-    return state.page(request, "event.html", session_key=entry.key, base_url=session_url(entry.key),
-                      event_json=_pretty(event["event"]), **event)
+    return state.page(
+        request,
+        "event.html",
+        session_key=entry.key,
+        base_url=session_url(entry.key),
+        event_json=_pretty(event["event"]),
+        **event,
+    )
 
 
 @router.get("/api/sessions/{key}/events/{seq}", summary="One event as stored (after dsh's upgrades)")

@@ -56,15 +56,17 @@ class Settings:
         if not host_header:
             return False
         host = host_header.strip().lower()
-        names = {_bracketed(self.host.lower()), "127.0.0.1", "localhost", "[::1]",
-                 *(_bracketed(h.lower()) for h in self.allowed_hosts)}
+        names = {
+            _bracketed(self.host.lower()),
+            "127.0.0.1",
+            "localhost",
+            "[::1]",
+            *(_bracketed(h.lower()) for h in self.allowed_hosts),
+        }
         if self.host in ("0.0.0.0", "::"):
             # every interface, but still no DNS rebinding: the names and addresses of this machine
             names |= _machine_names()
-        for name in names:
-            if host == name or host == f"{name}:{self.port}":
-                return True
-        return False
+        return any(host in (name, f"{name}:{self.port}") for name in names)
 
     def limits(self) -> Limits:
         return Limits(self.max_upload_mb * MIB, self.max_decompressed_mb * MIB, self.max_sessions_per_upload)
@@ -99,20 +101,29 @@ class SettingDoc:
 # Datasette style: every limit is a named setting with a default and a sentence.
 SETTINGS: tuple[SettingDoc, ...] = (
     SettingDoc("max_upload_mb", "Largest upload accepted, in MiB (the bytes sent).", "max_upload_bytes"),
-    SettingDoc("max_decompressed_mb",
-               "Most one upload may decompress to, in MiB: zstd frames, the ZIP members read, a SQLite "
-               "store's zstd data blobs. Counted as they stream, so a bomb is refused early.",
-               "max_decompressed_bytes"),
-    SettingDoc("max_sessions_per_upload",
-               "Most sessions one upload may hold (a SQLite store, an export ZIP); a ZIP may list at most "
-               "ten times as many entries.", "max_sessions_per_upload"),
+    SettingDoc(
+        "max_decompressed_mb",
+        "Most one upload may decompress to, in MiB: zstd frames, the ZIP members read, a SQLite "
+        "store's zstd data blobs. Counted as they stream, so a bomb is refused early.",
+        "max_decompressed_bytes",
+    ),
+    SettingDoc(
+        "max_sessions_per_upload",
+        "Most sessions one upload may hold (a SQLite store, an export ZIP); a ZIP may list at most "
+        "ten times as many entries.",
+        "max_sessions_per_upload",
+    ),
     SettingDoc("window_rows", "Rows a session page renders per window; later windows load as the reader scrolls."),
-    SettingDoc("first_screen_events",
-               "A log not read yet shows its first window from this many leading events; the verdict and "
-               "counts follow once it is read whole."),
-    SettingDoc("body_cap",
-               "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts "
-               "them); \"Show all\" loads the rest in place. Context bodies keep dsh's own 20,000."),
+    SettingDoc(
+        "first_screen_events",
+        "A log not read yet shows its first window from this many leading events; the verdict and "
+        "counts follow once it is read whole.",
+    ),
+    SettingDoc(
+        "body_cap",
+        "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts "
+        'them); "Show all" loads the rest in place. Context bodies keep dsh\'s own 20,000.',
+    ),
 )
 
 

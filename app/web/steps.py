@@ -48,8 +48,15 @@ def budget_page(request: Request, key: str) -> HTMLResponse:
     base = session_url(entry.key)
     t = strings_for(request.headers.get("accept-language"))
     chart = budget_chart(budget, lambda step: f"{base}/steps/{step}", t)
-    return state.page(request, "steps/index.html", session_key=entry.key, session_title=log.title or entry.key,
-                      base_url=base, budget=budget, chart=chart)
+    return state.page(
+        request,
+        "steps/index.html",
+        session_key=entry.key,
+        session_title=log.title or entry.key,
+        base_url=base,
+        budget=budget,
+        chart=chart,
+    )
 
 
 @router.get("/api/sessions/{key}/steps", summary="Every step's model calls, tokens, and the compactions between them")
@@ -82,9 +89,20 @@ def step_page(request: Request, key: str, ref: str) -> HTMLResponse:
     anchors = transcript_anchors(state, entry.key)
     step = found.step
     back = transcript_link(base, anchors, step.message if step.message is not None else step.start)
-    return state.page(request, "steps/step.html", session_key=entry.key, session_title=log.title or entry.key,
-                      base_url=base, step=step, calls=views, main=main, previous_step=found.previous_step,
-                      next_step=found.next_step, transcript_url=back, message_url=message_url)
+    return state.page(
+        request,
+        "steps/step.html",
+        session_key=entry.key,
+        session_title=log.title or entry.key,
+        base_url=base,
+        step=step,
+        calls=views,
+        main=main,
+        previous_step=found.previous_step,
+        next_step=found.next_step,
+        transcript_url=back,
+        message_url=message_url,
+    )
 
 
 @router.get("/api/sessions/{key}/steps/{ref}", summary="What the model read at one step: every call's request")
@@ -118,5 +136,10 @@ def message_body(request: Request, key: str, seq: int) -> HTMLResponse:
 def api_message_body(request: Request, key: str, seq: int) -> dict[str, Any]:
     message = _message_at(web(request), key, seq)
     view = project_context(message) if is_context(message) else None
-    return {"seq": seq, "role": message.role, "shownAs": role_key(message).removeprefix("role."),
-            "renderedForm": (view.rendered_form or "opaque") if view else None, "message": message.to_json()}
+    return {
+        "seq": seq,
+        "role": message.role,
+        "shownAs": role_key(message).removeprefix("role."),
+        "renderedForm": (view.rendered_form or "opaque") if view else None,
+        "message": message.to_json(),
+    }

@@ -62,11 +62,24 @@ def upload_json(state: WebState, upload: Upload) -> dict[str, Any]:
     }
 
 
-def _refusal(status: int, code: str, message: str, *, setting: str | None = None, hint: str | None = None,
-             refused: tuple[Refusal, ...] = ()) -> JSONResponse:
+def _refusal(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    setting: str | None = None,
+    hint: str | None = None,
+    refused: tuple[Refusal, ...] = (),
+) -> JSONResponse:
     detail = f"{message}. {hint}" if hint else message
-    return JSONResponse({"detail": detail, "error": {"code": code, "setting": setting, "hint": hint},
-                         "refused": [{"path": r.part, "reason": r.reason} for r in refused]}, status_code=status)
+    return JSONResponse(
+        {
+            "detail": detail,
+            "error": {"code": code, "setting": setting, "hint": hint},
+            "refused": [{"path": r.part, "reason": r.reason} for r in refused],
+        },
+        status_code=status,
+    )
 
 
 def _too_much(state: WebState, name: str, exc: LimitExceeded) -> JSONResponse:
@@ -78,22 +91,37 @@ def _no_room(name: str, exc: OSError) -> JSONResponse:
     return _refusal(507, "storage", f"{name}: the data folder could not keep the upload: {exc.strerror or exc}")
 
 
-@router.post("/api/uploads", status_code=201, summary="Upload a log, a zstd log, a SQLite store or an export ZIP",
-             responses={200: {"description": "The same bytes were already stored"},
-                        413: {"description": "A limit was exceeded; the answer names the setting"},
-                        422: {"description": "Not a dsh session log; the answer says where reading stopped"}},
-             openapi_extra={"requestBody": {"required": True, "description": "The file's bytes, as they are",
-                                            "content": {"application/octet-stream": {
-                                                "schema": {"type": "string", "format": "binary"}}}}})
+@router.post(
+    "/api/uploads",
+    status_code=201,
+    summary="Upload a log, a zstd log, a SQLite store or an export ZIP",
+    responses={
+        200: {"description": "The same bytes were already stored"},
+        413: {"description": "A limit was exceeded; the answer names the setting"},
+        422: {"description": "Not a dsh session log; the answer says where reading stopped"},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "The file's bytes, as they are",
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
 async def create_upload(request: Request, name: str | None = Query(None, max_length=1000)) -> Response:
     state = web(request)
     store = _store(state)
     shown = clean_name(name)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > store.limits.max_upload_bytes:
-        return _too_much(state, shown, LimitExceeded(
-            "max_upload_bytes",
-            f"the upload is {mib(int(declared))}, larger than {mib(store.limits.max_upload_bytes)}"))
+        return _too_much(
+            state,
+            shown,
+            LimitExceeded(
+                "max_upload_bytes",
+                f"the upload is {mib(int(declared))}, larger than {mib(store.limits.max_upload_bytes)}",
+            ),
+        )
     try:
         receiving = store.receive()
     except OSError as exc:
@@ -123,8 +151,11 @@ async def create_upload(request: Request, name: str | None = Query(None, max_len
     except OSError as exc:
         return _no_room(shown, exc)
     state.registry.refresh()
-    body = {"upload": upload_json(state, stored.upload), "created": stored.created,
-            "refused": [{"path": r.part, "reason": r.reason} for r in stored.refused]}
+    body = {
+        "upload": upload_json(state, stored.upload),
+        "created": stored.created,
+        "refused": [{"path": r.part, "reason": r.reason} for r in stored.refused],
+    }
     return JSONResponse(body, status_code=201 if stored.created else 200)
 
 
@@ -176,8 +207,11 @@ def session_raw(request: Request, key: str) -> Response:
     source = entry.source
     if source.kind == "zip" and source.member is not None:
         filename = f"{url_safe_id(entry.session_id)}.jsonl" if entry.session_id else "session.jsonl"
-        return StreamingResponse(_member_chunks(path, source.member), media_type="application/octet-stream",
-                                 headers={"Content-Disposition": _disposition(filename)})
+        return StreamingResponse(
+            _member_chunks(path, source.member),
+            media_type="application/octet-stream",
+            headers={"Content-Disposition": _disposition(filename)},
+        )
     return _attachment(path, os.path.basename(source.display or source.path))
 
 
@@ -193,8 +227,10 @@ def _readable(state: WebState, key: str) -> tuple[Entry, str]:
     if entry.upload is not None and state.store is not None:
         inside = path == str(state.store.blob_path(entry.upload))
     else:
-        inside = any(not escapes(path, p) if os.path.isdir(p) else os.path.realpath(p) == os.path.realpath(path)
-                     for p in state.registry.paths)
+        inside = any(
+            not escapes(path, p) if os.path.isdir(p) else os.path.realpath(p) == os.path.realpath(path)
+            for p in state.registry.paths
+        )
     if not inside or not os.path.isfile(path):
         raise HTTPException(404, f"no session {key!r}")
     return entry, path
@@ -211,6 +247,6 @@ def _disposition(filename: str) -> str:
 
 
 def _attachment(path: str, filename: str) -> FileResponse:
-    return FileResponse(path, media_type="application/octet-stream",
-                        headers={"Content-Disposition": _disposition(filename)})
-
+    return FileResponse(
+        path, media_type="application/octet-stream", headers={"Content-Disposition": _disposition(filename)}
+    )

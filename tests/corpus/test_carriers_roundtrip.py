@@ -6,9 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.sources import discover
+
 from tests.conftest import CORPUS
 from tests.support.logs import fixture_events, load_path, stored_events
 from tests.support.writers import batches_of, new_store, write_jsonl, write_sqlite_session, write_zstd
@@ -28,8 +28,14 @@ def test_corpus_log_survives_jsonl_zstd_and_sqlite(corpus_dir: Path, tmp_path: P
     header, events = fixture_events(path)
     if not events:
         pytest.skip("header-only fixture")
-    strict = {"type": "session", "version": 0, "id": header["id"], "createdAt": 1_790_000_000_000,
-              "cwd": "/work/project", "delegationDepth": 0}
+    strict = {
+        "type": "session",
+        "version": 0,
+        "id": header["id"],
+        "createdAt": 1_790_000_000_000,
+        "cwd": "/work/project",
+        "delegationDepth": 0,
+    }
     batches = batches_of(events, 7)
     plain = load_path(write_jsonl(tmp_path / "plain/session.jsonl", strict, batches))
     zstd = load_path(write_zstd(tmp_path / "zstd/session.jsonl.zstd", strict, batches))
@@ -49,7 +55,7 @@ def test_corpus_log_survives_jsonl_zstd_and_sqlite(corpus_dir: Path, tmp_path: P
 
 
 def test_a_large_data_value_is_stored_as_a_zstd_blob_and_read_back(corpus_dir: Path, tmp_path: Path) -> None:
-    header, events = fixture_events(corpus_dir / "sessions/examples/acp-agent/tests/snapshots/fs-read/session.jsonl")
+    _, events = fixture_events(corpus_dir / "sessions/examples/acp-agent/tests/snapshots/fs-read/session.jsonl")
     big = next(e for e in events if e["type"] == "tool/result")
     big["data"]["message"]["content"][0]["content"] = [{"type": "text", "text": "line of a long file\n" * 2000}]
     strict = {"type": "session", "version": 0, "id": "big", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
@@ -69,7 +75,7 @@ def test_an_sqlite_store_with_many_sessions_lists_them_all(corpus_dir: Path, tmp
     conn = new_store(tmp_path / "many.sqlite")
     names = ["text-turn", "fs-read", "cancel"]
     for name in names:
-        header, events = fixture_events(corpus_dir / f"sessions/examples/acp-agent/tests/snapshots/{name}/session.jsonl")
+        _, events = fixture_events(corpus_dir / f"sessions/examples/acp-agent/tests/snapshots/{name}/session.jsonl")
         write_sqlite_session(conn, {"id": name, "version": 0, "createdAt": 5, "cwd": "/w"}, [events])
     conn.close()
     found = discover([str(tmp_path / "many.sqlite")])

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from dsh_inspect.forms import project_context
 from dsh_inspect.history.transcript import build_rows
 from dsh_inspect.model.frozen import thaw
+
 from tests.support.logs import load_path
 
 pytestmark = pytest.mark.corpus

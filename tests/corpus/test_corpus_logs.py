@@ -6,11 +6,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.dsh_root import list_root, read_header_line, resolve_root
 from dsh_inspect.log.records import NotASessionLog
 from dsh_inspect.log.sources import discover
+
 from tests.conftest import CORPUS
 from tests.support.logs import load_path, stored_events
 
@@ -114,7 +114,10 @@ def test_files_that_are_not_session_logs_are_refused_with_what_they_are(corpus_d
     (source,) = discover([str(path)]).sources
     with pytest.raises(NotASessionLog) as caught:
         load_session(source)
-    expected = {"acp-agent": "ACP / JSON-RPC transcript", "headless-agent": "stream-json",
-                "jsonrpc-agent": "JSON-RPC notification"}[name]
+    expected = {
+        "acp-agent": "ACP / JSON-RPC transcript",
+        "headless-agent": "stream-json",
+        "jsonrpc-agent": "JSON-RPC notification",
+    }[name]
     assert expected in caught.value.reason
     assert caught.value.location.line == 1

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from dsh_inspect.history.session import SessionLog
 from dsh_inspect.history.transcript import build_rows
+
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_all, load_path

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from dsh_inspect.history.identity import MessageCarrier, message_identity
 from dsh_inspect.history.requests import CallRequest, RequestIndex, StepRequests, request_index, step_requests
 from dsh_inspect.history.session import SessionLog, load_session
 from dsh_inspect.history.usage import session_budget
 from dsh_inspect.log.sources import discover
 from dsh_inspect.model.rules import decode_source_event_seqs
+
 from tests.support.logs import load_path, stored_events
 from tests.support.request_logs import derive_messages
 
@@ -49,7 +49,10 @@ def assert_section_5_3(log: SessionLog, index: RequestIndex) -> int:
         for request in view(log, index, step.key).calls:
             call = request.call
             assert [m.message.to_json() for m in request.messages] == derive_messages(events, call.request_at), (
-                log.source.label, step.key, call.number)
+                log.source.label,
+                step.key,
+                call.number,
+            )
             if call.message is not None and events[call.message].get("sourceEventSeqs"):
                 cited = decode_source_event_seqs(events[call.message]["sourceEventSeqs"])
                 assert call.request_at == min(cited) - 1

@@ -15,4 +15,4 @@ def browser(dsh_chromium: Any) -> Any:
 
 @pytest.fixture
 def page(chromium_page: Any) -> Iterator[Any]:
-    yield chromium_page
+    return chromium_page

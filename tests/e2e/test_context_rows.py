@@ -22,9 +22,19 @@ AGENTS_TEXT = (
     + "".join(f"Instruction {n}: preserve the logged context contract.\n" for n in range(1, 25))
     + "</system-reminder>"
 )
-AGENTS_SOURCE = {"kind": "agent-instructions", "form": "instructions", "baseline": True,
-                 "changes": [{"action": "set", "scope": ".\u0000AGENTS.md", "path": "AGENTS.md",
-                              "digest": "context-injection-browser-snapshot"}]}
+AGENTS_SOURCE = {
+    "kind": "agent-instructions",
+    "form": "instructions",
+    "baseline": True,
+    "changes": [
+        {
+            "action": "set",
+            "scope": ".\u0000AGENTS.md",
+            "path": "AGENTS.md",
+            "digest": "context-injection-browser-snapshot",
+        }
+    ],
+}
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">{{ 7 * 7 }}'
 
 
@@ -35,16 +45,40 @@ def contexts_log(path: Path) -> Path:
     b.add("step/start", {"turn": 1, "step": 1})
     b.user("Please look.")
     b.user("Short injected context.", {"kind": "plugin", "plugin": "fixture"})
-    b.user("job done", {"kind": "plugin", "plugin": "tool-jobs", "form": "notice",
-                        "summary": "bash pnpm test [status: completed]"})
-    b.user("recalled material", {"kind": "session-reference", "form": "recall", "version": 1,
-                                 "references": [{"sessionId": "s-1", "label": "Research notes", "capturedThroughSeq": 9,
-                                                 "compacted": False, "originalMessages": 20, "retainedMessages": 18,
-                                                 "omittedMessages": 42, "omittedBytes": 100, "truncated": True,
-                                                 "inputIndex": 0}]})
-    b.user("<available_skills>…</available_skills>", {
-        "kind": "skill-catalog", "form": "catalog",
-        "entries": [{"name": f"skill-{i}", "description": f"Does {i}"} for i in range(205)]})
+    b.user(
+        "job done",
+        {"kind": "plugin", "plugin": "tool-jobs", "form": "notice", "summary": "bash pnpm test [status: completed]"},
+    )
+    b.user(
+        "recalled material",
+        {
+            "kind": "session-reference",
+            "form": "recall",
+            "version": 1,
+            "references": [
+                {
+                    "sessionId": "s-1",
+                    "label": "Research notes",
+                    "capturedThroughSeq": 9,
+                    "compacted": False,
+                    "originalMessages": 20,
+                    "retainedMessages": 18,
+                    "omittedMessages": 42,
+                    "omittedBytes": 100,
+                    "truncated": True,
+                    "inputIndex": 0,
+                }
+            ],
+        },
+    )
+    b.user(
+        "<available_skills>…</available_skills>",
+        {
+            "kind": "skill-catalog",
+            "form": "catalog",
+            "entries": [{"name": f"skill-{i}", "description": f"Does {i}"} for i in range(205)],
+        },
+    )
     b.user(HOSTILE, {"kind": "plugin", "plugin": HOSTILE, "form": "notice", "summary": HOSTILE, "extra": HOSTILE})
     b.user(AGENTS_TEXT, AGENTS_SOURCE)
     b.add("step/end", {"turn": 1, "step": 1})
@@ -57,9 +91,16 @@ def contexts_log(path: Path) -> Path:
 def geometry_log(path: Path) -> Path:
     """UI.md §4's scenario: the seeded-history seed plus the 24-line AGENTS.md message."""
     seed = (CORPUS / "sessions/apps/web/tests/snapshots/seeded-history/seed.jsonl").read_bytes()
-    message = {"type": "user/message", "surfaceOp": "append",
-               "data": {"id": "agents-md-live", "role": "user", "content": [{"type": "text", "text": AGENTS_TEXT}],
-                        "source": AGENTS_SOURCE}}
+    message = {
+        "type": "user/message",
+        "surfaceOp": "append",
+        "data": {
+            "id": "agents-md-live",
+            "role": "user",
+            "content": [{"type": "text", "text": AGENTS_TEXT}],
+            "source": AGENTS_SOURCE,
+        },
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(seed.rstrip(b"\n") + b"\n" + orjson.dumps(message) + b"\n")
     return path
@@ -87,7 +128,9 @@ def header_named(page: Page, name: str):  # type: ignore[no-untyped-def]
     return page.get_by_role("button", name=name, exact=True)
 
 
-def test_the_real_instructions_card_shows_its_files_and_verbatim_text(page: Page, server: str, corpus_dir: Path) -> None:
+def test_the_real_instructions_card_shows_its_files_and_verbatim_text(
+    page: Page, server: str, corpus_dir: Path
+) -> None:
     sessions = page.request.get(f"{server}/api/sessions").json()["sessions"]
     url = next(s["url"] for s in sessions if "agent-instructions" in s["path"])
     page.goto(server + url)
@@ -120,17 +163,21 @@ def test_a_short_opaque_body_fits_without_a_scrollport(page: Page, server: str) 
 def test_collapsed_rows_have_dsh_aria_shapes(page: Page, server: str) -> None:
     open_session(page, server, "contexts")
     expect(header_named(page, "Context injection fixture")).to_match_aria_snapshot(
-        '- button "Context injection fixture":\n  - img\n  - img\n  - text: Context injection fixture')
+        '- button "Context injection fixture":\n  - img\n  - img\n  - text: Context injection fixture'
+    )
     notice = "Context injection tool-jobs bash pnpm test [status: completed]"
     expect(header_named(page, notice)).to_match_aria_snapshot(
-        f'- \'button "{notice}"\':\n  - img\n  - img\n  - text: "{notice}"')
+        f'- \'button "{notice}"\':\n  - img\n  - img\n  - text: "{notice}"'
+    )
     recall = header_named(page, "Session recall Research notes")
     expect(recall).to_match_aria_snapshot(
-        '- button "Session recall Research notes":\n  - img\n  - text: Session recall Research notes')
+        '- button "Session recall Research notes":\n  - img\n  - text: Session recall Research notes'
+    )
     assert recall.locator("[data-context-recall-icon]").count() == 1
     recall.click()
     expect(recall).to_match_aria_snapshot(
-        '- button "Session recall Research notes" [expanded]:\n  - img\n  - text: Session recall Research notes')
+        '- button "Session recall Research notes" [expanded]:\n  - img\n  - text: Session recall Research notes'
+    )
     items_shown = page.locator("[data-context-recalls] li")
     expect(items_shown).to_have_count(1)
     items = items_shown.all_inner_texts()

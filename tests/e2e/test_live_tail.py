@@ -7,9 +7,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from dsh_inspect.log.writer import append_batch, write_artifact
 from playwright.sync_api import Page, expect
 
-from dsh_inspect.log.writer import append_batch, write_artifact
 from tests.support.builders import LogBuilder, header
 from tests.support.server import live_server
 
@@ -37,8 +37,9 @@ def server(roots: dict[str, Path]) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])
-def test_appended_rows_arrive_in_order_and_open_rows_stay_open(page: Page, server: str, roots: dict[str, Path],
-                                                              compression: str) -> None:
+def test_appended_rows_arrive_in_order_and_open_rows_stay_open(
+    page: Page, server: str, roots: dict[str, Path], compression: str
+) -> None:
     events = growing_session().events
     first_turn = next(i for i, e in enumerate(events) if e["type"] == "turn/end") + 2  # + the context row
     sid = f"live-{compression}"
@@ -89,8 +90,9 @@ def test_a_truncated_log_is_noticed_and_reloaded(page: Page, server: str, roots:
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])
-def test_an_open_tool_row_stays_open_when_its_result_arrives(page: Page, server: str, roots: dict[str, Path],
-                                                             compression: str) -> None:
+def test_an_open_tool_row_stays_open_when_its_result_arrives(
+    page: Page, server: str, roots: dict[str, Path], compression: str
+) -> None:
     b = LogBuilder()
     b.turn(1)
     call = next(i for i, e in enumerate(b.events) if e["type"] == "tool/call")

@@ -6,7 +6,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-USER_TESTS = '''
+USER_TESTS = """
 import pytest
 from playwright.sync_api import expect
 
@@ -57,7 +57,7 @@ def test_a_failing_test_also_names_its_page_errors(inspector, chromium_page):
     with chromium_page.expect_event("pageerror"):
         chromium_page.evaluate("setTimeout(() => { throw new Error('kaput') })")
     assert chromium_page.title() == "not this title", "the test's own failure"
-'''
+"""
 
 
 def test_the_plugin_serves_seeds_grows_and_compares_goldens(pytester: pytest.Pytester) -> None:
@@ -72,7 +72,7 @@ def test_the_plugin_serves_seeds_grows_and_compares_goldens(pytester: pytest.Pyt
     golden = pytester.path / "ctx.aria.yml"
     written = golden.read_text()
     assert written.startswith('- button "Context injection fixture"')
-    golden.write_text("- button \"something else\"\n")
+    golden.write_text('- button "something else"\n')
     second = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-k", "plain_root")
     second.assert_outcomes(failed=1)
     assert "--refresh-goldens" in second.stdout.str()

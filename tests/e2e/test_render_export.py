@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, Request, expect
-
 from dsh_inspect.cli import main
 from dsh_inspect.demo.generate import SESSIONS
+from playwright.sync_api import Page, Request, expect
+
 from tests.support.media import export_zip_with_image
 
 pytestmark = pytest.mark.browser

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
-
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.sources import discover
 from dsh_inspect.testing.seeding import fixture_events
+from playwright.sync_api import expect
+
 from tests.conftest import CORPUS
 from tests.support.geometry import assert_context_geometry
 
@@ -25,11 +25,26 @@ AGENTS_TEXT = (
     + "</system-reminder>"
 )
 AGENTS_MESSAGE = {
-    "type": "user/message", "surfaceOp": "append",
-    "data": {"id": "agents-md-live", "role": "user", "content": [{"type": "text", "text": AGENTS_TEXT}],
-             "source": {"kind": "agent-instructions", "form": "instructions", "baseline": True,
-                        "changes": [{"action": "set", "scope": ".\u0000AGENTS.md", "path": "AGENTS.md",
-                                     "digest": "context-injection-browser-snapshot"}]}},
+    "type": "user/message",
+    "surfaceOp": "append",
+    "data": {
+        "id": "agents-md-live",
+        "role": "user",
+        "content": [{"type": "text", "text": AGENTS_TEXT}],
+        "source": {
+            "kind": "agent-instructions",
+            "form": "instructions",
+            "baseline": True,
+            "changes": [
+                {
+                    "action": "set",
+                    "scope": ".\u0000AGENTS.md",
+                    "path": "AGENTS.md",
+                    "digest": "context-injection-browser-snapshot",
+                }
+            ],
+        },
+    },
 }
 
 
@@ -38,37 +53,70 @@ def with_manual_compact(events: list[dict[str, Any]], surface: list[int]) -> lis
     n = len(events)
     summary = "## Session summary\n\nRead `a.txt` and `b.txt` in one step, then replied **DONE**."
     ids = {"commandId": "cmd-compact", "compactionId": "cmp-1"}
-    return events + [
+    return [
+        *events,
         {"type": "command/run", "data": {"commandId": "cmd-compact", "name": "compact", "source": {"kind": "user"}}},
         {"type": "compaction/start", "data": {"compactionId": "cmp-1", "sourceCommandId": "cmd-compact", "turn": None}},
-        {"type": "compaction/summary", "data": {
-            "compactionId": "cmp-1", "sourceCommandId": "cmd-compact",
-            "summary": [{"type": "text", "text": summary}],
-            "shadowedRange": {"start": surface[0], "end": surface[-1]}, "shadowedSeqs": surface,
-            "shadowedTokenCount": 412, "provider": "deepseek-official", "model": "deepseek-v4-flash"}},
-        {"type": "user/message", "surfaceOp": {"op": "replace", "start": surface[0], "end": surface[-1]},
-         "sourceEventSeqs": [n + 1, n + 2, *surface],
-         "data": {"id": "checkpoint-1", "role": "user",
-                  "content": [{"type": "text", "text": "<context_checkpoint>\n<compacted-summary>\n" + summary
-                               + "\n</compacted-summary>\n</context_checkpoint>"}],
-                  "source": {"kind": "plugin", "plugin": "compact", "compactionId": "cmp-1",
-                             "sourceCommandId": "cmd-compact"}}},
+        {
+            "type": "compaction/summary",
+            "data": {
+                "compactionId": "cmp-1",
+                "sourceCommandId": "cmd-compact",
+                "summary": [{"type": "text", "text": summary}],
+                "shadowedRange": {"start": surface[0], "end": surface[-1]},
+                "shadowedSeqs": surface,
+                "shadowedTokenCount": 412,
+                "provider": "deepseek-official",
+                "model": "deepseek-v4-flash",
+            },
+        },
+        {
+            "type": "user/message",
+            "surfaceOp": {"op": "replace", "start": surface[0], "end": surface[-1]},
+            "sourceEventSeqs": [n + 1, n + 2, *surface],
+            "data": {
+                "id": "checkpoint-1",
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "<context_checkpoint>\n<compacted-summary>\n"
+                        + summary
+                        + "\n</compacted-summary>\n</context_checkpoint>",
+                    }
+                ],
+                "source": {
+                    "kind": "plugin",
+                    "plugin": "compact",
+                    "compactionId": "cmp-1",
+                    "sourceCommandId": "cmd-compact",
+                },
+            },
+        },
         {"type": "compaction/end", "data": {"compactionId": "cmp-1", "sourceCommandId": "cmd-compact", "turn": None}},
-        {"type": "command/done", "data": {**{"commandId": ids["commandId"]}, "kind": "success",
-                                          "text": f"Compacted {len(surface)} history items"}},
+        {
+            "type": "command/done",
+            "data": {
+                "commandId": ids["commandId"],
+                "kind": "success",
+                "text": f"Compacted {len(surface)} history items",
+            },
+        },
     ]
 
 
 def test_the_seeded_history_reads_cold_and_takes_a_live_instructions_message(
-        seed_session: Any, append_events: Any, chromium_page: Any, aria_golden: Any, corpus_dir: Path) -> None:
+    seed_session: Any, append_events: Any, chromium_page: Any, aria_golden: Any, corpus_dir: Path
+) -> None:
     (source,) = discover([str(SEED)]).sources
     surface = load_session(source).surface
     _, events = fixture_events(SEED)
     url = seed_session(with_manual_compact(events, surface))
     page = chromium_page
     page.goto(url)
-    marker = page.get_by_role("button", name=f"compact Compacted {len(surface)} history items (~412 tokens)",
-                              exact=True)
+    marker = page.get_by_role(
+        "button", name=f"compact Compacted {len(surface)} history items (~412 tokens)", exact=True
+    )
     expect(marker).to_be_visible()
     assert page.get_by_text("context_checkpoint").count() == 0
     aria_golden(page.locator("[data-chat-flow]"), "goldens/seeded-history.aria.yml")

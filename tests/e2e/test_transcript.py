@@ -33,7 +33,8 @@ def big_result_log(path: Path) -> None:
     b.turn(1)
     result = next(e for e in b.events if e["type"] == "tool/result")
     result["data"]["message"]["content"][0]["content"] = [
-        {"type": "text", "text": "".join(f"line {i:07d} of a very large tool result\n" for i in range(BIG // 38))}]
+        {"type": "text", "text": "".join(f"line {i:07d} of a very large tool result\n" for i in range(BIG // 38))}
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("big"), *b.events]))
 
@@ -105,8 +106,9 @@ def test_search_filters_by_row_kind_and_errors(page: Page, server: str) -> None:
     assert len(hits["matches"]) == TURNS
 
 
-def test_the_real_compaction_marker_reads_as_dsh_and_opens_its_summary(page: Page, server: str,
-                                                                       corpus_dir: Path) -> None:
+def test_the_real_compaction_marker_reads_as_dsh_and_opens_its_summary(
+    page: Page, server: str, corpus_dir: Path
+) -> None:
     page.goto(f"{server}/sessions/session-2d63c78e-16f5-4333-ae51-0ea39805a2a6")
     marker = page.get_by_role("button", name="compact Compacted 7 history items (~364 tokens)", exact=True)
     expect(marker).to_have_attribute("aria-expanded", "false")
@@ -121,8 +123,11 @@ def test_the_real_compaction_marker_reads_as_dsh_and_opens_its_summary(page: Pag
 
 
 def test_the_seeded_history_read_row_shows_its_path(page: Page, server: str, corpus_dir: Path) -> None:
-    key = next(s["key"] for s in page.request.get(f"{server}/api/sessions").json()["sessions"]
-               if s["path"].endswith("seed.jsonl"))
+    key = next(
+        s["key"]
+        for s in page.request.get(f"{server}/api/sessions").json()["sessions"]
+        if s["path"].endswith("seed.jsonl")
+    )
     page.goto(f"{server}/sessions/{key}")
     row = page.get_by_role("button", name="Read a.txt", exact=True)
     expect(row).to_be_visible()

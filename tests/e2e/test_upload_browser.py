@@ -121,12 +121,14 @@ def test_several_files_at_once_are_each_answered(page: Page, server: str, tmp_pa
 
 def test_a_dropped_file_uploads_too(page: Page, server: str) -> None:
     page.goto(server + "/")
-    page.evaluate("""() => {
+    page.evaluate(
+        """() => {{
         const data = new DataTransfer();
-        data.items.add(new File([%s], "dropped.jsonl"));
+        data.items.add(new File([{}], "dropped.jsonl"));
         document.querySelector("[data-upload-zone]").dispatchEvent(
-            new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
-    }""" % repr(jsonl_bytes("dropped-in").decode()))
+            new DragEvent("drop", {{ dataTransfer: data, bubbles: true, cancelable: true }}));
+    }}""".format(repr(jsonl_bytes("dropped-in").decode()))
+    )
     page.wait_for_url(re.compile(r"/sessions/dropped-in$"))
 
 

@@ -41,8 +41,12 @@ def zip_bomb(path: Path, expands_to: int, name: str = "session.jsonl") -> Path:
     raw = name.encode()
     size = count * MIB
     local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(data), size, len(raw), 0) + raw
-    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(data), size, len(raw),
-                          0, 0, 0, 0, 0, 0) + raw
+    central = (
+        struct.pack(
+            "<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(data), size, len(raw), 0, 0, 0, 0, 0, 0
+        )
+        + raw
+    )
     end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(central), len(local) + len(data), 0)
     path.write_bytes(local + data + central + end)
     return path

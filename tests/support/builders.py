@@ -18,8 +18,15 @@ PROVIDER = {"provider": "deepseek-official", "model": "deepseek-v4-flash"}
 
 
 def header(session_id: str = "session-test", **extra: Any) -> dict[str, Any]:
-    return {"type": "session", "version": 0, "id": session_id, "createdAt": T0, "cwd": "/work/project",
-            "delegationDepth": 0, **extra}
+    return {
+        "type": "session",
+        "version": 0,
+        "id": session_id,
+        "createdAt": T0,
+        "cwd": "/work/project",
+        "delegationDepth": 0,
+        **extra,
+    }
 
 
 class LogBuilder:
@@ -42,26 +49,40 @@ class LogBuilder:
     def assistant(self, turn: int, step: int, blocks: list[dict[str, Any]], **extra: Any) -> Event:
         with using_id_source(self._ids):
             message = create_assistant_message(content=blocks, **PROVIDER)
-        return self.add("assistant/message", {"turn": turn, "step": step, "message": message.to_json(), **extra},
-                        surfaceOp="append", sourceEventSeqs=[])
+        return self.add(
+            "assistant/message",
+            {"turn": turn, "step": step, "message": message.to_json(), **extra},
+            surfaceOp="append",
+            sourceEventSeqs=[],
+        )
 
     def tool_round(self, turn: int, step: int, call_id: str, text: str, *, is_error: bool = False) -> Event:
-        call = self.add("tool/call", {"turn": turn, "step": step, "callId": call_id, "name": "read",
-                                      "arguments": '{"file_path": "a.txt"}'})
+        call = self.add(
+            "tool/call",
+            {"turn": turn, "step": step, "callId": call_id, "name": "read", "arguments": '{"file_path": "a.txt"}'},
+        )
         with using_id_source(self._ids):
-            message = create_tool_result_message(call_id=call_id, content=[{"type": "text", "text": text}],
-                                                 is_error=is_error)
-        return self.add("tool/result", {"turn": turn, "step": step, "message": message.to_json()},
-                        surfaceOp="append", sourceEventSeqs=[call["seq"]])
+            message = create_tool_result_message(
+                call_id=call_id, content=[{"type": "text", "text": text}], is_error=is_error
+            )
+        return self.add(
+            "tool/result",
+            {"turn": turn, "step": step, "message": message.to_json()},
+            surfaceOp="append",
+            sourceEventSeqs=[call["seq"]],
+        )
 
     def turn(self, turn: int, prompt: str = "Read a.txt please", *, close: bool = True) -> None:
         self.add("turn/start", {"turn": turn})
         self.add("step/start", {"turn": turn, "step": 1})
         self.user(prompt)
-        self.add("request/header", {"header": {"config": dict(PROVIDER)}, "reason": "initial" if turn == 1 else "change"})
+        self.add(
+            "request/header", {"header": {"config": dict(PROVIDER)}, "reason": "initial" if turn == 1 else "change"}
+        )
         call_id = f"call_{turn}"
-        self.assistant(turn, 1, [{"type": "tool-call", "id": call_id, "name": "read",
-                                  "arguments": '{"file_path": "a.txt"}'}])
+        self.assistant(
+            turn, 1, [{"type": "tool-call", "id": call_id, "name": "read", "arguments": '{"file_path": "a.txt"}'}]
+        )
         self.tool_round(turn, 1, call_id, "alpha")
         self.add("step/end", {"turn": turn, "step": 1})
         self.add("step/start", {"turn": turn, "step": 2})

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from dsh_inspect.history.session import SessionLog, load_session
+from dsh_inspect.log.jsonl import JsonlScan
 from dsh_inspect.log.plaintext import FilePlaintext
 from dsh_inspect.log.sources import SessionSource, discover
-from dsh_inspect.log.jsonl import JsonlScan
 
 Event = dict[str, Any]
 
@@ -27,10 +27,19 @@ def fixture_events(path: Path) -> tuple[dict[str, Any], list[Event]]:
     return header, events
 
 
-def artifact_header(header: dict[str, Any], session_id: str = "session-under-test", cwd: str = "/work/project") -> dict[str, Any]:
+def artifact_header(
+    header: dict[str, Any], session_id: str = "session-under-test", cwd: str = "/work/project"
+) -> dict[str, Any]:
     """A strict on-disk header (FORMAT.md §2.1) for events taken from a fixture."""
-    return {"type": "session", "version": 0, "id": session_id, "createdAt": 1_790_000_000_000, "cwd": cwd,
-            "delegationDepth": 0, **{k: header[k] for k in ("parentSession", "seedLength", "origin") if k in header}}
+    return {
+        "type": "session",
+        "version": 0,
+        "id": session_id,
+        "createdAt": 1_790_000_000_000,
+        "cwd": cwd,
+        "delegationDepth": 0,
+        **{k: header[k] for k in ("parentSession", "seedLength", "origin") if k in header},
+    }
 
 
 def load_path(path: Path | str) -> SessionLog:

@@ -17,15 +17,28 @@ def png_1x1() -> bytes:
         body = kind + data
         return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
 
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", bytes.fromhex("0000000100000001080200000090")[:13])
-            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", bytes.fromhex("0000000100000001080200000090")[:13])
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
 
 
 def session_with_image(attachment: str) -> bytes:
     b = LogBuilder()
     b.turn(1)
-    image = {"type": "image", "attachment": {"attachmentId": attachment, "mediaType": "image/png", "bytes": 69,
-                                             "width": 1, "height": 1, "name": "dot.png"}}
+    image = {
+        "type": "image",
+        "attachment": {
+            "attachmentId": attachment,
+            "mediaType": "image/png",
+            "bytes": 69,
+            "width": 1,
+            "height": 1,
+            "name": "dot.png",
+        },
+    }
     prompt = next(e for e in b.events if e["type"] == "user/message")
     prompt["data"]["content"].append(image)
     return b"".join(orjson.dumps(x) + b"\n" for x in [header("with-image"), *b.events])

@@ -43,8 +43,13 @@ def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) 
     args = [sys.executable, "-m", "dsh_inspect", "serve", *paths, "--port", str(port), "--data-dir", str(data_dir)]
     for name, value in settings:
         args += ["--setting", name, str(value)]
-    process = subprocess.Popen(args, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env={**os.environ, "DSH_HOME": str(data_dir / "no-dsh-home")})
+    process = subprocess.Popen(
+        args,
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "DSH_HOME": str(data_dir / "no-dsh-home")},
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from dsh_inspect.model.messages import SeededIds, create_user_message, using_id_source
+
 from tests.support.builders import PROVIDER, LogBuilder, header
 
 Event = dict[str, Any]
@@ -83,12 +83,21 @@ def compaction_between_calls() -> LogBuilder:
     chunk(b, 2, 1, {"type": "finish", "reason": {"kind": "error", "failure": FAILURE}})
     start = b.add("compaction/start", {"compactionId": "compaction-1", "turn": 2})["seq"]
     shadowed = [2, 4, 6, 9]
-    summary = b.add("compaction/summary", {
-        "compactionId": "compaction-1", "summary": [{"type": "text", "text": "Turn 1 read a.txt: alpha."}],
-        "shadowedRange": {"start": 2, "end": 9}, "shadowedSeqs": shadowed, "shadowedTokenCount": 420,
-        **PROVIDER})["seq"]
-    checkpoint = b.user("Checkpoint.\n\n<compacted-summary>Turn 1 read a.txt: alpha.</compacted-summary>",
-                        {"kind": "plugin", "plugin": "compact", "compactionId": "compaction-1"})
+    summary = b.add(
+        "compaction/summary",
+        {
+            "compactionId": "compaction-1",
+            "summary": [{"type": "text", "text": "Turn 1 read a.txt: alpha."}],
+            "shadowedRange": {"start": 2, "end": 9},
+            "shadowedSeqs": shadowed,
+            "shadowedTokenCount": 420,
+            **PROVIDER,
+        },
+    )["seq"]
+    checkpoint = b.user(
+        "Checkpoint.\n\n<compacted-summary>Turn 1 read a.txt: alpha.</compacted-summary>",
+        {"kind": "plugin", "plugin": "compact", "compactionId": "compaction-1"},
+    )
     _replace(checkpoint, 2, 9, [start, summary, *shadowed])
     b.add("compaction/end", {"compactionId": "compaction-1", "turn": 2})
     streamed_answer(b, 2, 1, "You read alpha.", {"inputTokens": 30, "outputTokens": 4, "cacheReadTokens": 10})
@@ -104,9 +113,21 @@ def retried_before_streaming() -> LogBuilder:
     b.add("step/start", {"turn": 1, "step": 1})
     b.user("Hello")
     b.add("request/header", {"header": {"config": dict(PROVIDER)}, "reason": "initial"})
-    b.add("llm/retry", {"retryId": "retry-1", "turn": 1, "step": 1, "provider": PROVIDER["provider"],
-                        "mode": "normal", "policyKey": "normal", "retry": 1, "maxRetries": 2, "delayMs": 5,
-                        "failure": {"message": "socket hang up", "code": "TRANSPORT"}})
+    b.add(
+        "llm/retry",
+        {
+            "retryId": "retry-1",
+            "turn": 1,
+            "step": 1,
+            "provider": PROVIDER["provider"],
+            "mode": "normal",
+            "policyKey": "normal",
+            "retry": 1,
+            "maxRetries": 2,
+            "delayMs": 5,
+            "failure": {"message": "socket hang up", "code": "TRANSPORT"},
+        },
+    )
     b.add("llm/retry-started", {"retryId": "retry-1", "turn": 1, "step": 1, "retry": 1})
     streamed_answer(b, 1, 1, "Hi.", {"inputTokens": 8, "outputTokens": 2})
     b.add("step/end", {"turn": 1, "step": 1})
@@ -160,8 +181,9 @@ def steering() -> tuple[LogBuilder, str, str]:
     """A steering message queued on the `next-step` inbox and claimed; another queued and cancelled."""
     b = LogBuilder()
     with using_id_source(SeededIds("steering")):
-        steer = create_user_message(content=[{"type": "text", "text": "Use the shell instead"}],
-                                    source={"kind": "user"})
+        steer = create_user_message(
+            content=[{"type": "text", "text": "Use the shell instead"}], source={"kind": "user"}
+        )
         dropped = create_user_message(content=[{"type": "text", "text": "Never mind"}], source={"kind": "user"})
     b.add("turn/start", {"turn": 1})
     b.add("step/start", {"turn": 1, "step": 1})
@@ -175,8 +197,10 @@ def steering() -> tuple[LogBuilder, str, str]:
     b.add("step/start", {"turn": 1, "step": 2})
     b.add("user/message", steer.to_json(), surfaceOp="append")  # 11
     b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "inserted": [dropped.to_json()]})  # 12
-    b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "removedCount": 1, "inserted": [],
-                                  "outcome": "canceled"})  # 13
+    b.add(
+        "agent/inbox/spliced",
+        {"target": "next-step", "start": 0, "removedCount": 1, "inserted": [], "outcome": "canceled"},
+    )  # 13
     b.assistant(1, 2, [{"type": "text", "text": "Using the shell."}])
     b.add("step/end", {"turn": 1, "step": 2})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
@@ -190,23 +214,52 @@ def header_and_state() -> LogBuilder:
     b.add("approval/policy", {"policy": "ask"})
     b.turn(1)  # logs the initial header at seq 5
     b.add("plan/mode", {"active": True})
-    b.add("goal/change", {"kind": "goal/change", "version": 1, "operation": "create",
-                          "goal": {"id": "goal-1", "revision": 1, "objective": "Ship it", "phase": "active",
-                                   "maxGoalRounds": 3}, "roundsStarted": 0, "createdAt": 1, "updatedAt": 1})
+    b.add(
+        "goal/change",
+        {
+            "kind": "goal/change",
+            "version": 1,
+            "operation": "create",
+            "goal": {"id": "goal-1", "revision": 1, "objective": "Ship it", "phase": "active", "maxGoalRounds": 3},
+            "roundsStarted": 0,
+            "createdAt": 1,
+            "updatedAt": 1,
+        },
+    )
     b.add("turn/start", {"turn": 2})
-    b.add("todo/write", {"todos": [{"content": "read a.txt", "status": "completed"},
-                                   {"content": "answer", "status": "in_progress"}]})
+    b.add(
+        "todo/write",
+        {"todos": [{"content": "read a.txt", "status": "completed"}, {"content": "answer", "status": "in_progress"}]},
+    )
     b.add("step/start", {"turn": 2, "step": 1})
     b.user("Again, with the bigger model")
     tool = {"name": "read", "description": "Read a file", "parameters": {"type": "object"}}
-    b.add("request/header", {"header": {"config": {**PROVIDER, "model": "deepseek-v4-pro", "reasoningEffort": "high"},
-                                        "system": "You are careful.", "tools": [tool]}, "reason": "change"})
+    b.add(
+        "request/header",
+        {
+            "header": {
+                "config": {**PROVIDER, "model": "deepseek-v4-pro", "reasoningEffort": "high"},
+                "system": "You are careful.",
+                "tools": [tool],
+            },
+            "reason": "change",
+        },
+    )
     b.add("request/context", {"provider": PROVIDER["provider"], "model": "deepseek-v4-pro", "contextWindow": 128000})
     b.assistant(2, 1, [{"type": "text", "text": "Done again."}])
     b.add("step/end", {"turn": 2, "step": 1})
     b.add("step/start", {"turn": 2, "step": 2})
-    b.add("request/header", {"header": {"config": {**PROVIDER, "model": "deepseek-v4-pro", "reasoningEffort": "high"},
-                                        "system": "You are careful.", "tools": [tool]}, "reason": "change"})
+    b.add(
+        "request/header",
+        {
+            "header": {
+                "config": {**PROVIDER, "model": "deepseek-v4-pro", "reasoningEffort": "high"},
+                "system": "You are careful.",
+                "tools": [tool],
+            },
+            "reason": "change",
+        },
+    )
     b.assistant(2, 2, [{"type": "text", "text": "And once more."}])
     b.add("step/end", {"turn": 2, "step": 2})
     b.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})

@@ -11,8 +11,10 @@ import orjson
 from tests.support.builders import LogBuilder, header
 from tests.support.writers import batches_of, new_store, write_sqlite_session, write_zstd
 
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
-       b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+    b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 
 
 def events(turns: int = 1, seed: int = 7) -> list[dict]:
@@ -47,7 +49,9 @@ def export_zip_bytes(parent: str, children: list[str]) -> bytes:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("session.jsonl", jsonl_bytes(parent))
         for child in children:
-            zf.writestr(f"subagents/{child}/session.jsonl",
-                        jsonl_bytes(child, parentSession=parent, origin="subagent", delegationDepth=1))
+            zf.writestr(
+                f"subagents/{child}/session.jsonl",
+                jsonl_bytes(child, parentSession=parent, origin="subagent", delegationDepth=1),
+            )
         zf.writestr("media/sha256:" + "ab" * 32 + ".png", PNG)
     return out.getvalue()

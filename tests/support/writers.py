@@ -7,6 +7,7 @@ dicts, so a reading can be compared event for event with the JSONL one.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import uuid
 from collections.abc import Iterable, Sequence
@@ -15,13 +16,16 @@ from typing import Any
 
 import orjson
 import zstandard
-
 from dsh_inspect.log.jsonvalues import is_safe_int
-from dsh_inspect.model.rules import decode_source_event_seqs
 from dsh_inspect.log.sqlite_store import APPLICATION_ID, CANONICAL_SCHEMA, SCHEMA_VERSION, encode_varint_seqs
+from dsh_inspect.model.rules import decode_source_event_seqs
 
 Event = dict[str, Any]
-TAG_BY_KIND = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks", "tool-call-delta": "tool-call-chunks"}
+TAG_BY_KIND = {
+    "text-delta": "text-chunks",
+    "reasoning-delta": "reasoning-chunks",
+    "tool-call-delta": "tool-call-chunks",
+}
 _CHUNK_KEYS = {
     "text-delta": ({"type", "index", "text"},),
     "reasoning-delta": ({"type", "index", "text"},),
@@ -48,7 +52,15 @@ def _packable(event: Event) -> bool:
 def _run_key(event: Event) -> tuple[Any, ...]:
     data = event["data"]
     chunk = data["chunk"]
-    return (data["turn"], data["step"], chunk["index"], chunk["type"], chunk.get("id"), "name" in chunk, chunk.get("name"))
+    return (
+        data["turn"],
+        data["step"],
+        chunk["index"],
+        chunk["type"],
+        chunk.get("id"),
+        "name" in chunk,
+        chunk.get("name"),
+    )
 
 
 def pack(events: Sequence[Event], *, min_run: int = 3, max_run: int | None = None) -> list[tuple[str, Any]]:
@@ -58,23 +70,30 @@ def pack(events: Sequence[Event], *, min_run: int = 3, max_run: int | None = Non
     while i < len(events):
         j = i
         if _packable(events[i]):
-            while (j + 1 < len(events) and _packable(events[j + 1])
-                   and events[j + 1]["seq"] == events[j]["seq"] + 1
-                   and _run_key(events[j + 1]) == _run_key(events[i])
-                   and (max_run is None or j + 1 - i < max_run)):
+            while (
+                j + 1 < len(events)
+                and _packable(events[j + 1])
+                and events[j + 1]["seq"] == events[j]["seq"] + 1
+                and _run_key(events[j + 1]) == _run_key(events[i])
+                and (max_run is None or j + 1 - i < max_run)
+            ):
                 j += 1
         if j - i + 1 >= min_run:
             run = events[i : j + 1]
             chunk = run[0]["data"]["chunk"]
-            data: dict[str, Any] = {"turn": run[0]["data"]["turn"], "step": run[0]["data"]["step"], "index": chunk["index"]}
+            data: dict[str, Any] = {
+                "turn": run[0]["data"]["turn"],
+                "step": run[0]["data"]["step"],
+                "index": chunk["index"],
+            }
             if chunk["type"] == "tool-call-delta":
                 data["id"] = chunk["id"]
                 if "name" in chunk:
                     data["name"] = chunk["name"]
-                data["dt"] = [b["time"] - a["time"] for a, b in zip(run, run[1:])]
+                data["dt"] = [b["time"] - a["time"] for a, b in itertools.pairwise(run)]
                 data["args"] = [e["data"]["chunk"]["argumentsDelta"] for e in run]
             else:
-                data["dt"] = [b["time"] - a["time"] for a, b in zip(run, run[1:])]
+                data["dt"] = [b["time"] - a["time"] for a, b in itertools.pairwise(run)]
                 data["texts"] = [e["data"]["chunk"]["text"] for e in run]
             out.append(("packed", (TAG_BY_KIND[chunk["type"]], run[0]["seq"], run[0]["time"], data)))
             i = j + 1
@@ -147,9 +166,18 @@ def write_sqlite_session(conn: sqlite3.Connection, header: dict[str, Any], batch
     """One session's header row and its event rows, one transaction per batch."""
     conn.execute(
         "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
-        (header["id"], header.get("version", 0), header["createdAt"], header.get("cwd"), header.get("parentSession"),
-         header.get("seedLength"), header.get("origin"), header.get("delegationDepth"), header.get("agentPreset"),
-         str(uuid.uuid4())),
+        (
+            header["id"],
+            header.get("version", 0),
+            header["createdAt"],
+            header.get("cwd"),
+            header.get("parentSession"),
+            header.get("seedLength"),
+            header.get("origin"),
+            header.get("delegationDepth"),
+            header.get("agentPreset"),
+            str(uuid.uuid4()),
+        ),
     )
     for batch in batches:
         for kind, value in pack(batch, min_run=3, max_run=1024):
@@ -158,10 +186,22 @@ def write_sqlite_session(conn: sqlite3.Connection, header: dict[str, Any], batch
                 row = (header["id"], seq0, tag, time0, _data_value(data), None, None, 0)
             else:
                 e = value
-                seqs = encode_varint_seqs(decode_source_event_seqs(e["sourceEventSeqs"])) if "sourceEventSeqs" in e else None
+                seqs = (
+                    encode_varint_seqs(decode_source_event_seqs(e["sourceEventSeqs"]))
+                    if "sourceEventSeqs" in e
+                    else None
+                )
                 op = orjson.dumps(e["surfaceOp"]).decode() if "surfaceOp" in e else None
-                row = (header["id"], e["seq"], e["type"], e["time"], _data_value(e["data"]), seqs, op,
-                       1 if e.get("ignorable") else None)
+                row = (
+                    header["id"],
+                    e["seq"],
+                    e["type"],
+                    e["time"],
+                    _data_value(e["data"]),
+                    seqs,
+                    op,
+                    1 if e.get("ignorable") else None,
+                )
             conn.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
         conn.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (header["id"],))
         conn.commit()

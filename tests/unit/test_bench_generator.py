@@ -10,14 +10,21 @@ import hashlib
 from pathlib import Path
 
 import pytest
-
 from dsh_inspect.cli import context_counts
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.sources import discover
+
 from benchmarks.generate import MIB, Spec, generate
 
-TINY = Spec(long_turns=12, context_every=5, small_sessions=4, w2_bytes=MIB // 4, w2_big_result=40_000,
-            w2_big_every=6, corpus_bytes=1 << 15)
+TINY = Spec(
+    long_turns=12,
+    context_every=5,
+    small_sessions=4,
+    w2_bytes=MIB // 4,
+    w2_big_result=40_000,
+    w2_big_every=6,
+    corpus_bytes=1 << 15,
+)
 
 
 def _digest(folder: Path) -> str:
@@ -52,7 +59,8 @@ def test_the_long_session_has_its_turns_calls_and_a_context_of_each_form_every_f
     injections = -(-TINY.long_turns // TINY.context_every)
     counts = context_counts(log)
     assert {form: counts[form] for form in counts if form != "opaque"} == dict.fromkeys(
-        ("instructions", "catalog", "snapshot", "notice", "relay", "recall"), injections)
+        ("instructions", "catalog", "snapshot", "notice", "relay", "recall"), injections
+    )
     assert counts["opaque"] == 0  # every form renders as itself, none falls back
     one = load_session(discover([str(where.one_turn_session)]).sources[0])
     assert one.turns == 1 and not set(one.message_ids.values()) & set(log.message_ids.values())

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from dsh_inspect.cli import main, run_check
+
 from tests.support.builders import header, two_turns
 
 
@@ -34,11 +34,18 @@ def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
     doc = json.loads(out)
     (session,) = doc["sessions"]
     assert session == {
-        "path": str(path), "id": "session-test", "carrier": "jsonl", "events": len(two_turns().events),
-        "messages": 8, "verdict": "accepted", "accepted": True, "reason": session["reason"],
-        "location": None, "repairs": [], "diagnostics": [],
-        "contexts": {"instructions": 0, "catalog": 0, "snapshot": 0, "notice": 0, "relay": 0, "recall": 0,
-                     "opaque": 0},
+        "path": str(path),
+        "id": "session-test",
+        "carrier": "jsonl",
+        "events": len(two_turns().events),
+        "messages": 8,
+        "verdict": "accepted",
+        "accepted": True,
+        "reason": session["reason"],
+        "location": None,
+        "repairs": [],
+        "diagnostics": [],
+        "contexts": {"instructions": 0, "catalog": 0, "snapshot": 0, "notice": 0, "relay": 0, "recall": 0, "opaque": 0},
     }
     assert doc["refused"] == []
 
@@ -112,8 +119,13 @@ def test_text_output_names_the_verdict_and_where(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_the_console_script_checks_the_whole_corpus(corpus_dir: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "dsh_inspect", "check", "--json", str(corpus_dir)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "dsh_inspect", "check", "--json", str(corpus_dir)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert result.returncode == 1, "not-sessions/ holds three files that are not session logs"
     doc = json.loads(result.stdout)
     assert len(doc["refused"]) == 3
@@ -133,8 +145,15 @@ def test_contexts_are_counted_by_the_form_that_rendered(tmp_path: Path) -> None:
     b.user("x", {"kind": "plugin", "plugin": "p"})
     _, out, _ = check(write_log(tmp_path / "session.jsonl", b.events))
     (session,) = json.loads(out)["sessions"]
-    assert session["contexts"] == {"instructions": 0, "catalog": 0, "snapshot": 1, "notice": 1, "relay": 0,
-                                   "recall": 0, "opaque": 2}
+    assert session["contexts"] == {
+        "instructions": 0,
+        "catalog": 0,
+        "snapshot": 1,
+        "notice": 1,
+        "relay": 0,
+        "recall": 0,
+        "opaque": 2,
+    }
 
 
 @pytest.mark.corpus

@@ -7,6 +7,7 @@ from pathlib import Path
 from dsh_inspect.cli import context_counts, default_paths
 from dsh_inspect.demo.generate import SESSIONS, build
 from dsh_inspect.forms import project_context
+
 from tests.support.logs import load_all
 
 
@@ -28,16 +29,25 @@ def test_serve_shows_the_demo_when_given_no_path() -> None:
 def test_the_demo_covers_every_form_fallback_outcome_and_defect() -> None:
     logs = {log.header.id: log for log in load_all(SESSIONS) if log.header}
     verdicts = {sid: log.verdict.category for sid, log in logs.items()}
-    assert verdicts == {"demo-context-forms": "accepted", "demo-context-fallbacks": "accepted",
-                        "demo-tools": "accepted", "demo-compaction": "accepted",
-                        "demo-subagent-parent": "accepted", "demo-subagent-child": "accepted",
-                        "demo-crash": "repaired", "demo-corrupt": "refused"}
+    assert verdicts == {
+        "demo-context-forms": "accepted",
+        "demo-context-fallbacks": "accepted",
+        "demo-tools": "accepted",
+        "demo-compaction": "accepted",
+        "demo-subagent-parent": "accepted",
+        "demo-subagent-child": "accepted",
+        "demo-crash": "repaired",
+        "demo-corrupt": "refused",
+    }
     assert all(not [d for d in log.diagnostics if d.severity == "warning"] for log in logs.values())
     forms = context_counts(logs["demo-context-forms"])
     assert forms == {"instructions": 1, "catalog": 1, "snapshot": 1, "notice": 1, "relay": 1, "recall": 1, "opaque": 0}
     fallbacks = logs["demo-context-fallbacks"]
-    declared = [project_context(e.message).declared_form for e in fallbacks.events()
-                if e.type == "user/message" and e.message and e.message.source.kind != "user"]
+    declared = [
+        project_context(e.message).declared_form
+        for e in fallbacks.events()
+        if e.type == "user/message" and e.message and e.message.source.kind != "user"
+    ]
     assert set(declared) >= {"instructions", "catalog", "snapshot", "notice", "relay", "recall"}
     assert context_counts(fallbacks)["opaque"] == len(declared) == 9
 
@@ -53,8 +63,11 @@ def test_the_demo_covers_every_form_fallback_outcome_and_defect() -> None:
 
     child = logs["demo-subagent-child"]
     assert child.header.parent_session == "demo-subagent-parent" and child.header.origin == "subagent"
-    assert "relay" in {project_context(e.message).rendered_form for e in logs["demo-subagent-parent"].events()
-                       if e.type == "user/message" and e.message}
+    assert "relay" in {
+        project_context(e.message).rendered_form
+        for e in logs["demo-subagent-parent"].events()
+        if e.type == "user/message" and e.message
+    }
 
     crash = logs["demo-crash"]
     assert crash.synthetic and crash.tail and crash.tail[-1].kind == "pending"

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from dsh_inspect.forms import (
     CatalogBody,
     ContextView,
@@ -57,7 +56,12 @@ BASELINE = {
     "form": "instructions",
     "baseline": True,
     "changes": [
-        {"action": "set", "scope": ".\u0000AGENTS.md", "path": "AGENTS.md", "digest": "context-injection-browser-snapshot"},
+        {
+            "action": "set",
+            "scope": ".\u0000AGENTS.md",
+            "path": "AGENTS.md",
+            "digest": "context-injection-browser-snapshot",
+        },
         {"action": "remove", "scope": "sub", "path": "sub/AGENTS.md"},
         {"action": "replace", "scope": ".\u0000AGENTS.md", "path": "AGENTS.md", "digest": "later"},
     ],
@@ -76,7 +80,9 @@ def skill(name: str, description: str) -> dict[str, str]:
 
 
 def test_opaque_body_shows_text_with_real_newlines_and_fields_but_kind() -> None:
-    view = project_context([text("line one\n\nline two")], {"kind": "plugin", "plugin": "fixture", "empty": {}, "list": []})
+    view = project_context(
+        [text("line one\n\nline two")], {"kind": "plugin", "plugin": "fixture", "empty": {}, "list": []}
+    )
     assert (view.role, view.title_key, view.label) == ("inject", "message.contextInjection", "fixture")
     assert_opaque(view)
     assert texts(view) == ["line one\n\nline two"]
@@ -105,20 +111,31 @@ def test_instructions_baseline_loads_removes_and_drops_duplicate_paths() -> None
 
 
 def test_instructions_delta_words_set_as_added_and_replace_as_updated() -> None:
-    source = {"kind": "agent-instructions", "form": "instructions",
-              "changes": [{"action": "set", "path": "A.md"}, {"action": "replace", "path": "B.md", "digest": ""},
-                          {"action": "remove", "path": "C.md"}]}
+    source = {
+        "kind": "agent-instructions",
+        "form": "instructions",
+        "changes": [
+            {"action": "set", "path": "A.md"},
+            {"action": "replace", "path": "B.md", "digest": ""},
+            {"action": "remove", "path": "C.md"},
+        ],
+    }
     body = project_context([text("x")], source).body
     assert isinstance(body, InstructionsBody)
     assert [(f.path, f.wording, f.digest) for f in body.files] == [
-        ("A.md", "added", None), ("B.md", "updated", ""), ("C.md", "removed", None)]
+        ("A.md", "added", None),
+        ("B.md", "updated", ""),
+        ("C.md", "removed", None),
+    ]
 
 
 # §7.13-§7.14
 
 
 def test_interleaved_unknown_block_keeps_its_place() -> None:
-    view = project_context([text("before"), {"type": "mystery", "n": 1}, text("after")], {"kind": "plugin", "plugin": "p"})
+    view = project_context(
+        [text("before"), {"type": "mystery", "n": 1}, text("after")], {"kind": "plugin", "plugin": "p"}
+    )
     content = view.body.content  # type: ignore[union-attr]
     assert [p.kind for p in content] == ["text", "json", "text"]
     assert [content[0].text.text, content[2].text.text] == ["before", "after"]
@@ -146,8 +163,9 @@ def test_frozen_message_content_projects_like_logged_json() -> None:
 
 
 def test_catalog_lists_entries_without_prose_or_update_notice() -> None:
-    view = project_context([text("<system-reminder><available_skills>…")],
-                           catalog(skill("a-skill", "Does A"), skill("b-skill", "Does B")))
+    view = project_context(
+        [text("<system-reminder><available_skills>…")], catalog(skill("a-skill", "Does A"), skill("b-skill", "Does B"))
+    )
     assert view.rendered_form == "catalog"
     assert view.label == "skill-catalog"
     body = view.body
@@ -215,7 +233,9 @@ def test_partially_unreadable_catalog_falls_back_whole(entries: list[Any]) -> No
 
 
 def test_unreadable_instruction_list_falls_back_with_fields() -> None:
-    view = project_context([text("x")], {"kind": "agent-instructions", "form": "instructions", "changes": [{"action": "set"}]})
+    view = project_context(
+        [text("x")], {"kind": "agent-instructions", "form": "instructions", "changes": [{"action": "set"}]}
+    )
     assert_opaque(view)
     assert fields(view) == {"form": "instructions", "changes": '[{"action":"set"}]'}
 
@@ -236,7 +256,9 @@ def test_unreadable_instruction_list_falls_back_with_fields() -> None:
     ],
 )
 def test_instructions_fall_back_whole_on_any_unreadable_change(changes: Any) -> None:
-    assert_opaque(project_context([text("x")], {"kind": "agent-instructions", "form": "instructions", "changes": changes}))
+    assert_opaque(
+        project_context([text("x")], {"kind": "agent-instructions", "form": "instructions", "changes": changes})
+    )
 
 
 def test_opaque_keeps_an_unknown_form_declaration_visible() -> None:
@@ -259,12 +281,21 @@ def test_opaque_keeps_an_unknown_form_declaration_visible() -> None:
         {"kind": "session-reference", "form": "recall", "references": [{"label": "x"}]},
         {"kind": "session-reference", "form": "recall", "references": []},
         {"kind": "session-reference", "form": "recall", "references": {"label": "x"}},
-        {"kind": "session-reference", "form": "recall",
-         "references": [{"label": "", "retainedMessages": 1, "omittedMessages": 0, "truncated": False}]},
-        {"kind": "session-reference", "form": "recall",
-         "references": [{"label": "x", "retainedMessages": "1", "omittedMessages": 0, "truncated": False}]},
-        {"kind": "session-reference", "form": "recall",
-         "references": [{"label": "x", "retainedMessages": 1, "omittedMessages": 0, "truncated": "no"}]},
+        {
+            "kind": "session-reference",
+            "form": "recall",
+            "references": [{"label": "", "retainedMessages": 1, "omittedMessages": 0, "truncated": False}],
+        },
+        {
+            "kind": "session-reference",
+            "form": "recall",
+            "references": [{"label": "x", "retainedMessages": "1", "omittedMessages": 0, "truncated": False}],
+        },
+        {
+            "kind": "session-reference",
+            "form": "recall",
+            "references": [{"label": "x", "retainedMessages": 1, "omittedMessages": 0, "truncated": "no"}],
+        },
         {"kind": "plugin", "plugin": "p", "form": "notice"},
         {"kind": "plugin", "plugin": "p", "form": "notice", "summary": ""},
         {"kind": "plugin", "plugin": "p", "form": "notice", "summary": ["done"]},
@@ -290,7 +321,9 @@ def test_oversized_source_field_is_bounded_with_its_total() -> None:
     view = project_context([text("x")], {"kind": "plugin", "plugin": "p", "blob": "y" * 21_000})
     blob = next(f.value for f in view.body.fields if f.key == "blob")  # type: ignore[union-attr]
     assert (len(blob.text), blob.truncated, blob.total) == (20_000, True, 21_000)
-    assert interpolate("… truncated, {total} characters total", {"total": blob.total}).endswith("21000 characters total")
+    assert interpolate("… truncated, {total} characters total", {"total": blob.total}).endswith(
+        "21000 characters total"
+    )
 
 
 def test_oversized_text_run_is_cut_at_20000_units() -> None:
@@ -329,8 +362,12 @@ def utf16_len_ok(value: str) -> bool:
 
 
 def test_snapshot_shows_sections_and_no_content() -> None:
-    source = {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot",
-              "sections": [{"name": "sandbox:policy", "text": "workspace-write"}, {"name": "workspace", "text": "/repo"}]}
+    source = {
+        "kind": "plugin",
+        "plugin": "@deepseek-ai/dsh-system-prompt",
+        "form": "snapshot",
+        "sections": [{"name": "sandbox:policy", "text": "workspace-write"}, {"name": "workspace", "text": "/repo"}],
+    }
     view = project_context([text("Current runtime context. This snapshot supersedes…"), {"type": "mystery"}], source)
     assert view.rendered_form == "snapshot"
     assert isinstance(view.body, SnapshotBody)
@@ -349,7 +386,12 @@ def test_cleared_snapshot_marker_is_opaque() -> None:
 
 
 def test_notice_summary_rides_the_header_and_the_body_is_the_content() -> None:
-    source = {"kind": "plugin", "plugin": "tool-jobs", "form": "notice", "summary": "bash pnpm test [status: completed]"}
+    source = {
+        "kind": "plugin",
+        "plugin": "tool-jobs",
+        "form": "notice",
+        "summary": "bash pnpm test [status: completed]",
+    }
     view = project_context([text("job done")], source)
     assert view.rendered_form == "notice"
     assert view.summary == view.header_summary == "bash pnpm test [status: completed]"
@@ -365,7 +407,9 @@ def test_notice_without_summary_has_no_summary_and_shows_fields() -> None:
 
 
 def test_only_a_notice_has_a_summary() -> None:
-    view = project_context([text("x")], {"kind": "coordinator", "form": "relay", "senderSessionId": "c", "summary": "s"})
+    view = project_context(
+        [text("x")], {"kind": "coordinator", "form": "relay", "senderSessionId": "c", "summary": "s"}
+    )
     assert (view.rendered_form, view.summary) == ("relay", None)
 
 
@@ -373,8 +417,10 @@ def test_only_a_notice_has_a_summary() -> None:
 
 
 def test_relay_names_the_sender_above_the_content() -> None:
-    view = project_context([text("Background subagent child-7 reported:"), text("all green")],
-                           {"kind": "subagent-report", "form": "relay", "senderSessionId": "child-7"})
+    view = project_context(
+        [text("Background subagent child-7 reported:"), text("all green")],
+        {"kind": "subagent-report", "form": "relay", "senderSessionId": "child-7"},
+    )
     assert view.rendered_form == "relay"
     assert isinstance(view.body, RelayBody)
     assert interpolate("From session {session}", {"session": view.body.sender}) == "From session child-7"
@@ -385,17 +431,30 @@ def test_relay_names_the_sender_above_the_content() -> None:
 
 
 def test_recall_lists_references_with_counts_then_content() -> None:
-    source = {"kind": "session-reference", "form": "recall", "version": 1, "references": [
-        {"sessionId": "s1", "label": "Refactor loader", "retainedMessages": 18, "omittedMessages": 42, "truncated": True},
-        {"sessionId": "s2", "label": "Fix CI", "retainedMessages": 3, "omittedMessages": 0, "truncated": False},
-    ]}
+    source = {
+        "kind": "session-reference",
+        "form": "recall",
+        "version": 1,
+        "references": [
+            {
+                "sessionId": "s1",
+                "label": "Refactor loader",
+                "retainedMessages": 18,
+                "omittedMessages": 42,
+                "truncated": True,
+            },
+            {"sessionId": "s2", "label": "Fix CI", "retainedMessages": 3, "omittedMessages": 0, "truncated": False},
+        ],
+    }
     view = project_context([text("recalled material")], source)
     assert (view.role, view.title_key, view.rendered_form) == ("recall", "message.contextRecall", "recall")
     body = view.body
     assert isinstance(body, RecallBody)
     counts = "{retained} kept · {omitted} omitted"
-    shown = [(r.label, interpolate(counts, {"retained": r.retained, "omitted": r.omitted}), r.truncated)
-             for r in body.references]
+    shown = [
+        (r.label, interpolate(counts, {"retained": r.retained, "omitted": r.omitted}), r.truncated)
+        for r in body.references
+    ]
     assert shown == [("Refactor loader", "18 kept · 42 omitted", True), ("Fix CI", "3 kept · 0 omitted", False)]
     assert texts(view) == ["recalled material"]
 
@@ -404,21 +463,31 @@ def test_recall_lists_references_with_counts_then_content() -> None:
 
 
 def test_a_boolean_is_not_a_message_count() -> None:
-    source = {"kind": "session-reference", "form": "recall",
-              "references": [{"label": "x", "retainedMessages": True, "omittedMessages": 0, "truncated": False}]}
+    source = {
+        "kind": "session-reference",
+        "form": "recall",
+        "references": [{"label": "x", "retainedMessages": True, "omittedMessages": 0, "truncated": False}],
+    }
     assert_opaque(project_context([text("x")], source))
 
 
 def test_truncated_must_be_a_boolean_not_a_number() -> None:
-    source = {"kind": "session-reference", "form": "recall",
-              "references": [{"label": "x", "retainedMessages": 1, "omittedMessages": 0, "truncated": 0}]}
+    source = {
+        "kind": "session-reference",
+        "form": "recall",
+        "references": [{"label": "x", "retainedMessages": 1, "omittedMessages": 0, "truncated": 0}],
+    }
     assert_opaque(project_context([text("x")], source))
 
 
 @pytest.mark.parametrize("baseline", [1, 1.0, "true", [True], None])
 def test_only_a_true_baseline_says_loaded(baseline: Any) -> None:
-    source = {"kind": "agent-instructions", "form": "instructions", "baseline": baseline,
-              "changes": [{"action": "set", "path": "AGENTS.md"}]}
+    source = {
+        "kind": "agent-instructions",
+        "form": "instructions",
+        "baseline": baseline,
+        "changes": [{"action": "set", "path": "AGENTS.md"}],
+    }
     body = project_context([text("x")], source).body
     assert isinstance(body, InstructionsBody) and body.files[0].wording == "added"
 
@@ -430,24 +499,45 @@ def test_only_a_true_update_is_a_replacement(update: Any) -> None:
 
 
 def test_integral_float_counts_print_without_a_fraction() -> None:
-    source = {"kind": "session-reference", "form": "recall",
-              "references": [{"label": "x", "retainedMessages": 18.0, "omittedMessages": 2.5, "truncated": False}]}
+    source = {
+        "kind": "session-reference",
+        "form": "recall",
+        "references": [{"label": "x", "retainedMessages": 18.0, "omittedMessages": 2.5, "truncated": False}],
+    }
     body = project_context([text("x")], source).body
     assert isinstance(body, RecallBody)
     assert (body.references[0].retained, body.references[0].omitted) == ("18", "2.5")
 
 
 def test_opaque_fields_are_formatted_and_ordered_like_js() -> None:
-    source = {"kind": "plugin", "plugin": "p", "b": True, "n": 18.0, "z": None, "10": "ten", "2": "two",
-              "obj": {"é": [1.5, False], "3": "x"}, "02": "zero-two"}
+    source = {
+        "kind": "plugin",
+        "plugin": "p",
+        "b": True,
+        "n": 18.0,
+        "z": None,
+        "10": "ten",
+        "2": "two",
+        "obj": {"é": [1.5, False], "3": "x"},
+        "02": "zero-two",
+    }
     assert list(fields(project_context([text("x")], source)).items()) == [
-        ("2", "two"), ("10", "ten"), ("plugin", "p"), ("b", "true"), ("n", "18"), ("z", "null"),
-        ("obj", '{"3":"x","é":[1.5,false]}'), ("02", "zero-two")]
+        ("2", "two"),
+        ("10", "ten"),
+        ("plugin", "p"),
+        ("b", "true"),
+        ("n", "18"),
+        ("z", "null"),
+        ("obj", '{"3":"x","é":[1.5,false]}'),
+        ("02", "zero-two"),
+    ]
 
 
 def test_message_source_and_mapping_project_alike() -> None:
     source = {**BASELINE}
-    assert context_body("instructions", [text("x")], source) == context_body("instructions", [text("x")], MessageSource.of(source))
+    assert context_body("instructions", [text("x")], source) == context_body(
+        "instructions", [text("x")], MessageSource.of(source)
+    )
 
 
 def test_context_body_ignores_a_form_for_a_non_record_source() -> None:

@@ -9,9 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from dsh_inspect.forms import (
     cap_utf16,
     compact_json,
@@ -24,6 +21,8 @@ from dsh_inspect.forms import (
     utf16_len,
 )
 from dsh_inspect.model.frozen import freeze
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(
@@ -62,11 +61,19 @@ def test_js_string_prints_like_javascript(value: Any, expected: str) -> None:
 
 def test_field_text_uses_string_for_scalars_and_json_for_the_rest() -> None:
     assert [field_text(v) for v in ("a b", 18.0, True, None, {}, [], {"a": 1}, ["é"])] == [
-        "a b", "18", "true", "null", "{}", "[]", '{"a":1}', '["é"]']
+        "a b",
+        "18",
+        "true",
+        "null",
+        "{}",
+        "[]",
+        '{"a":1}',
+        '["é"]',
+    ]
 
 
 def test_compact_json_is_json_stringify() -> None:
-    value = {"b": 1.0, "a": [True, None, "é\n\"\\\x01"], "2": {}, "1": [], "x": 1e21}
+    value = {"b": 1.0, "a": [True, None, 'é\n"\\\x01'], "2": {}, "1": [], "x": 1e21}
     assert compact_json(value) == '{"1":[],"2":{},"b":1,"a":[true,null,"é\\n\\"\\\\\\u0001"],"x":1e+21}'
     assert compact_json(freeze(value)) == compact_json(value)
     assert compact_json(math.nan) == "null"
@@ -75,7 +82,8 @@ def test_compact_json_is_json_stringify() -> None:
 
 def test_pretty_json_is_two_space_stringify() -> None:
     assert pretty_json({"type": "image", "a": [1, {}], "e": []}) == (
-        '{\n  "type": "image",\n  "a": [\n    1,\n    {}\n  ],\n  "e": []\n}')
+        '{\n  "type": "image",\n  "a": [\n    1,\n    {}\n  ],\n  "e": []\n}'
+    )
 
 
 def test_js_entries_puts_array_indexes_first() -> None:
@@ -99,7 +107,11 @@ def test_interpolate_is_js_style() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
     max_leaves=20,
 )
@@ -127,20 +139,59 @@ def test_utf16_len_matches_an_encoder(text: str) -> None:
 
 
 def _with_kind_and_form(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    keys = st.sampled_from(["kind", "form", "plugin", "name", "changes", "entries", "sections", "summary",
-                            "senderSessionId", "references", "path", "action", "label", "description", "text",
-                            "retainedMessages", "omittedMessages", "truncated", "baseline", "update", "digest"])
-    values = st.sampled_from(["instructions", "catalog", "snapshot", "notice", "relay", "recall", "plugin",
-                              "session-reference", "agent-instructions", "skill-invocation", "set", "remove", ""])
+    keys = st.sampled_from(
+        [
+            "kind",
+            "form",
+            "plugin",
+            "name",
+            "changes",
+            "entries",
+            "sections",
+            "summary",
+            "senderSessionId",
+            "references",
+            "path",
+            "action",
+            "label",
+            "description",
+            "text",
+            "retainedMessages",
+            "omittedMessages",
+            "truncated",
+            "baseline",
+            "update",
+            "digest",
+        ]
+    )
+    values = st.sampled_from(
+        [
+            "instructions",
+            "catalog",
+            "snapshot",
+            "notice",
+            "relay",
+            "recall",
+            "plugin",
+            "session-reference",
+            "agent-instructions",
+            "skill-invocation",
+            "set",
+            "remove",
+            "",
+        ]
+    )
     return st.lists(children, max_size=3) | st.dictionaries(keys, values | children, max_size=6)
 
 
-sources = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                       _with_kind_and_form, max_leaves=25)
+sources = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5), _with_kind_and_form, max_leaves=25
+)
 
 
-@given(st.one_of(sources, st.lists(sources | st.fixed_dictionaries({"type": st.just("text"), "text": st.text()}))),
-       sources)
+@given(
+    st.one_of(sources, st.lists(sources | st.fixed_dictionaries({"type": st.just("text"), "text": st.text()}))), sources
+)
 def test_projection_never_crashes_on_any_json(content: Any, source: Any) -> None:
     view = project_context(content, source)
     assert view.body.kind in ("opaque", "instructions", "catalog", "snapshot", "notice", "relay", "recall")
@@ -152,8 +203,11 @@ def test_forms_layer_imports_only_the_model_and_json_values() -> None:
     package = Path(__file__).resolve().parents[2] / "app" / "forms"
     for module in package.glob("*.py"):
         for node in ast.walk(ast.parse(module.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             for name in names:
                 if name.startswith("app."):
                     assert name.startswith(("app.forms", "app.model", "app.log.jsonvalues")), f"{module.name}: {name}"

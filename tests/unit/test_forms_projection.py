@@ -7,7 +7,6 @@ the transcript builder's sort; here we pin the pure decisions they rest on.
 from __future__ import annotations
 
 import pytest
-
 from dsh_inspect.forms import (
     ContextView,
     context_form,
@@ -163,8 +162,10 @@ def test_label_less_header_has_the_title_alone_even_for_a_notice() -> None:
 
 
 def test_labelled_notice_header_carries_the_summary() -> None:
-    view = project_context([text("x")], {"kind": "plugin", "plugin": "tool-jobs", "form": "notice",
-                                         "summary": "bash pnpm test [status: completed]"})
+    view = project_context(
+        [text("x")],
+        {"kind": "plugin", "plugin": "tool-jobs", "form": "notice", "summary": "bash pnpm test [status: completed]"},
+    )
     assert (view.label, view.header_summary) == ("tool-jobs", "bash pnpm test [status: completed]")
 
 
@@ -173,8 +174,11 @@ def test_labelled_notice_header_carries_the_summary() -> None:
 
 
 def test_recall_context_is_titled_session_recall_with_joined_labels() -> None:
-    source = {"kind": "session-reference", "form": "recall",
-              "references": [{"label": "Research notes"}, {"label": "Fix CI"}]}
+    source = {
+        "kind": "session-reference",
+        "form": "recall",
+        "references": [{"label": "Research notes"}, {"label": "Fix CI"}],
+    }
     view = project_context([text("recalled")], source)
     assert (view.role, view.title_key, view.label) == ("recall", "message.contextRecall", "Research notes, Fix CI")
 
@@ -184,8 +188,9 @@ def test_recall_context_is_titled_session_recall_with_joined_labels() -> None:
 
 def test_skill_invocation_is_opaque_and_labelled_by_the_skill_name() -> None:
     body = '<skill_content name="review">\nReview the diff.\n</skill_content>'
-    message = create_user_message(content=[text(body)],
-                                  source={"kind": "skill-invocation", "name": "review", "form": "instructions"})
+    message = create_user_message(
+        content=[text(body)], source={"kind": "skill-invocation", "name": "review", "form": "instructions"}
+    )
     view = project_context(message)
     assert isinstance(view, ContextView)
     assert (view.role, view.label, view.declared_form, view.rendered_form) == ("inject", "review", "instructions", None)

@@ -7,11 +7,11 @@ from typing import Any
 
 import orjson
 import pytest
+from dsh_inspect.history.session import SessionLog
+from dsh_inspect.history.transcript import build_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh_inspect.history.session import SessionLog
-from dsh_inspect.history.transcript import build_rows
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_path, stored_events
 from tests.support.writers import jsonl_batch, zstd_frame
@@ -55,7 +55,7 @@ def append(path: Path, events: list[dict[str, Any]], zstd: bool) -> None:
 @given(cuts=st.lists(st.integers(1, 60), min_size=1, max_size=4, unique=True))
 def test_reading_on_equals_reading_afresh(tmp_path: Path, zstd: bool, cuts: list[int]) -> None:
     events = session_events()
-    cuts = sorted(c for c in cuts if c < len(events)) + [len(events)]
+    cuts = [*sorted(c for c in cuts if c < len(events)), len(events)]
     path = tmp_path / ("session.jsonl.zstd" if zstd else "session.jsonl")
     write_growing(path, events, cuts[0], b"", zstd)
     live = load_path(path)

@@ -8,6 +8,7 @@ from dsh_inspect.history.identity import InboxCarrier, MessageCarrier, message_i
 from dsh_inspect.history.requests import request_index
 from dsh_inspect.history.usage import session_budget
 from dsh_inspect.model.values import TextBlock, ToolResultBlock
+
 from tests.support.logs import load_path
 from tests.support.request_logs import (
     compaction_between_calls,
@@ -94,7 +95,8 @@ def test_an_empty_answer_is_never_model_visible(tmp_path: Path) -> None:
 
 
 def test_the_budget_counts_tokens_per_step_and_marks_the_compaction_before_the_call_that_read_it(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     log = load_path(write_log(tmp_path / "session.jsonl", compaction_between_calls().events))
     budget = session_budget(log, request_index(log))
     assert [s.key for s in budget.steps] == ["1.1", "1.2", "2.1"]

@@ -6,7 +6,6 @@ import dataclasses
 import uuid
 
 import pytest
-
 from dsh_inspect.model.frozen import FrozenDict
 from dsh_inspect.model.messages import (
     SeededIds,
@@ -95,14 +94,17 @@ def test_freeze_message_keeps_the_id_and_needs_one() -> None:
     raw["content"][0]["text"] = "y"
     assert message.text() == "x"
     assert freeze_message(message) is message
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="id"):
         freeze_message({"role": "user", "content": [], "source": {"kind": "user"}})
 
 
 def test_unknown_blocks_and_source_fields_are_preserved() -> None:
-    raw = {"id": "m", "role": "user",
-           "content": [{"type": "hologram", "beam": [1, 2]}, {"type": "text", "text": "t", "extra": True}],
-           "source": {"kind": "future-kind", "form": "notice", "summary": "s", "newField": {"a": 1}}}
+    raw = {
+        "id": "m",
+        "role": "user",
+        "content": [{"type": "hologram", "beam": [1, 2]}, {"type": "text", "text": "t", "extra": True}],
+        "source": {"kind": "future-kind", "form": "notice", "summary": "s", "newField": {"a": 1}},
+    }
     message = freeze_message(raw)
     assert isinstance(message.content[0], UnknownBlock) and message.content[0].type == "hologram"
     assert message.to_json() == raw

@@ -12,18 +12,26 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from dsh_inspect.cli import main, run_render, run_serve
 from dsh_inspect.demo.generate import SESSIONS
 from dsh_inspect.web.registry import Registry
 from dsh_inspect.web.render import render_path, render_session
 from dsh_inspect.web.settings import SETTINGS, Settings
+
 from tests.support.builders import LogBuilder, header
 from tests.support.media import png_1x1
 from tests.support.uploads import jsonl_bytes
 
-DEMO_IDS = ["demo-compaction", "demo-context-fallbacks", "demo-context-forms", "demo-corrupt", "demo-crash",
-            "demo-subagent-child", "demo-subagent-parent", "demo-tools"]
+DEMO_IDS = [
+    "demo-compaction",
+    "demo-context-fallbacks",
+    "demo-context-forms",
+    "demo-corrupt",
+    "demo-crash",
+    "demo-subagent-child",
+    "demo-subagent-parent",
+    "demo-tools",
+]
 # What only a server answers: a root-relative link, a body or window fetched on demand, the live tail.
 SERVER_ONLY = re.compile(r'href="/|<[^>]+\s(hx-get|hx-ext|sse-connect)=')
 # The page's parts that need the server: search, the live tail, the download, window loaders.
@@ -78,10 +86,12 @@ def test_a_tool_output_past_the_pages_cap_is_in_the_file_whole(tmp_path: Path) -
     b.turn(1)
     result = next(e for e in b.events if e["type"] == "tool/result")
     result["data"]["message"]["content"][0]["content"] = [
-        {"type": "text", "text": "".join(f"line {i:05d}\n" for i in range(3000))}]
+        {"type": "text", "text": "".join(f"line {i:05d}\n" for i in range(3000))}
+    ]
     html = render_path(str(write_log(tmp_path / "big.jsonl", "big", b)))
-    output = re.search(r"<template data-disclosure-body>.*?<pre [^>]*data-tool-output[^>]*>(.*?)</pre>", html,
-                       re.DOTALL)
+    output = re.search(
+        r"<template data-disclosure-body>.*?<pre [^>]*data-tool-output[^>]*>(.*?)</pre>", html, re.DOTALL
+    )
     assert output is not None and output.group(1) == "".join(f"line {i:05d}\n" for i in range(3000))
     assert not re.search(r"<[a-z][^<>]*\s(data-truncated|data-show-all)[\s=>]", html)
 
@@ -102,9 +112,13 @@ def export_zip(path: Path, images: list[bytes]) -> None:
     b = LogBuilder()
     b.turn(1)
     prompt = next(e for e in b.events if e["type"] == "user/message")
-    prompt["data"]["content"] += [{"type": "image", "attachment": {"attachmentId": a, "mediaType": "image/png",
-                                                                   "width": 1, "height": 1, "name": "dot.png"}}
-                                  for a in ids]
+    prompt["data"]["content"] += [
+        {
+            "type": "image",
+            "attachment": {"attachmentId": a, "mediaType": "image/png", "width": 1, "height": 1, "name": "dot.png"},
+        }
+        for a in ids
+    ]
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("session.jsonl", b"".join(orjson.dumps(x) + b"\n" for x in [header("with-images"), *b.events]))
         for a, image in dict(zip(ids, images, strict=True)).items():
@@ -178,15 +192,23 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
     settings = Settings().with_setting("max_upload_mb", "512").with_setting("max_sessions_per_upload", "7")
     assert settings.limits().max_upload_bytes == 512 << 20 and settings.limits().max_sessions_per_upload == 7
     assert settings.raise_hint("max_upload_bytes") == (
-        "max_upload_mb", "max_upload_mb is 512; raise it with: dsh-inspect serve --setting max_upload_mb 2048")
+        "max_upload_mb",
+        "max_upload_mb is 512; raise it with: dsh-inspect serve --setting max_upload_mb 2048",
+    )
     with pytest.raises(ValueError, match="unknown setting 'max_rows'; known: max_upload_mb"):
         Settings().with_setting("max_rows", "1")
     with pytest.raises(ValueError, match="needs a whole number"):
         Settings().with_setting("max_upload_mb", "lots")
     with pytest.raises(ValueError, match="at least 1"):
         Settings().with_setting("max_decompressed_mb", "0")
-    assert {d.name for d in SETTINGS} == {"max_upload_mb", "max_decompressed_mb", "max_sessions_per_upload",
-                                          "window_rows", "first_screen_events", "body_cap"}
+    assert {d.name for d in SETTINGS} == {
+        "max_upload_mb",
+        "max_decompressed_mb",
+        "max_sessions_per_upload",
+        "window_rows",
+        "first_screen_events",
+        "body_cap",
+    }
     assert Settings().with_setting("window_rows", "30").window_rows == 30
     assert Settings().body_cap == 20_000 and Settings().with_setting("body_cap", "500").body_cap == 500
 

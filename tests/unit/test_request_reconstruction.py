@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dsh_inspect.history.requests import RequestIndex, StepRequests, request_index, step_requests
 from dsh_inspect.history.session import SessionLog
+
 from tests.support.logs import load_path
 from tests.support.request_logs import (
     FAILURE,
@@ -99,8 +100,12 @@ def test_the_header_and_the_state_in_force_and_what_changed(tmp_path: Path) -> N
     fields = {f.field: (f.before, f.after) for f in change.fields}
     assert fields["config.model"] == ("deepseek-v4-flash", "deepseek-v4-pro")
     assert fields["config.reasoningEffort"] == (None, "high")
-    assert fields["tool:read"][0] is None and set(fields) == {"config.model", "config.reasoningEffort", "system",
-                                                              "tool:read"}
+    assert fields["tool:read"][0] is None and set(fields) == {
+        "config.model",
+        "config.reasoningEffort",
+        "system",
+        "tool:read",
+    }
     state = {s.name: s.after.value for s in second.diff.state}
     assert state["planMode"] is True and state["goal"]["objective"] == "Ship it"
     assert [t["content"] for t in state["todos"]] == ["read a.txt", "answer"]
@@ -114,8 +119,9 @@ def test_the_header_and_the_state_in_force_and_what_changed(tmp_path: Path) -> N
 
 
 def test_every_call_of_every_built_log_reads_what_section_5_3_derives(tmp_path: Path) -> None:
-    for n, builder in enumerate((compaction_between_calls, retried_before_streaming, interrupted_then_empty,
-                                 header_and_state)):
+    for n, builder in enumerate(
+        (compaction_between_calls, retried_before_streaming, interrupted_then_empty, header_and_state)
+    ):
         events = builder().events
         log = load_path(write_log(tmp_path / str(n) / "session.jsonl", events))
         index = request_index(log)

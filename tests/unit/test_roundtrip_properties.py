@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.sources import discover
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh_inspect.history.session import load_session
-from dsh_inspect.log.sources import discover
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_path, stored_events
 from tests.support.writers import new_store, write_jsonl, write_sqlite_session, write_zstd
@@ -37,7 +38,11 @@ def logs(draw: Any) -> list[dict[str, Any]]:
             builder.events[-1]["time"] += draw(st.integers(-5, 50))
         builder.assistant(turn, 1, [{"type": "text", "text": draw(texts)}])
         if draw(st.booleans()):
-            builder.add("future/ext", draw(st.dictionaries(texts, st.integers(-(2**53 - 1), 2**53 - 1) | texts, max_size=3)), ignorable=True)
+            builder.add(
+                "future/ext",
+                draw(st.dictionaries(texts, st.integers(-(2**53 - 1), 2**53 - 1) | texts, max_size=3)),
+                ignorable=True,
+            )
         builder.add("step/end", {"turn": turn, "step": 1})
         builder.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
     return builder.events
@@ -45,7 +50,7 @@ def logs(draw: Any) -> list[dict[str, Any]]:
 
 def split(events: list[dict[str, Any]], cuts: list[int]) -> list[list[dict[str, Any]]]:
     points = sorted({c % (len(events) + 1) for c in cuts} | {0, len(events)})
-    return [events[a:b] for a, b in zip(points, points[1:]) if b > a]
+    return [events[a:b] for a, b in itertools.pairwise(points) if b > a]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

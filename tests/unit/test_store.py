@@ -11,12 +11,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.plaintext import ZstdPlaintext
 from dsh_inspect.log.sources import SessionSource, discover
 from dsh_inspect.store import LimitExceeded, Limits, NoSessions, UploadStore, clean_name
 from dsh_inspect.store.expansion import decoded_size
+
 from tests.support.bombs import zip_bomb, zstd_bomb
 from tests.support.builders import header
 from tests.support.uploads import events, export_zip_bytes, jsonl_bytes, sqlite_bytes, zstd_bytes
@@ -94,7 +94,7 @@ def test_a_file_that_is_no_session_log_is_refused_with_where_and_why(tmp_path: P
         put(store, b'{"jsonrpc":"2.0","method":"session/update"}\n', "stdout.jsonl")
     assert caught.value.message.startswith("stdout.jsonl is not a dsh session log: ")
     assert "(stdout.jsonl, line 1, byte 0)" in caught.value.message
-    with pytest.raises(NoSessions, match="no session.jsonl"):
+    with pytest.raises(NoSessions, match=r"no session\.jsonl"):
         put(store, zip_of({"media/cat.png": b"not really"}), "photos.zip")
     assert store.uploads() == [] and blob_files(tmp_path) == []
     assert not list((tmp_path / "tmp").iterdir())
@@ -203,9 +203,12 @@ def test_reading_an_idle_wal_store_writes_nothing_beside_it(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("carrier", ["jsonl", "zstd", "sqlite", "zip"])
 def test_a_damaged_upload_is_stored_or_refused_never_a_crash(tmp_path: Path, carrier: str) -> None:
-    original = {"jsonl": lambda: jsonl_bytes("damaged", turns=2), "zstd": lambda: zstd_bytes(tmp_path, "damaged"),
-                "sqlite": lambda: sqlite_bytes(tmp_path, ["d-1", "d-2"]),
-                "zip": lambda: export_zip_bytes("damaged", ["d-child"])}[carrier]()
+    original = {
+        "jsonl": lambda: jsonl_bytes("damaged", turns=2),
+        "zstd": lambda: zstd_bytes(tmp_path, "damaged"),
+        "sqlite": lambda: sqlite_bytes(tmp_path, ["d-1", "d-2"]),
+        "zip": lambda: export_zip_bytes("damaged", ["d-child"]),
+    }[carrier]()
     store = UploadStore(tmp_path / "data")
     rng = random.Random(carrier)
     for trial in range(30):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-
 from dsh_inspect.history.transcript import Row, build_rows, transcript_rows
+
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_path
 
@@ -29,8 +29,9 @@ def test_only_append_origin_non_user_messages_are_context_rows(tmp_path: Path) -
     rewrite = b.user("rewritten", {"kind": "plugin", "plugin": "fixture"})
     rewrite["surfaceOp"] = {"op": "replace", "start": ctx["seq"], "end": ctx["seq"]}
     rewrite["data"]["id"] = ctx["data"]["id"]
-    checkpoint = b.user("<context_checkpoint>…</context_checkpoint>",
-                        {"kind": "plugin", "plugin": "compact", "compactionId": "c1"})
+    checkpoint = b.user(
+        "<context_checkpoint>…</context_checkpoint>", {"kind": "plugin", "plugin": "compact", "compactionId": "c1"}
+    )
     checkpoint["surfaceOp"] = {"op": "replace", "start": prompt["seq"], "end": unnamed["seq"]}
     b.add("step/end", {"turn": 1, "step": 1})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
@@ -45,15 +46,21 @@ def test_a_message_claimed_from_the_next_step_inbox_is_steering(tmp_path: Path) 
     b = LogBuilder()
     b.turn(1, close=False)
     b.add("step/start", {"turn": 1, "step": 3})
-    steer = {"id": "steer-1", "role": "user", "content": [{"type": "text", "text": "also b.txt"}],
-             "source": {"kind": "user"}}
+    steer = {
+        "id": "steer-1",
+        "role": "user",
+        "content": [{"type": "text", "text": "also b.txt"}],
+        "source": {"kind": "user"},
+    }
     b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "inserted": [steer]})
     b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "removedCount": 1, "inserted": []})
     b.add("user/message", steer, surfaceOp="append")
     cancelled = {**steer, "id": "steer-2"}
     b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "inserted": [cancelled]})
-    b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "removedCount": 1, "inserted": [],
-                                  "outcome": "canceled"})
+    b.add(
+        "agent/inbox/spliced",
+        {"target": "next-step", "start": 0, "removedCount": 1, "inserted": [], "outcome": "canceled"},
+    )
     b.add("step/end", {"turn": 1, "step": 3})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     kinds = [r.kind for r in rows_of(tmp_path, b) if r.kind in ("user", "steering")]
@@ -65,9 +72,17 @@ def test_a_prompt_borrows_the_labels_of_a_session_reference_right_after_it(tmp_p
     b.add("turn/start", {"turn": 1})
     b.add("step/start", {"turn": 1, "step": 1})
     prompt = b.user("see @Research notes")
-    recall = b.user("recalled", {"kind": "session-reference", "form": "recall", "version": 1,
-                                 "references": [{"label": "Research notes", "retainedMessages": 3,
-                                                 "omittedMessages": 0, "truncated": False}]})
+    recall = b.user(
+        "recalled",
+        {
+            "kind": "session-reference",
+            "form": "recall",
+            "version": 1,
+            "references": [
+                {"label": "Research notes", "retainedMessages": 3, "omittedMessages": 0, "truncated": False}
+            ],
+        },
+    )
     later = b.user("another prompt")
     b.add("step/end", {"turn": 1, "step": 1})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
@@ -179,8 +194,9 @@ def test_a_repeated_message_id_makes_a_numbered_row_and_a_warning_before_it(tmp_
     first = next(e for e in b.events if e["type"] == "user/message")
     b.add("turn/start", {"turn": 2})
     b.add("step/start", {"turn": 2, "step": 1})
-    again = b.add("user/message", {**first["data"], "content": [{"type": "text", "text": "same id"}]},
-                  surfaceOp="append")
+    again = b.add(
+        "user/message", {**first["data"], "content": [{"type": "text", "text": "same id"}]}, surfaceOp="append"
+    )
     b.assistant(2, 1, [{"type": "text", "text": "ok"}])
     b.add("step/end", {"turn": 2, "step": 1})
     b.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})

@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 import pytest
-
 from dsh_inspect.history.session import SessionLog
 from dsh_inspect.log.diagnostics import Location
 from dsh_inspect.log.records import NotASessionLog
+
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.logs import load_path
 
@@ -114,10 +114,14 @@ def test_an_open_final_turn_is_closed_in_memory(tmp_path: Path) -> None:
     builder.add("turn/start", {"turn": 2})
     builder.add("step/start", {"turn": 2, "step": 1})
     builder.user("Two reads")
-    builder.assistant(2, 1, [
-        {"type": "tool-call", "id": "call_a", "name": "read", "arguments": "{}"},
-        {"type": "tool-call", "id": "call_b", "name": "read", "arguments": "{}"},
-    ])
+    builder.assistant(
+        2,
+        1,
+        [
+            {"type": "tool-call", "id": "call_a", "name": "read", "arguments": "{}"},
+            {"type": "tool-call", "id": "call_b", "name": "read", "arguments": "{}"},
+        ],
+    )
     call = builder.add("tool/call", {"turn": 2, "step": 1, "callId": "call_a", "name": "read", "arguments": "{}"})
     path = write(tmp_path, lines_of(builder.events))
     before = path.read_bytes()
@@ -135,11 +139,13 @@ def test_an_open_final_turn_is_closed_in_memory(tmp_path: Path) -> None:
     assert unknown.message.content[0].content[0].text == (
         "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is "
         "unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or "
-        "idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly.")
+        "idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly."
+    )
     assert not_started.data["error"] == {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
     assert not_started.source_event_seqs is None
     assert not_started.message.content[0].content[0].text == (
-        "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.")
+        "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
+    )
     assert closers[-1].data["reason"] == {"kind": "interrupted"}
     assert all(e.time == builder.events[-1]["time"] for e in closers)
     assert log.history_at()[-1].id == not_started.message.id
@@ -183,11 +189,20 @@ def test_a_tool_result_replace_may_change_only_its_content(tmp_path: Path) -> No
     builder = two_turns()
     original = next(e for e in builder.events if e["type"] == "tool/result")
     pruned = orjson.loads(orjson.dumps(original))
-    pruned.update(seq=len(builder.events), surfaceOp={"op": "replace", "start": original["seq"], "end": original["seq"]},
-                  sourceEventSeqs=[original["seq"]])
+    pruned.update(
+        seq=len(builder.events),
+        surfaceOp={"op": "replace", "start": original["seq"], "end": original["seq"]},
+        sourceEventSeqs=[original["seq"]],
+    )
     pruned["data"]["message"]["content"][0]["content"] = [{"type": "text", "text": "[pruned]"}]
-    builder.add("compaction/prune", {"shadowedRange": {"start": original["seq"], "end": original["seq"]},
-                                     "shadowedSeqs": [original["seq"]], "shadowedTokenCount": 3})
+    builder.add(
+        "compaction/prune",
+        {
+            "shadowedRange": {"start": original["seq"], "end": original["seq"]},
+            "shadowedSeqs": [original["seq"]],
+            "shadowedTokenCount": 3,
+        },
+    )
     pruned["seq"] = len(builder.events)
     builder.events.append(pruned)
     good = read(tmp_path, lines_of(builder.events))
@@ -224,8 +239,10 @@ def test_range_form_source_event_seqs_are_read(tmp_path: Path) -> None:
     builder = two_turns()
     builder.add("turn/start", {"turn": 3})
     builder.add("step/start", {"turn": 3, "step": 1})
-    chunks = [builder.add("assistant/chunk", {"turn": 3, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": t}})
-              for t in ("a", "b", "c", "d")]
+    chunks = [
+        builder.add("assistant/chunk", {"turn": 3, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": t}})
+        for t in ("a", "b", "c", "d")
+    ]
     message = builder.assistant(3, 1, [{"type": "text", "text": "abcd"}])
     builder.add("step/end", {"turn": 3, "step": 1})
     builder.add("turn/end", {"turn": 3, "reason": {"kind": "completed"}})

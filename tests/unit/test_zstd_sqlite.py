@@ -8,11 +8,11 @@ from pathlib import Path
 import orjson
 import pytest
 import zstandard
-
 from dsh_inspect.history.session import load_session
 from dsh_inspect.history.transcript import build_rows
 from dsh_inspect.log.plaintext import scan_frames
 from dsh_inspect.log.sources import discover
+
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.logs import load_path, stored_events
 from tests.support.writers import batches_of, new_store, write_sqlite_session, write_zstd
@@ -80,7 +80,9 @@ def test_a_header_frame_holding_more_than_the_header_is_corruption(tmp_path: Pat
     path = write_zstd(tmp_path / "session.jsonl.zstd", header(), [events])
     first_frame_end = scan_frames(path.read_bytes()).frames[0][1]
     merged = zstandard.ZstdCompressor(write_checksum=True).compress(
-        zstandard.ZstdDecompressor().decompress(path.read_bytes()[:first_frame_end]) + b"".join(orjson.dumps(e) + b"\n" for e in events[:2]))
+        zstandard.ZstdDecompressor().decompress(path.read_bytes()[:first_frame_end])
+        + b"".join(orjson.dumps(e) + b"\n" for e in events[:2])
+    )
     path.write_bytes(merged)
     log = load_path(path)
     assert log.verdict.category == "refused"
@@ -122,7 +124,9 @@ def test_a_torn_sqlite_tail_is_repaired(tmp_path: Path) -> None:
     path = store_with(tmp_path, builder.events)
     conn = sqlite3.connect(path)
     n = len(builder.events)
-    conn.execute("INSERT INTO events VALUES (?, ?, 'turn/start', 1, '{not json', NULL, NULL, NULL)", ("session-test", n))
+    conn.execute(
+        "INSERT INTO events VALUES (?, ?, 'turn/start', 1, '{not json', NULL, NULL, NULL)", ("session-test", n)
+    )
     conn.commit()
     conn.close()
     log = load_store(path)
@@ -194,11 +198,19 @@ def test_packed_rows_in_sqlite_expand_exactly(tmp_path: Path) -> None:
     builder.add("turn/start", {"turn": 3})
     builder.add("step/start", {"turn": 3, "step": 1})
     for i, text in enumerate(["a", "b", "c", "d", "e"]):
-        builder.add("assistant/chunk", {"turn": 3, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": text}})
+        builder.add(
+            "assistant/chunk", {"turn": 3, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": text}}
+        )
         builder.events[-1]["time"] += i * 7
-    for part in ["{\"a\"", ":1", "}"]:
-        builder.add("assistant/chunk", {"turn": 3, "step": 1, "chunk": {"type": "tool-call-delta", "index": 1,
-                                                                       "id": "c1", "name": "read", "argumentsDelta": part}})
+    for part in ['{"a"', ":1", "}"]:
+        builder.add(
+            "assistant/chunk",
+            {
+                "turn": 3,
+                "step": 1,
+                "chunk": {"type": "tool-call-delta", "index": 1, "id": "c1", "name": "read", "argumentsDelta": part},
+            },
+        )
     builder.add("step/end", {"turn": 3, "step": 1})
     builder.add("turn/end", {"turn": 3, "reason": {"kind": "completed"}})
     path = store_with(tmp_path, builder.events, batch=100)
@@ -219,8 +231,12 @@ def test_a_defect_inside_a_complete_frame_is_corruption_not_a_tail(tmp_path: Pat
 
     events = two_turns().events
     first_turn = next(i for i, e in enumerate(events) if e["type"] == "turn/end") + 1
-    frames = [orjson.dumps(header()) + b"\n", jsonl_batch(events[:first_turn], packed=False),
-              b"{garbage\n", jsonl_batch(events[first_turn:-1], packed=False)]
+    frames = [
+        orjson.dumps(header()) + b"\n",
+        jsonl_batch(events[:first_turn], packed=False),
+        b"{garbage\n",
+        jsonl_batch(events[first_turn:-1], packed=False),
+    ]
     zstd = tmp_path / "z" / "session.jsonl.zstd"
     zstd.parent.mkdir()
     zstd.write_bytes(b"".join(zstd_frame(f) for f in frames))

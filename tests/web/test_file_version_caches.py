@@ -13,9 +13,9 @@ from pathlib import Path
 
 import httpx
 import orjson
-
 from dsh_inspect.log.writer import write_artifact
 from dsh_inspect.web.registry import Registry
+
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.server import live_server
 
@@ -68,7 +68,9 @@ def test_a_linked_artifact_in_a_root_is_followed_only_inside_the_served_folder(t
     registry = Registry([str(served)])  # a DSH_HOME: its sessions/ is the root
     for _ in range(2):  # the second listing answers from the caches
         assert _ids(registry) == {"kept", "stored"}
-        assert [r.path for r in registry.refused()] == [str(root / "--work-project--" / "secret" / "session.jsonl.zstd")]
+        assert [r.path for r in registry.refused()] == [
+            str(root / "--work-project--" / "secret" / "session.jsonl.zstd")
+        ]
 
 
 def test_a_root_reached_through_a_link_that_leaves_the_served_folder_is_refused(tmp_path: Path) -> None:

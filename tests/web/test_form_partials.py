@@ -16,39 +16,74 @@ from tests.support.builders import LogBuilder, header
 from tests.support.server import live_server
 
 CASES: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
-    "interleaved": ([{"type": "text", "text": "before"}, {"type": "hologram", "x": 1}, {"type": "text", "text": "after"}],
-                    {"kind": "plugin", "plugin": "fixture"}),
-    "adjacent": ([{"type": "text", "text": "first"}, {"type": "text", "text": "second"}],
-                 {"kind": "plugin", "plugin": "fixture"}),
+    "interleaved": (
+        [{"type": "text", "text": "before"}, {"type": "hologram", "x": 1}, {"type": "text", "text": "after"}],
+        {"kind": "plugin", "plugin": "fixture"},
+    ),
+    "adjacent": (
+        [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}],
+        {"kind": "plugin", "plugin": "fixture"},
+    ),
     "oversized": ([{"type": "text", "text": "y" * 21000}], {"kind": "plugin", "plugin": "fixture", "big": "x" * 21000}),
-    "empty-catalog": ([{"type": "text", "text": "none left"}], {"kind": "skill-catalog", "form": "catalog",
-                                                                 "update": True, "entries": []}),
+    "empty-catalog": (
+        [{"type": "text", "text": "none left"}],
+        {"kind": "skill-catalog", "form": "catalog", "update": True, "entries": []},
+    ),
     "later-form": ([{"type": "text", "text": "t"}], {"kind": "plugin", "plugin": "later", "form": "a-later-form"}),
-    "snapshot": ([{"type": "text", "text": "Current runtime context. …"}],
-                 {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot",
-                  "sections": [{"name": "sandbox:policy", "text": "workspace-write"},
-                               {"name": "workspace", "text": "/repo"}]}),
-    "instructions": ([{"type": "text", "text": "<system-reminder>x</system-reminder>"}],
-                     {"kind": "agent-instructions", "form": "instructions",
-                      "changes": [{"action": "set", "path": "AGENTS.md", "digest": "d1"},
-                                  {"action": "replace", "path": "sub/AGENTS.md"}]}),
-    "relay": ([{"type": "text", "text": "Background subagent child-7 reported:"}, {"type": "text", "text": "ok"}],
-              {"kind": "subagent-report", "form": "relay", "senderSessionId": "child-7"}),
-    "opaque-fields": ([{"type": "text", "text": "line one\n\nline two"}],
-                      {"kind": "plugin", "plugin": "fixture", "empty": {}, "list": [], "n": 18.0, "flag": True}),
-    "partial-catalog": ([{"type": "text", "text": "catalog prose"}],
-                        {"kind": "skill-catalog", "form": "catalog",
-                         "entries": [{"name": "a-skill", "description": "Does A"}, {"name": "b-skill"}]}),
+    "snapshot": (
+        [{"type": "text", "text": "Current runtime context. …"}],
+        {
+            "kind": "plugin",
+            "plugin": "@deepseek-ai/dsh-system-prompt",
+            "form": "snapshot",
+            "sections": [{"name": "sandbox:policy", "text": "workspace-write"}, {"name": "workspace", "text": "/repo"}],
+        },
+    ),
+    "instructions": (
+        [{"type": "text", "text": "<system-reminder>x</system-reminder>"}],
+        {
+            "kind": "agent-instructions",
+            "form": "instructions",
+            "changes": [
+                {"action": "set", "path": "AGENTS.md", "digest": "d1"},
+                {"action": "replace", "path": "sub/AGENTS.md"},
+            ],
+        },
+    ),
+    "relay": (
+        [{"type": "text", "text": "Background subagent child-7 reported:"}, {"type": "text", "text": "ok"}],
+        {"kind": "subagent-report", "form": "relay", "senderSessionId": "child-7"},
+    ),
+    "opaque-fields": (
+        [{"type": "text", "text": "line one\n\nline two"}],
+        {"kind": "plugin", "plugin": "fixture", "empty": {}, "list": [], "n": 18.0, "flag": True},
+    ),
+    "partial-catalog": (
+        [{"type": "text", "text": "catalog prose"}],
+        {
+            "kind": "skill-catalog",
+            "form": "catalog",
+            "entries": [{"name": "a-skill", "description": "Does A"}, {"name": "b-skill"}],
+        },
+    ),
     "notice-no-summary": ([{"type": "text", "text": "n"}], {"kind": "plugin", "plugin": "tool-jobs", "form": "notice"}),
-    "snapshot-bad": ([{"type": "text", "text": "s"}], {"kind": "plugin", "plugin": "p", "form": "snapshot",
-                                                       "sections": "not-a-list"}),
+    "snapshot-bad": (
+        [{"type": "text", "text": "s"}],
+        {"kind": "plugin", "plugin": "p", "form": "snapshot", "sections": "not-a-list"},
+    ),
     "relay-bad": ([{"type": "text", "text": "r"}], {"kind": "coordinator", "form": "relay"}),
-    "recall-bad": ([{"type": "text", "text": "c"}], {"kind": "session-reference", "form": "recall",
-                                                     "references": [{"label": "x"}]}),
-    "skill": ([{"type": "text", "text": '<skill_content name="a-skill">Do A.</skill_content>'}],
-              {"kind": "skill-invocation", "name": "a-skill", "form": "instructions"}),
-    "bad-instructions": ([{"type": "text", "text": "x"}], {"kind": "agent-instructions", "form": "instructions",
-                                                            "changes": [{"action": "merge", "path": "AGENTS.md"}]}),
+    "recall-bad": (
+        [{"type": "text", "text": "c"}],
+        {"kind": "session-reference", "form": "recall", "references": [{"label": "x"}]},
+    ),
+    "skill": (
+        [{"type": "text", "text": '<skill_content name="a-skill">Do A.</skill_content>'}],
+        {"kind": "skill-invocation", "name": "a-skill", "form": "instructions"},
+    ),
+    "bad-instructions": (
+        [{"type": "text", "text": "x"}],
+        {"kind": "agent-instructions", "form": "instructions", "changes": [{"action": "merge", "path": "AGENTS.md"}]},
+    ),
 }
 
 
@@ -103,9 +138,11 @@ def test_snapshot_sections_replace_the_prose_and_keep_it_one_click_away(bodies: 
     html = bodies["snapshot"]
     assert "Supersedes earlier snapshots" in html
     assert re.findall(r"<div><dt>(.*?)</dt><dd>(.*?)</dd></div>", html) == [
-        ("sandbox:policy", "workspace-write"), ("workspace", "/repo")]
+        ("sandbox:policy", "workspace-write"),
+        ("workspace", "/repo"),
+    ]
     assert "data-context-text" not in html
-    assert "<details class=\"ctx-model-text\" data-context-model-text>" in html
+    assert '<details class="ctx-model-text" data-context-model-text>' in html
     assert "Current runtime context. …" in html
 
 
@@ -131,7 +168,12 @@ def test_the_opaque_body_shows_real_line_breaks_and_js_formatted_fields(bodies: 
     html = bodies["opaque-fields"]
     assert texts(html, "data-context-text") == ["line one\n\nline two"]
     assert re.findall(r"<div><dt>(.*?)</dt><dd>(.*?)</dd></div>", html) == [
-        ("plugin", "fixture"), ("empty", "{}"), ("list", "[]"), ("n", "18"), ("flag", "true")]
+        ("plugin", "fixture"),
+        ("empty", "{}"),
+        ("list", "[]"),
+        ("n", "18"),
+        ("flag", "true"),
+    ]
 
 
 def test_one_unreadable_catalog_entry_sends_the_whole_catalog_to_opaque(bodies: dict[str, str]) -> None:
@@ -159,8 +201,10 @@ def test_collapsed_rows_carry_no_body_and_a_notice_summary_only_when_it_rendered
     b.turn(1)
     b.user("done", {"kind": "plugin", "plugin": "tool-jobs", "form": "notice", "summary": "bash ok"})
     b.user("n", {"kind": "plugin", "plugin": "tool-jobs", "form": "notice"})
-    b.user('<skill_content name="a-skill">Do A.</skill_content>',
-           {"kind": "skill-invocation", "name": "a-skill", "form": "instructions"})
+    b.user(
+        '<skill_content name="a-skill">Do A.</skill_content>',
+        {"kind": "skill-invocation", "name": "a-skill", "form": "instructions"},
+    )
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("rows"), *b.events]))
     with live_server([str(path)]) as url:

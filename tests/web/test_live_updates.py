@@ -12,6 +12,7 @@ from dsh_inspect.web.registry import Registry
 from dsh_inspect.web.settings import Settings
 from dsh_inspect.web.state import WebState
 from dsh_inspect.web.strings import strings_for
+
 from tests.support.builders import LogBuilder, header
 
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})

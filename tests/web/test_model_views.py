@@ -10,8 +10,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-
 from dsh_inspect.web.render import render_path
+
 from tests.support.builders import PROVIDER, LogBuilder
 from tests.support.request_logs import compaction_between_calls, pruned_result, steering, write_log
 from tests.support.server import live_server
@@ -24,11 +24,26 @@ def odd_id_log() -> LogBuilder:
     b = LogBuilder()
     b.add("turn/start", {"turn": 1})
     b.add("step/start", {"turn": 1, "step": 1})
-    b.add("user/message", {"id": ODD_ID, "role": "user", "content": [{"type": "text", "text": "<script>x</script>"}],
-                           "source": {"kind": "user"}}, surfaceOp="append")
+    b.add(
+        "user/message",
+        {
+            "id": ODD_ID,
+            "role": "user",
+            "content": [{"type": "text", "text": "<script>x</script>"}],
+            "source": {"kind": "user"},
+        },
+        surfaceOp="append",
+    )
     b.add("request/header", {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"})
-    b.assistant(1, 1, [{"type": "reasoning", "text": "thinking"}, {"type": "text", "text": "ok"},
-                       {"type": "tool-call", "id": "call_9", "name": "read", "arguments": '{"file_path":"a"}'}])
+    b.assistant(
+        1,
+        1,
+        [
+            {"type": "reasoning", "text": "thinking"},
+            {"type": "text", "text": "ok"},
+            {"type": "tool-call", "id": "call_9", "name": "read", "arguments": '{"file_path":"a"}'},
+        ],
+    )
     b.add("step/end", {"turn": 1, "step": 1})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     return b
@@ -51,16 +66,30 @@ def replayed_step_log() -> LogBuilder:
     surface = [e["seq"] for e in b.events if "surfaceOp" in e]
     b.add("command/run", {"commandId": "cmd-1", "name": "compact", "source": {"kind": "user"}})
     start = b.add("compaction/start", {"compactionId": "cmp-1", "sourceCommandId": "cmd-1", "turn": None})["seq"]
-    summary = b.add("compaction/summary", {
-        "compactionId": "cmp-1", "sourceCommandId": "cmd-1", "summary": [{"type": "text", "text": "Said twice."}],
-        "shadowedRange": {"start": surface[0], "end": surface[-1]}, "shadowedSeqs": surface,
-        "shadowedTokenCount": 30, **PROVIDER})["seq"]
+    summary = b.add(
+        "compaction/summary",
+        {
+            "compactionId": "cmp-1",
+            "sourceCommandId": "cmd-1",
+            "summary": [{"type": "text", "text": "Said twice."}],
+            "shadowedRange": {"start": surface[0], "end": surface[-1]},
+            "shadowedSeqs": surface,
+            "shadowedTokenCount": 30,
+            **PROVIDER,
+        },
+    )["seq"]
     checkpoint = "<context_checkpoint>Said twice.</context_checkpoint>"
-    b.add("user/message", {"id": "checkpoint-manual", "role": "user", "content": [{"type": "text", "text": checkpoint}],
-                           "source": {"kind": "plugin", "plugin": "compact", "compactionId": "cmp-1",
-                                      "sourceCommandId": "cmd-1"}},
-          surfaceOp={"op": "replace", "start": surface[0], "end": surface[-1]},
-          sourceEventSeqs=[start, summary, *surface])
+    b.add(
+        "user/message",
+        {
+            "id": "checkpoint-manual",
+            "role": "user",
+            "content": [{"type": "text", "text": checkpoint}],
+            "source": {"kind": "plugin", "plugin": "compact", "compactionId": "cmp-1", "sourceCommandId": "cmd-1"},
+        },
+        surfaceOp={"op": "replace", "start": surface[0], "end": surface[-1]},
+        sourceEventSeqs=[start, summary, *surface],
+    )
     b.add("compaction/end", {"compactionId": "cmp-1", "sourceCommandId": "cmd-1", "turn": None})
     b.add("command/done", {"commandId": "cmd-1", "kind": "success", "text": f"Compacted {len(surface)} history items"})
     return b
@@ -124,8 +153,11 @@ def test_the_model_view_shows_the_header_and_state_in_force(server: str) -> None
     html = get(server, "/sessions/compaction/steps/1.1").text
     data = get(server, "/api/sessions/compaction/steps/1.1").json()
     (call,) = data["calls"]
-    assert call["header"] == {"seq": 3, "reason": "initial",
-                              "config": {"provider": "deepseek-official", "model": "deepseek-v4-flash"}}
+    assert call["header"] == {
+        "seq": 3,
+        "reason": "initial",
+        "config": {"provider": "deepseek-official", "model": "deepseek-v4-flash"},
+    }
     assert call["state"]["planMode"] == {"value": False, "seq": None, "detail": None}
     assert call["diff"]["previous"] is None and call["diff"]["header"][0]["first"]
     assert "<dd data-provider>deepseek-official</dd>" in html and "<dd data-model>deepseek-v4-flash</dd>" in html
@@ -237,8 +269,10 @@ def test_tool_rows_link_the_identity_of_their_result(server: str) -> None:
 def test_a_tool_result_and_a_manual_compact_checkpoint_have_their_message_anchors(server: str) -> None:
     result = next(e for e in compaction_between_calls().events if e["type"] == "tool/result")
     result_id = result["data"]["message"]["id"]
-    for key, message_id, kind in (("compaction", result_id, "tool-call"),
-                                  ("replayed", "checkpoint-manual", "manual-compaction")):
+    for key, message_id, kind in (
+        ("compaction", result_id, "tool-call"),
+        ("replayed", "checkpoint-manual", "manual-compaction"),
+    ):
         anchor = f"msg-{message_id}"
         located = get(server, f"/api/sessions/{key}/locate?anchor={quote(anchor)}").json()
         row = get(server, f"/api/sessions/{key}/rows?from={located['index']}").json()["rows"][0]
@@ -257,7 +291,7 @@ def test_context_rows_link_their_identity_outside_the_header(server: str) -> Non
     assert shown == context["data"]["id"]
     resolves_to(server, path, context["data"]["id"], context["seq"])
     # the header (the accessible name UI.md §6 fixes) holds none of it: the links follow the body's slot
-    header, after = row.split("<div class=\"slot\" data-disclosure-slot></div>")
+    header, after = row.split('<div class="slot" data-disclosure-slot></div>')
     assert "data-identity-link" not in header and "data-row-meta" in after
 
 
@@ -276,13 +310,19 @@ def test_compaction_markers_link_their_checkpoint(server: str) -> None:
 
 
 def test_a_replayed_turn_and_step_links_its_own_model_view(server: str) -> None:
-    steps = [re.search(r'data-step-link href="([^"]+)"', row).group(1)  # type: ignore[union-attr]
-             for kind, row in flow_rows(get(server, "/sessions/replayed").text) if kind == "assistant-step"]
+    steps = [
+        re.search(r'data-step-link href="([^"]+)"', row).group(1)  # type: ignore[union-attr]
+        for kind, row in flow_rows(get(server, "/sessions/replayed").text)
+        if kind == "assistant-step"
+    ]
     assert steps == ["/sessions/replayed/steps/1.1", "/sessions/replayed/steps/1.1~2"]
     second = get(server, "/api/sessions/replayed/steps/1.1~2").json()
     assert second["step"]["key"] == "1.1~2"
-    answer = next(e for e in replayed_step_log().events if e["type"] == "assistant/message"
-                  and e["data"]["message"]["content"][0]["text"] == "Second answer.")
+    answer = next(
+        e
+        for e in replayed_step_log().events
+        if e["type"] == "assistant/message" and e["data"]["message"]["content"][0]["text"] == "Second answer."
+    )
     assert second["calls"][-1]["messageSeq"] == answer["seq"]
     rows = get(server, "/api/sessions/replayed/rows").json()["rows"]
     assert [r["step"] for r in rows if r["kind"] in ("step", "assistant-step")] == ["1.1", "1.1", "1.1~2", "1.1~2"]

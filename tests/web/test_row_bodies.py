@@ -20,10 +20,25 @@ from tests.support.server import live_server
 CAP = 100
 # Past the cap in every body, and on a line of its own, so that no row's one-line header shows it.
 TAIL = "\n<script>alert(1)</script> the end"
-RETRY = {"provider": "p", "mode": "normal", "policyKey": "k", "retry": 1, "maxRetries": 3, "delayMs": 1500,
-         "failure": {"message": "rate limited", "code": "RATE_LIMIT"}}
-IMAGE = {"type": "image", "attachment": {"attachmentId": "sha256:" + "0" * 64, "mediaType": "image/png",
-                                         "width": 1, "height": 1, "name": "dot.png"}}
+RETRY = {
+    "provider": "p",
+    "mode": "normal",
+    "policyKey": "k",
+    "retry": 1,
+    "maxRetries": 3,
+    "delayMs": 1500,
+    "failure": {"message": "rate limited", "code": "RATE_LIMIT"},
+}
+IMAGE = {
+    "type": "image",
+    "attachment": {
+        "attachmentId": "sha256:" + "0" * 64,
+        "mediaType": "image/png",
+        "width": 1,
+        "height": 1,
+        "name": "dot.png",
+    },
+}
 
 
 def long(mark: str) -> str:
@@ -37,9 +52,16 @@ def capped_log() -> LogBuilder:
     b.add("step/start", {"turn": 1, "step": 1})
     b.user(long("U"))
     b.add("session/title", {"title": long("T"), "messageSeqs": [2], "source": {"kind": "user"}})
-    b.assistant(1, 1, [{"type": "reasoning", "text": long("R")}, {"type": "text", "text": long("M")},
-                       {"type": "mystery", "payload": long("J")},
-                       {"type": "tool-call", "id": "call_1", "name": "read", "arguments": "{}"}])
+    b.assistant(
+        1,
+        1,
+        [
+            {"type": "reasoning", "text": long("R")},
+            {"type": "text", "text": long("M")},
+            {"type": "mystery", "payload": long("J")},
+            {"type": "tool-call", "id": "call_1", "name": "read", "arguments": "{}"},
+        ],
+    )
     b.tool_round(1, 1, "call_1", long("O"))
     call = next(e for e in b.events if e["type"] == "tool/call")
     call["data"]["arguments"] = orjson.dumps({"file_path": long("A")}).decode()
@@ -61,7 +83,7 @@ def capped_log() -> LogBuilder:
 
 def later(b: LogBuilder, event: dict[str, Any], ms: int) -> None:
     """`event` and everything after it happen `ms` later."""
-    for e in b.events[event["seq"]:]:
+    for e in b.events[event["seq"] :]:
         e["time"] += ms
 
 
@@ -80,8 +102,11 @@ def eventful_log() -> LogBuilder:
     b.add("turn/start", {"turn": 2})
     b.add("step/start", {"turn": 2, "step": 1})
     b.user("look")["data"]["content"].append(IMAGE)
-    b.add("user/message", {"id": "odd id#1", "role": "user", "content": [{"type": "text", "text": "odd"}],
-                           "source": {"kind": "user"}}, surfaceOp="append")
+    b.add(
+        "user/message",
+        {"id": "odd id#1", "role": "user", "content": [{"type": "text", "text": "odd"}], "source": {"kind": "user"}},
+        surfaceOp="append",
+    )
     b.assistant(2, 1, [{"type": "tool-call", "id": "call_2", "name": "read", "arguments": '{"file_path": "a.txt"}'}])
     b.tool_round(2, 1, "call_2", "alpha")
     b.add("hook/invoked", {"turn": 2, "point": "PreToolUse", "dialect": "claude-code", "handlerId": "h1"})
@@ -130,8 +155,10 @@ def rows(server: str, key: str) -> list[dict[str, Any]]:
     return httpx.get(f"{server}/api/sessions/{key}/rows").json()["rows"]
 
 
-SHOW_ALL = re.compile(r'<button type="button" class="show-all" data-show-all '
-                      r'hx-get="/sessions/capped/bodies/(\d+)\?part=([^"]+)"[^>]*>Show all</button>')
+SHOW_ALL = re.compile(
+    r'<button type="button" class="show-all" data-show-all '
+    r'hx-get="/sessions/capped/bodies/(\d+)\?part=([^"]+)"[^>]*>Show all</button>'
+)
 
 
 def test_every_row_body_is_capped_and_offers_the_rest(server: str) -> None:
@@ -140,20 +167,32 @@ def test_every_row_body_is_capped_and_offers_the_rest(server: str) -> None:
     by_kind = {r["kind"]: r["seq"] for r in rows(server, "capped")}
     assert shown >= {
         (by_kind["user"], "block-0"),
-        (by_kind["assistant-step"], "block-0"), (by_kind["assistant-step"], "block-1"),  # Think, Markdown
+        (by_kind["assistant-step"], "block-0"),
+        (by_kind["assistant-step"], "block-1"),  # Think, Markdown
         (by_kind["assistant-step"], "block-2"),  # the unknown block's JSON
-        (by_kind["tool-call"], "in"), (by_kind["tool-call"], "out"),
-        (by_kind["command"], "detail"), (by_kind["event"], "detail"),
-        (by_kind["model-retry"], "streamed"), (by_kind["partial-stream"], "detail"),
+        (by_kind["tool-call"], "in"),
+        (by_kind["tool-call"], "out"),
+        (by_kind["command"], "detail"),
+        (by_kind["event"], "detail"),
+        (by_kind["model-retry"], "streamed"),
+        (by_kind["partial-stream"], "detail"),
     }
     assert "alert(1)" not in html and "the end" not in html
     assert unescape(html).count("… truncated, ") >= len(shown)
 
 
-@pytest.mark.parametrize("kind, part, mark", [("user", "block-0", "U"), ("assistant-step", "block-0", "R"),
-                                              ("tool-call", "in", "A"), ("tool-call", "out", "O"),
-                                              ("command", "detail", "C"), ("model-retry", "streamed", "F"),
-                                              ("partial-stream", "detail", "P")])
+@pytest.mark.parametrize(
+    ("kind", "part", "mark"),
+    [
+        ("user", "block-0", "U"),
+        ("assistant-step", "block-0", "R"),
+        ("tool-call", "in", "A"),
+        ("tool-call", "out", "O"),
+        ("command", "detail", "C"),
+        ("model-retry", "streamed", "F"),
+        ("partial-stream", "detail", "P"),
+    ],
+)
 def test_show_all_answers_the_whole_body_escaped(server: str, kind: str, part: str, mark: str) -> None:
     seq = next(r["seq"] for r in rows(server, "capped") if r["kind"] == kind)
     fragment = httpx.get(f"{server}/sessions/capped/bodies/{seq}", params={"part": part})
@@ -194,7 +233,8 @@ def flow(html: str) -> str:
 def test_every_row_links_its_raw_event(server: str) -> None:
     items = flow_items(page_html(server, "eventful"))
     assert {"step", "turn-error", "turn-max-tokens", "partial-stream", "model-retry", "tool-call", "command"} <= {
-        kind for kind, _, _ in items}
+        kind for kind, _, _ in items
+    }
     assert "data-expandable" not in next(html for kind, _, html in items if kind == "command")  # it cannot open
     for kind, seq, html in items:
         assert f'href="/sessions/eventful/events/{seq}"' in html, kind
@@ -206,10 +246,13 @@ def test_a_permalink_is_percent_encoded_and_its_anchor_verbatim(server: str) -> 
 
 
 def test_a_step_that_hosts_only_usage_shows_it(server: str) -> None:
-    step = next(r for r in rows(server, "eventful") if r["kind"] == "step" and r["title"] == "3"
-                and r["links"].get("usage-only"))
+    step = next(
+        r
+        for r in rows(server, "eventful")
+        if r["kind"] == "step" and r["title"] == "3" and r["links"].get("usage-only")
+    )
     assert step["facts"][1:] == ["in 10", "out 4096"]
-    (_, _, html), = [i for i in flow_items(page_html(server, "eventful")) if i[1] == step["seq"]]
+    ((_, _, html),) = [i for i in flow_items(page_html(server, "eventful")) if i[1] == step["seq"]]
     assert '<span class="fact">out 4096</span>' in html
 
 
@@ -223,11 +266,16 @@ def test_a_retry_its_turn_outlived_is_cancelled(server: str) -> None:
 def test_rows_speak_chinese_on_a_chinese_page(server: str) -> None:
     english = unescape(flow(page_html(server, "eventful")))
     chinese = unescape(flow(page_html(server, "eventful", **{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})))
-    for en, zh in [("in 10", "输入 10"), ("out 4096", "输出 4096"), ("hook PreToolUse · h1", "钩子 PreToolUse · h1"),
-                   ("hook PreToolUse → pass", "钩子 PreToolUse → pass"),
-                   ("approval asked · outside the workspace", "已请求审批 · outside the workspace"),
-                   ("approval allowed-once", "审批结果：allowed-once"), ("Image dot.png image/png 1×1", "图片 dot.png"),
-                   ("Model request retry cancelled", "模型请求重试已取消")]:
+    for en, zh in [
+        ("in 10", "输入 10"),
+        ("out 4096", "输出 4096"),
+        ("hook PreToolUse · h1", "钩子 PreToolUse · h1"),
+        ("hook PreToolUse → pass", "钩子 PreToolUse → pass"),
+        ("approval asked · outside the workspace", "已请求审批 · outside the workspace"),
+        ("approval allowed-once", "审批结果：allowed-once"),
+        ("Image dot.png image/png 1×1", "图片 dot.png"),
+        ("Model request retry cancelled", "模型请求重试已取消"),
+    ]:
         assert en in english and en not in chinese and zh in chinese, en
     durations = re.compile(r'<span class="fact">([^<]*)</span>')
     assert {"ms", "s", "min"} <= {w for fact in durations.findall(english) for w in fact.split()}

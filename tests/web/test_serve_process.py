@@ -9,8 +9,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
-
 from dsh_inspect.log.dsh_root import encode_segment, project_key
+
 from tests.support.process import serve_process
 from tests.support.uploads import jsonl_bytes
 
@@ -54,8 +54,14 @@ def test_a_server_killed_mid_upload_loses_nothing_stored_before(tmp_path: Path) 
         parts = urlsplit(server.url)
         sock = socket.create_connection((parts.hostname, parts.port))
         body = jsonl_bytes("never-finished") * 2000
-        sock.sendall(b"POST /api/uploads?name=cut.jsonl HTTP/1.1\r\nHost: " + parts.netloc.encode()
-                     + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[: len(body) // 2])
+        sock.sendall(
+            b"POST /api/uploads?name=cut.jsonl HTTP/1.1\r\nHost: "
+            + parts.netloc.encode()
+            + b"\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body[: len(body) // 2]
+        )
         deadline = time.monotonic() + 30
         while not any((data_dir / "tmp").iterdir()):
             assert time.monotonic() < deadline, "the upload never reached the temp folder"

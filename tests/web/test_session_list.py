@@ -21,20 +21,30 @@ def write(path: Path, head: dict, events: list[dict]) -> None:
 
 def titled(title: str) -> list[dict]:
     events = two_turns().events
-    events.insert(3, {"type": "session/title", "seq": 3, "time": 0,
-                      "data": {"title": title, "messageSeqs": [2], "source": {"kind": "fallback"}}})
+    events.insert(
+        3,
+        {
+            "type": "session/title",
+            "seq": 3,
+            "time": 0,
+            "data": {"title": title, "messageSeqs": [2], "source": {"kind": "fallback"}},
+        },
+    )
     for i, e in enumerate(events):
         e["seq"] = i
     for e in events:
-        if "sourceEventSeqs" in e and e["sourceEventSeqs"]:
+        if e.get("sourceEventSeqs"):
             e["sourceEventSeqs"] = [s + 1 if s >= 3 else s for s in e["sourceEventSeqs"]]
     return events
 
 
 def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
     for i in range(120):
-        write(tmp_path / f"s{i:03d}" / "session.jsonl", {**header(f"session-{i:03d}"), "createdAt": 1_700_000_000_000 + i},
-              titled(f"Fix the parser {i}") if i == 7 else two_turns().events)
+        write(
+            tmp_path / f"s{i:03d}" / "session.jsonl",
+            {**header(f"session-{i:03d}"), "createdAt": 1_700_000_000_000 + i},
+            titled(f"Fix the parser {i}") if i == 7 else two_turns().events,
+        )
     with live_server([str(tmp_path)]) as url:
         every = httpx.get(f"{url}/api/sessions").json()
         assert every["total"] == 120 and every["pages"] == 1 and len(every["sessions"]) == 120

@@ -99,17 +99,25 @@ def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
     # what a tool row shows, IN and OUT and the path, is what its twin carries
     tool = next(r for r in data["rows"] if r["kind"] == "tool-call")
     card = rows[tool["key"]]
-    assert tool["tool"]["arguments"] == shown(r"data-tool-input data-body>(.*?)</pre>", card) == \
-        '{\n  "file_path": "a.txt"\n}'
+    assert (
+        tool["tool"]["arguments"]
+        == shown(r"data-tool-input data-body>(.*?)</pre>", card)
+        == '{\n  "file_path": "a.txt"\n}'
+    )
     assert tool["tool"]["output"] == shown(r"data-tool-output data-body>(.*?)</pre>", card) == "alpha"
     assert tool["tool"]["path"] == shown(r'data-copy-path="([^"]*)"', card) == "a.txt"
     assert tool["tool"]["title"] in card
-    assert {b["part"]: (b["total"], b["truncated"]) for b in tool["bodies"]} == \
-        {"in": (len(tool["tool"]["arguments"]), False), "out": (5, False)}
+    assert {b["part"]: (b["total"], b["truncated"]) for b in tool["bodies"]} == {
+        "in": (len(tool["tool"]["arguments"]), False),
+        "out": (5, False),
+    }
     # a prompt's text, and an assistant step's Markdown as the page renders it
     user = next(r for r in data["rows"] if r["kind"] == "user")
-    assert user["blocks"][0]["text"] == shown(r'class="bubble-text" data-body>(.*?)</span>', rows[user["key"]]) \
+    assert (
+        user["blocks"][0]["text"]
+        == shown(r'class="bubble-text" data-body>(.*?)</span>', rows[user["key"]])
         == "Read a.txt please"
+    )
     step = [r for r in data["rows"] if r["kind"] == "assistant-step"][-1]
     markdown = re.search(r'class="markdown" data-body>(.*?)</div>', rows[step["key"]], re.DOTALL)
     assert markdown is not None and step["blocks"][0]["text"] == markdown.group(1) == "<p>The file says alpha.</p>\n"
@@ -177,8 +185,9 @@ def test_a_repeated_message_id_anchors_its_later_row_with_a_number_and_warns(tmp
 def test_every_page_carries_the_csp(server: str) -> None:
     for path in ("/", "/sessions/plain-id", "/api/sessions", "/static/inspect.css"):
         response = httpx.get(server + path)
-        assert response.headers["content-security-policy"] == \
-            "default-src 'self'; script-src 'self'; style-src 'self'", path
+        assert (
+            response.headers["content-security-policy"] == "default-src 'self'; script-src 'self'; style-src 'self'"
+        ), path
 
 
 def test_a_foreign_host_header_is_refused(server: str) -> None:
@@ -197,9 +206,15 @@ def test_unknown_keys_and_non_context_seqs_are_404(server: str) -> None:
 def test_context_bodies_have_a_json_twin(tmp_path: Path) -> None:
     b = LogBuilder()
     b.turn(1)
-    ctx = b.user("<system-reminder>hi</system-reminder>",
-                 {"kind": "plugin", "plugin": "p", "form": "snapshot", "sections": [{"name": "sandbox:policy",
-                                                                                     "text": "workspace-write"}]})
+    ctx = b.user(
+        "<system-reminder>hi</system-reminder>",
+        {
+            "kind": "plugin",
+            "plugin": "p",
+            "form": "snapshot",
+            "sections": [{"name": "sandbox:policy", "text": "workspace-write"}],
+        },
+    )
     write(tmp_path / "s" / "session.jsonl", "ctx", b.events)
     with live_server([str(tmp_path)]) as url:
         html = httpx.get(f"{url}/sessions/ctx/contexts/{ctx['seq']}").text

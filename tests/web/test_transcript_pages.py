@@ -21,34 +21,73 @@ from tests.support.server import live_server
 pytestmark = pytest.mark.corpus
 
 SNAPSHOTS = CORPUS / "sessions/examples/acp-agent/tests/snapshots"
-NAMES = ["cancel-tool-calls", "fs-delete-recreate", "hook-cc-pretool-ask", "escalation-approved",
-         "inline-image-prompt", "read-image", "packed-chunks", "empty-response-retry", "max-tokens-continue",
-         "error-finish", "code-mode-turn", "agent-instructions", "subagent-continuable", "cancel"]
+NAMES = [
+    "cancel-tool-calls",
+    "fs-delete-recreate",
+    "hook-cc-pretool-ask",
+    "escalation-approved",
+    "inline-image-prompt",
+    "read-image",
+    "packed-chunks",
+    "empty-response-retry",
+    "max-tokens-continue",
+    "error-finish",
+    "code-mode-turn",
+    "agent-instructions",
+    "subagent-continuable",
+    "cancel",
+]
 
 
 def built_logs(root: Path) -> None:
     b = LogBuilder()
     b.turn(1)
     original = next(e for e in b.events if e["type"] == "tool/result")
-    b.add("compaction/prune", {"shadowedRange": {"start": original["seq"], "end": original["seq"]},
-                               "shadowedSeqs": [original["seq"]], "shadowedTokenCount": 3})
+    b.add(
+        "compaction/prune",
+        {
+            "shadowedRange": {"start": original["seq"], "end": original["seq"]},
+            "shadowedSeqs": [original["seq"]],
+            "shadowedTokenCount": 3,
+        },
+    )
     pruned = orjson.loads(orjson.dumps(original))
-    pruned.update(seq=len(b.events), time=original["time"] + 100, sourceEventSeqs=[original["seq"]],
-                  surfaceOp={"op": "replace", "start": original["seq"], "end": original["seq"]})
+    pruned.update(
+        seq=len(b.events),
+        time=original["time"] + 100,
+        sourceEventSeqs=[original["seq"]],
+        surfaceOp={"op": "replace", "start": original["seq"], "end": original["seq"]},
+    )
     pruned["data"]["message"]["content"][0]["content"] = [{"type": "text", "text": "[pruned: 5 bytes]"}]
     b.events.append(pruned)
     b.add("turn/start", {"turn": 2})
     b.add("step/start", {"turn": 2, "step": 1})
     b.user("go on")
-    steer = {"id": "steer-1", "role": "user", "content": [{"type": "text", "text": "also check b.txt"}],
-             "source": {"kind": "user"}}
+    steer = {
+        "id": "steer-1",
+        "role": "user",
+        "content": [{"type": "text", "text": "also check b.txt"}],
+        "source": {"kind": "user"},
+    }
     b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "inserted": [steer]})
     b.add("agent/inbox/spliced", {"target": "next-step", "start": 0, "removedCount": 1, "inserted": []})
     b.add("user/message", steer, surfaceOp="append")
     b.add("assistant/chunk", {"turn": 2, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "par"}})
-    b.add("llm/retry", {"retryId": "r1", "turn": 2, "step": 1, "provider": "p", "mode": "normal", "policyKey": "k",
-                        "retry": 1, "maxRetries": 3, "delayMs": 1500,
-                        "failure": {"message": "rate limited", "code": "RATE_LIMIT"}})
+    b.add(
+        "llm/retry",
+        {
+            "retryId": "r1",
+            "turn": 2,
+            "step": 1,
+            "provider": "p",
+            "mode": "normal",
+            "policyKey": "k",
+            "retry": 1,
+            "maxRetries": 3,
+            "delayMs": 1500,
+            "failure": {"message": "rate limited", "code": "RATE_LIMIT"},
+        },
+    )
     b.add("llm/retry-started", {"retryId": "r1", "turn": 2, "step": 1, "retry": 1})
     b.assistant(2, 1, [{"type": "text", "text": "Done **now**."}])
     b.add("step/end", {"turn": 2, "step": 1})
@@ -99,8 +138,9 @@ def test_tool_errors_show_their_message_in_the_error_state(server: str, corpus_d
     tools = [r for r in all_rows(server, key) if r["kind"] == "tool-call"]
     errors = [t for t in tools if t["tool"]["state"] == "error"]
     assert errors and all(t["tool"]["output"] for t in errors)
-    assert any("FS_NOT_FOUND" in (t["tool"]["errorCode"] or "") or "not found" in t["tool"]["output"].lower()
-               for t in errors)
+    assert any(
+        "FS_NOT_FOUND" in (t["tool"]["errorCode"] or "") or "not found" in t["tool"]["output"].lower() for t in errors
+    )
     html = all_html(server, key)
     assert 'data-state="error"' in html and '<span class="visually-hidden">Failed</span>' in html
 
@@ -134,7 +174,7 @@ def test_code_mode_sub_calls_nest_under_their_parent(server: str, corpus_dir: Pa
     (tool,) = [r for r in all_rows(server, key_of(server, "code-mode-turn")) if r["kind"] == "tool-call"]
     assert tool["tool"]["subcalls"] and tool["tool"]["variant"] == "code"
     html = all_html(server, key_of(server, "code-mode-turn"))
-    assert "<div class=\"subcall\"" in html
+    assert '<div class="subcall"' in html
     # the twin carries each sub-call's arguments and output, as the page shows them
     for sub in tool["tool"]["subcalls"]:
         assert sub["arguments"] in html and (sub["output"] is None or sub["output"] in html)
@@ -208,8 +248,15 @@ def test_the_resumed_session_reads_across_its_end_seed(server: str, corpus_dir: 
 
 def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
     kinds = set()
-    for fragment in ("hook-cc-pretool-ask", "error-finish", "max-tokens-continue", "code-mode-turn",
-                     "agent-instructions", "snapshots/cancel/", "built/session.jsonl"):
+    for fragment in (
+        "hook-cc-pretool-ask",
+        "error-finish",
+        "max-tokens-continue",
+        "code-mode-turn",
+        "agent-instructions",
+        "snapshots/cancel/",
+        "built/session.jsonl",
+    ):
         key = key_of(server, fragment)
         for kind, seq, html in flow_items(all_html(server, key, unescaped=False)):
             kinds.add(kind)
@@ -219,8 +266,21 @@ def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
         for kind, seq, html in flow_items(all_html(server, key, unescaped=False)):
             kinds.add(kind)
             assert f'href="/sessions/{key}/events/{seq}"' in html, (key, kind, seq)
-    assert {"turn", "step", "user", "context", "assistant-step", "tool-call", "compaction", "manual-compaction",
-            "turn-error", "turn-max-tokens", "model-retry", "partial-stream", "event"} <= kinds
+    assert {
+        "turn",
+        "step",
+        "user",
+        "context",
+        "assistant-step",
+        "tool-call",
+        "compaction",
+        "manual-compaction",
+        "turn-error",
+        "turn-max-tokens",
+        "model-retry",
+        "partial-stream",
+        "event",
+    } <= kinds
     key = key_of(server, "hook-cc-pretool-ask")
     event = httpx.get(f"{server}/api/sessions/{key}/events/0").json()
     assert event["seq"] == 0 and event["event"]["type"] == event["type"]

@@ -75,8 +75,11 @@ def test_an_export_zip_keeps_its_subagents_and_images(server: str) -> None:
     assert body["upload"]["media"] == 1
     paths = [s["path"] for s in body["upload"]["sessions"]]
     name = "dsh-session-zip-parent.zip"
-    assert paths == [f"{name}!session.jsonl", f"{name}!subagents/zip-a/session.jsonl",
-                     f"{name}!subagents/zip-b/session.jsonl"]
+    assert paths == [
+        f"{name}!session.jsonl",
+        f"{name}!subagents/zip-a/session.jsonl",
+        f"{name}!subagents/zip-b/session.jsonl",
+    ]
     child = httpx.get(server + "/api" + body["upload"]["sessions"][1]["url"]).json()
     assert child["header"]["parentSession"] == "zip-parent"
 
@@ -180,9 +183,13 @@ def test_uploads_survive_a_restart(served: Path, tmp_path: Path) -> None:
 
 def test_cross_site_uploads_and_deletes_are_refused_scripts_are_not(server: str) -> None:
     data = jsonl_bytes("origin-checked")
-    for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"},
-                    {"Origin": server.replace("127.0.0.1", "localhost")},
-                    {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}):
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Origin": server.replace("127.0.0.1", "localhost")},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+    ):
         refused = upload(server, data, "x.jsonl", **headers)
         assert refused.status_code == 403, headers
         assert "not from another site" in refused.text
@@ -210,25 +217,53 @@ def raw_get(server: str, path: str, method: str = "GET") -> int:
         conn.close()
 
 
-TRAVERSALS = ["..", "%2e%2e", "..%2f..%2fetc%2fpasswd", "%2E%2E%2F%2E%2E%2Fcatalog.sqlite3", "..%5c..%5cwin.ini",
-              "%252e%252e%252fetc", "~%2F..%2F..", "....//....//etc"]
+TRAVERSALS = [
+    "..",
+    "%2e%2e",
+    "..%2f..%2fetc%2fpasswd",
+    "%2E%2E%2F%2E%2E%2Fcatalog.sqlite3",
+    "..%5c..%5cwin.ini",
+    "%252e%252e%252fetc",
+    "~%2F..%2F..",
+    "....//....//etc",
+]
 
 
 def test_no_key_or_path_escapes_a_root(server: str, served: Path) -> None:
     digest = upload(server, jsonl_bytes("escape-target"), "t.jsonl").json()["upload"]["digest"]
-    routes = ["/sessions/{}", "/api/sessions/{}", "/sessions/{}/raw", "/sessions/{}/rows", "/api/sessions/{}/rows",
-              "/sessions/{}/events/0", "/api/sessions/{}/events/0", "/sessions/{}/contexts/1",
-              "/api/sessions/{}/contexts/1", "/uploads/{}", "/api/uploads/{}", "/uploads/{}/raw",
-              "/sessions/{}/facts", "/sessions/{}/live", "/sessions/{}/media/a", "/sessions/{}/message-bodies/1",
-              "/api/sessions/{}/message-bodies/1", "/sessions/{}/messages/m", "/api/sessions/{}/messages/m",
-              "/sessions/{}/steps", "/api/sessions/{}/steps", "/sessions/{}/steps/1.1", "/api/sessions/{}/steps/1.1",
-              "/api/sessions/{}/search?q=a", "/api/sessions/{}/locate?anchor=seq-1"]
+    routes = [
+        "/sessions/{}",
+        "/api/sessions/{}",
+        "/sessions/{}/raw",
+        "/sessions/{}/rows",
+        "/api/sessions/{}/rows",
+        "/sessions/{}/events/0",
+        "/api/sessions/{}/events/0",
+        "/sessions/{}/contexts/1",
+        "/api/sessions/{}/contexts/1",
+        "/uploads/{}",
+        "/api/uploads/{}",
+        "/uploads/{}/raw",
+        "/sessions/{}/facts",
+        "/sessions/{}/live",
+        "/sessions/{}/media/a",
+        "/sessions/{}/message-bodies/1",
+        "/api/sessions/{}/message-bodies/1",
+        "/sessions/{}/messages/m",
+        "/api/sessions/{}/messages/m",
+        "/sessions/{}/steps",
+        "/api/sessions/{}/steps",
+        "/sessions/{}/steps/1.1",
+        "/api/sessions/{}/steps/1.1",
+        "/api/sessions/{}/search?q=a",
+        "/api/sessions/{}/locate?anchor=seq-1",
+    ]
     for route in routes:
-        for bad in TRAVERSALS + [f"{digest}/..", f"..%2f{digest}", str(served / "on-disk.jsonl").replace("/", "%2f")]:
+        for bad in [*TRAVERSALS, f"{digest}/..", f"..%2f{digest}", str(served / "on-disk.jsonl").replace("/", "%2f")]:
             path = route.format(bad)
             status = raw_get(server, path)
             assert status == 404, (path, status)
-    for bad in TRAVERSALS + ["..%2fapp%2fcli.py", "../app/cli.py", "%2e%2e/pyproject.toml", "/etc/passwd"]:
+    for bad in [*TRAVERSALS, "..%2fapp%2fcli.py", "../app/cli.py", "%2e%2e/pyproject.toml", "/etc/passwd"]:
         assert raw_get(server, f"/static/{bad}") == 404, bad
         assert raw_get(server, f"/static/{bad}/inspect.css") == 404, bad
     for bad in TRAVERSALS:

@@ -25,7 +25,6 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-
 from dsh_inspect.testing.browser import chromium_path
 
 pytestmark = [pytest.mark.wheel, pytest.mark.browser]
@@ -33,7 +32,7 @@ pytestmark = [pytest.mark.wheel, pytest.mark.browser]
 PROJECT = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "app", "templates", "static")
 
-CHECK = textwrap.dedent('''
+CHECK = textwrap.dedent("""
     import json
     import dsh_inspect
     from fastapi.testclient import TestClient
@@ -52,12 +51,12 @@ CHECK = textwrap.dedent('''
     print(json.dumps({"package": dsh_inspect.__file__, "assets": str(ASSETS), "paths": paths,
                       "css": [css.status_code, css.headers.get("content-type", ""), len(css.text)],
                       "page": [page.status_code, "inspect.css" in page.text, "demo-tools" in page.text]}))
-''')
+""")
 
 # A small FastAPI project of someone else's: its own `app` package, its own tests, and a browser test
 # that uses the plugin's fixtures without a conftest.py or a -p flag.
 FOREIGN = {
-    "pyproject.toml": '''
+    "pyproject.toml": """
         [project]
         name = "their-service"
         version = "1.0"
@@ -65,9 +64,9 @@ FOREIGN = {
         [tool.pytest.ini_options]
         pythonpath = ["."]
         addopts = "--strict-markers -p no:cacheprovider"
-    ''',
+    """,
     "app/__init__.py": "",
-    "app/main.py": '''
+    "app/main.py": """
         from fastapi import FastAPI
 
         app = FastAPI()
@@ -76,11 +75,11 @@ FOREIGN = {
         @app.get("/health")
         def health() -> dict[str, str]:
             return {"status": "ok"}
-    ''',
-    "app/testing.py": '''
+    """,
+    "app/testing.py": """
         GREETING = "their own app.testing"
-    ''',
-    "tests/test_their_app.py": '''
+    """,
+    "tests/test_their_app.py": """
         from fastapi.testclient import TestClient
 
         from app.main import app
@@ -90,8 +89,8 @@ FOREIGN = {
         def test_their_own_app_package_is_the_one_imported():
             assert TestClient(app).get("/health").json() == {"status": "ok"}
             assert GREETING == "their own app.testing"
-    ''',
-    "tests/test_seeded_history.py": '''
+    """,
+    "tests/test_seeded_history.py": """
         import pytest
         from playwright.sync_api import expect
 
@@ -108,16 +107,16 @@ FOREIGN = {
         def test_a_recorded_history_reads_in_chromium(seed_session, chromium_page):
             chromium_page.goto(seed_session(EVENTS, placeholders={"cwd": "/srv/their-service"}))
             expect(chromium_page.locator("[data-user-text]")).to_have_text("hello from /srv/their-service")
-    ''',
+    """,
 }
 
 # The console script pip writes for pytest's `console_scripts` entry point (`--no-deps` wrote none).
-PYTEST_SCRIPT = '''#!{python}
+PYTEST_SCRIPT = """#!{python}
 import sys
 from pytest import console_main
 if __name__ == "__main__":
     sys.exit(console_main())
-'''
+"""
 
 
 def _files(root: Path) -> set[str]:
@@ -127,8 +126,9 @@ def _files(root: Path) -> set[str]:
 def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_REQUIRE_VIRTUALENV")}
     environ |= {"PIP_DISABLE_PIP_VERSION_CHECK": "1", **(env or {})}
-    done = subprocess.run([str(a) for a in args], check=False, cwd=cwd, env=environ, capture_output=True, text=True,
-                          timeout=180)
+    done = subprocess.run(
+        [str(a) for a in args], check=False, cwd=cwd, env=environ, capture_output=True, text=True, timeout=180
+    )
     assert done.returncode == 0, f"{args[:4]} failed:\n{done.stdout}\n{done.stderr}"
     return done
 
@@ -147,16 +147,30 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Pat
             src.mkdir(exist_ok=True)
             shutil.copy2(PROJECT / name, src / name)
     dist = tmp / "dist"
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "-w", dist, src, cwd=tmp)
+    _run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "-w",
+        dist,
+        src,
+        cwd=tmp,
+    )
     (wheel,) = dist.glob("dsh_inspect-*.whl")
     venv = tmp / "venv"
     _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp)
     python = venv / "bin" / "python"
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", wheel,
-         cwd=tmp)
-    purelib = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-                        cwd=tmp).stdout.strip())
+    _run(
+        sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", wheel, cwd=tmp
+    )
+    purelib = Path(
+        _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp).stdout.strip()
+    )
     (purelib / "zz_project_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     script = venv / "bin" / "pytest"
     script.write_text(PYTEST_SCRIPT.format(python=python))
@@ -182,8 +196,9 @@ def test_the_wheel_installs_dsh_inspect_and_nothing_named_app(installed: tuple[P
     assert "dsh_inspect = dsh_inspect.testing.plugin" in entry_points
 
 
-def test_the_installed_package_serves_pages_outside_the_checkout(installed: tuple[Path, Path, Path],
-                                                                  tmp_path: Path) -> None:
+def test_the_installed_package_serves_pages_outside_the_checkout(
+    installed: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
     venv, purelib, _ = installed
     home = tmp_path / "home"  # no ~/.dsh/sessions: only the bundled demo sessions are served
     home.mkdir()
@@ -200,8 +215,9 @@ def test_the_installed_package_serves_pages_outside_the_checkout(installed: tupl
 
 
 @pytest.mark.parametrize("runner", ["pytest", "python -m pytest"])
-def test_a_project_with_its_own_app_package_runs_its_plugin_tests(installed: tuple[Path, Path, Path],
-                                                                   tmp_path: Path, runner: str) -> None:
+def test_a_project_with_its_own_app_package_runs_its_plugin_tests(
+    installed: tuple[Path, Path, Path], tmp_path: Path, runner: str
+) -> None:
     if chromium_path() is None:
         pytest.fail("no Chromium: install Debian's chromium package (make test does)")
     venv, _, _ = installed
