@@ -23,7 +23,7 @@ from .bodies import (
     opaque_body,
 )
 from .content import Bounded, Content, ContentPart, JsonPart, TextPart, bound, content_parts, unknown_parts
-from .declared_form import Form, context_form
+from .declared_form import RENDERED_FORMS, Form, RenderedForm, context_form
 from .jsformat import (
     TEXT_LIMIT,
     cap_utf16,
@@ -40,6 +40,7 @@ from .provenance import Provenance, Role, context_provenance, session_recall_lab
 
 __all__ = [
     "CATALOG_SHOWN",
+    "RENDERED_FORMS",
     "TEXT_LIMIT",
     "Bounded",
     "CatalogBody",
@@ -59,6 +60,7 @@ __all__ = [
     "RecallReference",
     "RelayBody",
     "RenderedBody",
+    "RenderedForm",
     "Role",
     "SnapshotBody",
     "SnapshotSection",

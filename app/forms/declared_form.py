@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, cast
 
-from ..model.values import CONTEXT_FORMS, MessageSource
+from ..model.values import CONTEXT_FORMS, ContextForm, MessageSource
 from .readers import source_record
 
-Form = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
+Form = ContextForm
+# The forms a context row can render in: a declared one whose readers all succeed, else the
+# documented default, `opaque` (PRODUCT.md "Producer-declared context forms").
+RenderedForm = Literal[ContextForm, "opaque"]
+RENDERED_FORMS: tuple[RenderedForm, ...] = (*CONTEXT_FORMS, "opaque")
 
 
 def context_form(source: MessageSource | Any) -> Form | None:

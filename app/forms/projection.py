@@ -8,7 +8,7 @@ from typing import Any
 from ..model.values import Message, MessageSource
 from .bodies import ContextBody, context_body
 from .content import Content
-from .declared_form import Form, context_form
+from .declared_form import Form, RenderedForm, context_form
 from .provenance import Role, context_provenance
 
 _FROM_MESSAGE: Any = object()
@@ -28,6 +28,11 @@ class ContextView:
     # The rendered notice's one-liner, whether or not the header can show it.
     summary: str | None
     body: ContextBody
+
+    @property
+    def form(self) -> RenderedForm:
+        """The form that rendered: `rendered_form`, or the default, `opaque`."""
+        return self.rendered_form or "opaque"
 
     @property
     def header_summary(self) -> str | None:

@@ -12,6 +12,9 @@ from typing import Any, Literal
 
 import orjson
 
+from ..model.values import ContentBlock, TextBlock
+from .jsformat import js_string, pretty_json
+
 Variant = Literal["bash", "read", "search", "write", "edit", "code", "others"]
 
 _VARIANTS: dict[str, Variant] = {
@@ -102,3 +105,15 @@ def present_tool(name: str, raw_arguments: Any, cwd: str | None = None) -> ToolP
         summary = f"{name} · {summary}" if summary else name
     pretty = orjson.dumps(args, option=orjson.OPT_INDENT_2).decode() if not isinstance(args, str) else args
     return ToolPresentation(variant, title, summary, path, pretty)
+
+
+def result_text(
+    content: tuple[ContentBlock, ...] | None, error_name: Any = None, error_code: str | None = None
+) -> str | None:
+    """A tool result's OUT (UI.md §5.3): its text blocks joined by `\n`, other blocks as pretty JSON,
+    or `name: code` for an error with no content; None for no result at all."""
+    if not content and error_code:
+        return f"{js_string(error_name) if error_name is not None else 'Error'}: {error_code}"
+    if content is None:
+        return None
+    return "\n".join(b.text if isinstance(b, TextBlock) else pretty_json(b.to_json()) for b in content)

@@ -9,13 +9,15 @@ record lies, its type, its message id); event bodies are decoded on demand.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
-from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, Literal
 
 from ..log.diagnostics import Diagnostic, Location
+from ..log.jsonl import JsonlScan
 from ..log.jsonvalues import MAX_SAFE_INTEGER
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
 from ..log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
@@ -99,71 +101,167 @@ class TailRecord:
     first_seq: int | None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class IdentityEntry:
     seq: int
     role: Literal["inbox", "message"]
 
 
-@dataclass
-class SessionLog:
-    """One read session: header, verdict, diagnostics and an index to every event."""
+# How an event joined the surface: appended, or replacing the span of seqs (start, end).
+SurfaceOp = Literal["append"] | tuple[int, int]
 
-    source: SessionSource
-    carrier: Carrier
-    header: Header | None
-    verdict: Verdict
-    diagnostics: list[Diagnostic]
-    scan: SessionScan | None = None
-    types: list[str] = field(default_factory=list)
-    # where event `seq` lives: its record, and each record's (start, length); a record holds consecutive
-    # events, so its first is the first seq whose record it is. (Unsigned: none is negative, and an
-    # unsigned array takes an int several times faster.)
-    _event_record: array = field(default_factory=lambda: array("Q"))
-    _rec_start: array = field(default_factory=lambda: array("Q"))
-    _rec_length: array = field(default_factory=lambda: array("Q"))
-    synthetic: list[dict[str, Any]] = field(default_factory=list)
-    tail: list[TailRecord] = field(default_factory=list)
-    message_ids: dict[int, str] = field(default_factory=dict)
-    # small facts the transcript needs, kept so it need not decode large events again
-    source_kinds: dict[int, str] = field(default_factory=dict)  # user/message seq → source kind
-    result_calls: dict[int, str] = field(default_factory=dict)  # tool/result seq → callId
-    surface_ops: dict[int, Any] = field(default_factory=dict)
-    empty_assistant: set[int] = field(default_factory=set)
-    # message id → the seq of each event that carries it, an inbox splice's as `~seq` (read through
-    # `carriers_of`; plain ints, as an object per carrier would keep the cycle collector busy on a long log)
-    _carriers: dict[str, list[int]] = field(default_factory=dict)
-    shadowed_by: dict[int, list[int]] = field(default_factory=dict)
-    surface: list[int] = field(default_factory=list)
-    turns: int = 0
-    steps: int = 0
-    title: str | None = None
-    _reader: Any = field(default=None, repr=False)
-    partial: bool = False  # only a prefix was read (load_session's `events`)
+
+class SessionLog:
+    """One read session: header, verdict, diagnostics and an index to every event.
+
+    Every view reads it through the properties and methods below, which hand out read-only
+    views. Only this module's reader writes the index: as it reads the log, and again when
+    `extend` reads what a growing log gained since.
+    """
+
+    __slots__ = (
+        "_carriers",
+        "_empty_assistant",
+        "_event_record",
+        "_message_ids",
+        "_reader",
+        "_rec_length",
+        "_rec_start",
+        "_result_calls",
+        "_scan",
+        "_shadowed_by",
+        "_source_kinds",
+        "_surface",
+        "_surface_ops",
+        "_synthetic",
+        "_tail",
+        "_types",
+        "carrier",
+        "diagnostics",
+        "header",
+        "partial",
+        "source",
+        "steps",
+        "title",
+        "turns",
+        "verdict",
+    )
+
+    def __init__(
+        self,
+        source: SessionSource,
+        carrier: Carrier,
+        header: Header | None,
+        verdict: Verdict,
+        diagnostics: list[Diagnostic],
+        scan: SessionScan | None = None,
+    ) -> None:
+        self.source = source
+        self.carrier = carrier
+        self.header = header
+        self.verdict = verdict
+        self.diagnostics: Sequence[Diagnostic] = diagnostics  # the reader's own list, read-only to others
+        self.title: str | None = None
+        self.turns = 0
+        self.steps = 0
+        self.partial = False  # only a prefix was read (load_session's `events`): no closers, no verdict yet
+        self._scan = scan
+        self._reader: _Reader | None = None
+        self._types: list[str] = []
+        # where event `seq` lives: its record, and each record's (start, length); a record holds consecutive
+        # events, so its first is the first seq whose record it is. (Unsigned: none is negative, and an
+        # unsigned array takes an int several times faster.)
+        self._event_record = array("Q")
+        self._rec_start = array("Q")
+        self._rec_length = array("Q")
+        self._synthetic: list[dict[str, Any]] = []
+        self._tail: list[TailRecord] = []
+        self._message_ids: dict[int, str] = {}
+        # small facts the transcript needs, kept so it need not decode large events again
+        self._source_kinds: dict[int, str] = {}  # user/message seq → source kind
+        self._result_calls: dict[int, str] = {}  # tool/result seq → callId
+        self._surface_ops: dict[int, SurfaceOp] = {}  # in seq order
+        self._empty_assistant: set[int] = set()
+        # message id → the seq of each event that carries it, an inbox splice's as `~seq` (read through
+        # `carriers_of`; plain ints, as an object per carrier would keep the cycle collector busy on a long log)
+        self._carriers: dict[str, list[int]] = {}
+        self._shadowed_by: dict[int, list[int]] = {}
+        self._surface: list[int] = []
+
+    # -- what the index holds, read-only ------------------------------------
+    @property
+    def types(self) -> Sequence[str]:
+        """Each event's type, by seq (an empty string for an event whose type is not a string)."""
+        return self._types
+
+    @property
+    def tail(self) -> Sequence[TailRecord]:
+        """The records after dsh's view: undecodable, dropped after a defect, or pending."""
+        return self._tail
+
+    @property
+    def message_ids(self) -> Mapping[int, str]:
+        """Surface event seq → the id of its well-shaped message."""
+        return self._message_ids
+
+    @property
+    def source_kinds(self) -> Mapping[int, str]:
+        """`user/message` seq → its message's source kind."""
+        return self._source_kinds
+
+    @property
+    def result_calls(self) -> Mapping[int, str]:
+        """`tool/result` seq → the callId its message answers."""
+        return self._result_calls
+
+    @property
+    def surface_ops(self) -> Mapping[int, SurfaceOp]:
+        """Every event that joined the surface, in seq order, with how it joined."""
+        return self._surface_ops
+
+    @property
+    def empty_assistant(self) -> AbstractSet[int]:
+        """The `assistant/message` seqs whose content is empty (never model-visible, FORMAT.md §5.3)."""
+        return self._empty_assistant
+
+    @property
+    def shadowed_by(self) -> Mapping[int, Sequence[int]]:
+        """A replace's seq → the surface seqs it took off the surface."""
+        return self._shadowed_by
+
+    @property
+    def surface(self) -> Sequence[int]:
+        """The surface after the last event, crash closers included."""
+        return self._surface
+
+    @property
+    def closers(self) -> range:
+        """The seqs of the in-memory crash closers (FORMAT.md §5.8): they follow the events read."""
+        return range(len(self._event_record), len(self._types))
 
     # -- counts ------------------------------------------------------------
     @property
     def event_count(self) -> int:
-        return len(self.types)
+        return len(self._types)
 
     @property
     def message_count(self) -> int:
-        return sum(1 for s in self.surface if s not in self.empty_assistant)
+        return sum(1 for s in self._surface if s not in self._empty_assistant)
 
     # -- events ------------------------------------------------------------
     def raw_event(self, seq: int) -> dict[str, Any]:
         """The stored event at `seq`, upgraded as dsh upgrades it on load."""
         real = len(self._event_record)
         if seq >= real:
-            return self.synthetic[seq - real]
-        assert self.scan is not None
+            return self._synthetic[seq - real]
+        assert self._scan is not None
         rec = self._event_record[seq]
         first = bisect_left(self._event_record, rec)
-        events = self.scan.reread(self._rec_start[rec], self._rec_length[rec], first)
+        events = self._scan.reread(self._rec_start[rec], self._rec_length[rec], first)
         raw = events[seq - first]
         sid = self.header.id if self.header and self.header.id else ""
         try:
-            return upgrade_event(raw, sid, self.message_ids.get)
+            return upgrade_event(raw, sid, self._message_ids.get)
         except UpgradeError:
             return raw
 
@@ -177,10 +275,10 @@ class SessionLog:
 
     def history_at(self, seq: int | None = None) -> list[Message]:
         """The model-visible messages after event `seq` (FORMAT.md §5.3)."""
-        nodes = self.surface if seq is None or seq >= self.event_count - 1 else self._surface_at(seq)
+        nodes = self._surface if seq is None or seq >= self.event_count - 1 else self._surface_at(seq)
         out = []
         for node in nodes:
-            if node in self.empty_assistant:
+            if node in self._empty_assistant:
                 continue
             message = self.event(node).message
             if message is not None:
@@ -189,7 +287,7 @@ class SessionLog:
 
     def _surface_at(self, seq: int) -> list[int]:
         nodes: list[int] = []
-        for s, op in self.surface_ops.items():
+        for s, op in self._surface_ops.items():
             if s > seq:
                 break
             if op == "append":
@@ -199,6 +297,33 @@ class SessionLog:
                 i, j = nodes.index(start), nodes.index(end)
                 nodes[i : j + 1] = [s]
         return nodes
+
+    # -- where things are ----------------------------------------------------
+    def location_of(self, seq: int) -> Location:
+        """Where event `seq` was read from: its record's byte offset of the decoded text (its row,
+        in SQLite); an in-memory closer has only the file."""
+        label = self.source.label
+        if seq >= len(self._event_record):
+            return Location(file=label)
+        start = self._rec_start[self._event_record[seq]]
+        return Location(file=label, row=start) if self.carrier == "sqlite" else Location(file=label, offset=start)
+
+    def event_at(self, position: int) -> int | None:
+        """The first event of the record that holds `position` (a byte offset of the decoded text, or a
+        SQLite row's physical seq, as locations give them), else of the first record after it; None
+        when no record of dsh's view lies at or after it."""
+        starts, lengths = self._rec_start, self._rec_length
+        i = bisect_right(starts, position)
+        if i and position < starts[i - 1] + max(lengths[i - 1], 1):
+            return bisect_left(self._event_record, i - 1)
+        return bisect_left(self._event_record, i) if i < len(starts) else None
+
+    def reread(self, record: TailRecord) -> list[dict[str, Any]]:
+        """The events a tail record decodes to, read again from storage (as stored: no upgrades).
+        Raises OSError or ValueError when the file changed since it was read."""
+        if self._scan is None:
+            raise ValueError("this log was not read from storage")
+        return self._scan.reread(record.start, record.length, record.first_seq if record.first_seq is not None else 0)
 
     def carriers_of(self, message_id: str) -> list[IdentityEntry]:
         """Every event that carries `message_id` (inbox splices and message events)."""
@@ -328,31 +453,31 @@ class _Reader:
 
     def extend(self, log: SessionLog) -> bool:
         """Read what was appended to `log` since; False when only a fresh read can be trusted."""
-        scan = log.scan
+        scan = log._scan
         if (
             log.partial
-            or not hasattr(scan, "resume")
+            or not isinstance(scan, JsonlScan)  # a SQLite store is read whole again
             or self.failures
-            or any(t.kind != "pending" for t in log.tail)
-            or not scan.has_event_lines
-        ):  # type: ignore[union-attr]  # a header-only log's mode is not settled
+            or any(t.kind != "pending" for t in log._tail)
+            or not scan.has_event_lines  # a header-only log's mode is not settled
+        ):
             return False
         self.log = log
         try:
             self._drop_closers()
-            log.tail.clear()
+            log._tail.clear()
             self.diagnostics[:] = [d for d in self.diagnostics if d.code not in ("pending-line", "torn-frame")]
             self.scan_repairs.clear()
-            self._consume(scan.resume())  # type: ignore[union-attr]
+            self._consume(scan.resume())
         finally:
             self.log = None
         return True
 
     def _consume(self, items: Generator[Record | EventRun, None, None], limit: int | None = None) -> None:
         log = self.log
-        assert log is not None and log.scan is not None
-        scan = log.scan
-        types = log.types
+        assert log is not None and log._scan is not None
+        scan = log._scan
+        types = log._types
         for item in items:
             if type(item) is EventRun:
                 # as line by line: a first screen stops at the line that reaches its count
@@ -361,7 +486,7 @@ class _Reader:
                 self._take_record(item)
             else:
                 first = item.events[0].get("seq") if item.events else None
-                log.tail.append(
+                log._tail.append(
                     TailRecord(
                         item.kind,
                         item.location,
@@ -391,7 +516,7 @@ class _Reader:
         """A run of one-event lines: each line is a record of its own."""
         log = self.log
         assert log is not None
-        first, rec, n = len(log.types), len(log._rec_start), len(run.events)
+        first, rec, n = len(log._types), len(log._rec_start), len(run.events)
         # (`fromlist`: an array converts each item once, where `extend` converts it twice)
         log._rec_start.fromlist(run.offsets)
         log._rec_length.fromlist(run.lengths)
@@ -410,7 +535,7 @@ class _Reader:
         log._rec_start.append(record.start)
         log._rec_length.append(record.length)
         log._event_record.extend(repeat(rec, len(events)))
-        if _indexed(events, len(log.types)):
+        if _indexed(events, len(log._types)):
             self._take_indexed(events, lambda i: record.location)
         else:
             self._take_each(events, lambda i: record.location)
@@ -438,7 +563,7 @@ class _Reader:
         """
         log = self.log
         assert log is not None
-        types, fold, invariants = log.types, self.fold, self.invariants
+        types, fold, invariants = log._types, self.fold, self.invariants
         append, follow = types.append, self._follow
         for i, event in enumerate(events):
             kind = event["type"]
@@ -471,7 +596,7 @@ class _Reader:
                 append(_KINDS[kind])
                 self._index_message(kind, seq, message)
                 fold.append(seq)
-                log.surface_ops[seq] = "append"
+                log._surface_ops[seq] = "append"
                 if warnings := follow(kind, data, event):
                     self._warn(warnings, where(i))
                 continue
@@ -496,35 +621,35 @@ class _Reader:
         surface = self.fold
         if self.tracker.open:
             surface = self.fold.copy()
-            for event in self.tracker.closers(len(log.types), self.last_time):
-                log.synthetic.append(event)
+            for event in self.tracker.closers(len(log._types), self.last_time):
+                log._synthetic.append(event)
                 self._take(event, Location(file=self.source.label), surface, synthetic=True)
-        log.surface = list(surface.nodes)
+        log._surface = list(surface.nodes)
         repairs = list(self.scan_repairs)
-        if log.synthetic:
-            names = ", ".join(e["type"] for e in log.synthetic)
+        if log._synthetic:
+            names = ", ".join(e["type"] for e in log._synthetic)
             repairs.append(
-                f"closed the open final turn in memory with {len(log.synthetic)} synthetic event(s): {names}"
+                f"closed the open final turn in memory with {len(log._synthetic)} synthetic event(s): {names}"
             )
         log.verdict = self.verdict(repairs)
 
     def _drop_closers(self) -> None:
         log = self.log
         assert log is not None
-        for event in log.synthetic:
+        for event in log._synthetic:
             seq = event["seq"]
-            for index in (log.message_ids, log.source_kinds, log.result_calls, log.surface_ops, log.shadowed_by):
+            for index in (log._message_ids, log._source_kinds, log._result_calls, log._surface_ops, log._shadowed_by):
                 index.pop(seq, None)  # type: ignore[attr-defined]
             for entries in log._carriers.values():
                 entries[:] = [s for s in entries if s != seq]  # (closers carry no inbox)
-        del log.types[len(log._event_record) :]
-        log.synthetic.clear()
+        del log._types[len(log._event_record) :]
+        log._synthetic.clear()
 
     def _take(self, event: dict[str, Any], location: Location, fold: SurfaceFold, *, synthetic: bool) -> None:
         """One event through every rule of FORMAT.md §4.5 and §5, in dsh's order, then into the index."""
         log = self.log
         assert log is not None
-        types = log.types
+        types = log._types
         seq = len(types)
         kind = event.get("type")
         if not isinstance(kind, str):
@@ -568,14 +693,14 @@ class _Reader:
         """A well-shaped message: its identity, and the facts the transcript reads without decoding it."""
         log = self.log
         assert log is not None
-        log.message_ids[seq] = message["id"]
+        log._message_ids[seq] = message["id"]
         log._carriers.setdefault(message["id"], []).append(seq)
         if kind == "assistant/message" and not message["content"]:
-            log.empty_assistant.add(seq)
+            log._empty_assistant.add(seq)
         elif kind == "user/message":
-            log.source_kinds[seq] = message["source"]["kind"]
+            log._source_kinds[seq] = message["source"]["kind"]
         elif kind == "tool/result":
-            log.result_calls[seq] = message["source"]["callId"]
+            log._result_calls[seq] = message["source"]["callId"]
 
     def _fold(self, event: dict[str, Any], seq: int, fold: SurfaceFold, location: Location) -> None:
         """A surface event with a valid envelope onto the surface."""
@@ -586,9 +711,9 @@ class _Reader:
             self.fail("validation", problem, location, code="surface")
         else:
             op = event["surfaceOp"]
-            log.surface_ops[seq] = "append" if op == "append" else (int(op["start"]), int(op["end"]))
+            log._surface_ops[seq] = "append" if op == "append" else (int(op["start"]), int(op["end"]))
             if shadowed:
-                log.shadowed_by[seq] = shadowed
+                log._shadowed_by[seq] = shadowed
 
     def _index_inbox(self, data: Any, seq: int) -> None:
         """The messages an inbox splice inserts, each a carrier of its message id."""
@@ -612,16 +737,16 @@ class _Reader:
 
     # the index as the surface fold asks of earlier events
     def _type_at(self, seq: int) -> str | None:
-        types = self.log.types  # type: ignore[union-attr]
+        types = self.log._types  # type: ignore[union-attr]
         return types[seq] if 0 <= seq < len(types) else None
 
     def _stored_at(self, seq: int) -> dict[str, Any] | None:
         log = self.log
         assert log is not None
-        return log.raw_event(seq) if 0 <= seq < len(log.types) else None
+        return log.raw_event(seq) if 0 <= seq < len(log._types) else None
 
     def _message_id_at(self, seq: int) -> str | None:
-        return self.log.message_ids.get(seq)  # type: ignore[union-attr]
+        return self.log._message_ids.get(seq)  # type: ignore[union-attr]
 
 
 def _indexed(events: list[dict[str, Any]], seq: int) -> bool:

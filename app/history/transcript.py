@@ -15,26 +15,20 @@ after a defect) are rows of their own kinds, marked outside dsh's view.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections import ChainMap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from heapq import merge
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from ..log.diagnostics import Diagnostic, Location
-from ..model.rules import (
-    KNOWN_EVENT_TYPES,
-    SURFACE_TYPES,
-    UpgradeError,
-    message_of,
-    message_shape_problem,
-    upgrade_event,
-)
+from ..log.diagnostics import Diagnostic
+from ..model.rules import KNOWN_EVENT_TYPES
 from ..model.values import Event
 from .calls import step_key, turn_step
-from .session import SessionLog, TailRecord, to_event
+from .readable import ReadableLog, readable_log
+from .session import SessionLog, TailRecord
 
+# Every kind of transcript row (UI.md §0's `data-chat-flow-kind`, and ours); templates/rows/ has a
+# partial for each, and the session page's kind filter lists them.
 RowKind = Literal[
     "turn",
     "step",
@@ -54,6 +48,43 @@ RowKind = Literal[
     "unknown",
     "diagnostic",
 ]
+ROW_KINDS: tuple[RowKind, ...] = get_args(RowKind)
+
+# Rows that are a message of their own, and rows that stand for the message of one of their links:
+# the result a tool row shows, the checkpoint a /compact marker stands for, the empty message a
+# partial stream or a max-tokens step hosts. Each anchors at `msg-{that id}`.
+OWN_MESSAGE_KINDS: frozenset[RowKind] = frozenset({"user", "steering", "context", "assistant-step", "compaction"})
+LINKED_MESSAGE: Mapping[RowKind, LinkName] = {
+    "tool-call": "result",
+    "manual-compaction": "checkpoint",
+    "partial-stream": "assistant",
+    "step": "usage-only",
+}
+# Rows that run inside a step, and so link to what the model read there.
+STEP_KINDS: frozenset[RowKind] = frozenset({"step", "assistant-step", "tool-call", "partial-stream", "model-retry"})
+
+
+# The named groups of other events a row draws on.
+LinkName = Literal[
+    "end",  # a turn's or step's end, a compaction bracket's end
+    "outcome",  # a turn's end that did not complete
+    "chunks",  # the streamed chunks of an assistant step, a partial stream or a failed attempt
+    "assistant",  # the empty assistant message a partial stream hosts
+    "usage-only",  # the empty assistant message whose usage a step shows
+    "result",  # a tool call's result
+    "pruned",  # the model-facing replacement of a tool result
+    "rewrites",  # same-id replacements of a message
+    "hooks",
+    "approvals",
+    "subcalls",  # code-mode sub-calls
+    "done",  # a command's `command/done`
+    "start",  # a compaction bracket's start
+    "summary",  # a compaction's summary
+    "checkpoint",  # the checkpoint a /compact marker stands for
+    "compaction-attempt",  # a compaction bracket without a checkpoint, on its /compact command
+    "started",  # a retry's `llm/retry-started`
+    "recall",  # the session recall context a prompt brought along
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +92,7 @@ class Row:
     kind: RowKind
     seq: int  # the anchor: rows sort by it
     key: str
-    links: tuple[tuple[str, tuple[int, ...]], ...] = ()  # named groups of other events the row shows
+    links: tuple[tuple[LinkName, tuple[int, ...]], ...] = ()  # named groups of other events the row shows
     tail: TailRecord | None = None  # the unreadable record a diagnostic row is about, for its bytes
     # the key of the step the row happened in, as the step index keys it (`turn.step`, `~n` for a
     # repeated pair), so a row links to its own step's model view; None outside any step
@@ -75,7 +106,7 @@ class Row:
     message: str | None = None
     occurrence: int = 1
 
-    def link(self, name: str) -> tuple[int, ...]:
+    def link(self, name: LinkName) -> tuple[int, ...]:
         for key, seqs in self.links:
             if key == name:
                 return seqs
@@ -129,19 +160,12 @@ def user_message_kind(event: Event, claimed: set[str]) -> RowKind | None:
     return "compaction" if is_checkpoint(event) else None
 
 
-def context_row_at(log: SessionLog, seq: int) -> Row | None:
-    """The context row anchored at `seq`, if the event there is one."""
-    if not 0 <= seq < log.event_count or log.types[seq] != "user/message":
-        return None
-    return Row("context", seq, f"seq-{seq}") if user_message_kind(log.event(seq), set()) == "context" else None
-
-
 class _Lazy:
     """One event as the builder sees it: seq and type at once, the body decoded only if asked."""
 
     __slots__ = ("_event", "log", "seq", "type")
 
-    def __init__(self, log: SessionLog, seq: int) -> None:
+    def __init__(self, log: ReadableLog, seq: int) -> None:
         self.log = log
         self.seq = seq
         self.type = log.types[seq]
@@ -163,7 +187,7 @@ class _Lazy:
 
     @property
     def surface_op(self) -> Any:
-        op = self.log.surface_ops.get(self.seq)
+        op = self.log.surface_op(self.seq)
         if op is None:
             return self.event.surface_op
         return op if op == "append" else {"op": "replace", "start": op[0], "end": op[1]}
@@ -177,16 +201,28 @@ def _get(data: Any, key: str) -> Any:
     return data.get(key) if isinstance(data, dict) else None
 
 
+@dataclass(slots=True)
+class _Draft:
+    """A row while the builder still attaches the events it draws on."""
+
+    kind: RowKind
+    links: dict[LinkName, list[int]]
+    step: str | None
+
+
+Handler = Callable[["_Builder", _Lazy], None]
+
+
 class _Builder:
     """One pass over the events; rows whose parts arrive later are finished at the end."""
 
     def __init__(self) -> None:
-        self.rows: dict[int, dict[str, Any]] = {}  # anchor seq → {"kind", "links": {name: [seqs]}}
+        self.rows: dict[int, _Draft] = {}  # anchor seq → its row
         self.inbox = _Inbox()
         self.calls: dict[str, int] = {}  # callId → tool/call seq (or orphan result seq)
         self.open_call: int | None = None  # the last tool/call of the open step, for hooks
         self.commands: dict[str, int] = {}  # commandId → command/run seq
-        self.compactions: dict[str, dict[str, int]] = {}  # compactionId → {start, summary, end}
+        self.compactions: dict[str, dict[LinkName, int]] = {}  # compactionId → {start, summary, end}
         self.retries: dict[str, int] = {}  # retryId → llm/retry seq
         self.step_chunks: list[int] = []  # chunks of the current model call
         self.turn_row: int | None = None
@@ -197,15 +233,13 @@ class _Builder:
         self.step_key: str | None = None  # the open step's key; it bounds steps as `call_index` does
         self.step_pairs: dict[tuple[int, int], int] = {}  # (turn, step) → `step/start`s seen so far
 
-    def add(self, kind: RowKind, seq: int, **links: list[int]) -> dict[str, Any]:
-        row = {"kind": kind, "links": {k: list(v) for k, v in links.items()}, "step": self.step_key}
-        self.rows[seq] = row
-        return row
+    def add(self, kind: RowKind, seq: int, links: Mapping[LinkName, list[int]] | None = None) -> None:
+        self.rows[seq] = _Draft(kind, {k: list(v) for k, v in (links or {}).items()}, self.step_key)
 
-    def attach(self, anchor: int | None, name: str, seq: int) -> bool:
+    def attach(self, anchor: int | None, name: LinkName, seq: int) -> bool:
         if anchor is None or anchor not in self.rows:
             return False
-        self.rows[anchor]["links"].setdefault(name, []).append(seq)
+        self.rows[anchor].links.setdefault(name, []).append(seq)
         return True
 
     def feed(self, event: _Lazy) -> None:
@@ -220,7 +254,7 @@ class _Builder:
     def finish(self) -> None:
         """Give a row to whatever the log ended before placing."""
         _flush_stream(self)
-        placed = {s for r in self.rows.values() for seqs in r["links"].values() for s in seqs} | set(self.rows)
+        placed = {s for r in self.rows.values() for seqs in r.links.values() for s in seqs} | set(self.rows)
         for bracket in self.compactions.values():
             for seq in bracket.values():
                 if seq not in placed:
@@ -230,7 +264,7 @@ class _Builder:
 def _flush_stream(b: _Builder) -> None:
     """Chunks that no assistant/message took: their partial stream gets a row of its own."""
     if b.step_chunks:
-        b.add("partial-stream", b.step_chunks[0], chunks=b.step_chunks)
+        b.add("partial-stream", b.step_chunks[0], {"chunks": b.step_chunks})
         b.step_chunks = []
 
 
@@ -289,9 +323,9 @@ def _assistant(b: _Builder, e: _Lazy) -> None:
         b.add("event", e.seq)
         return
     if e.seq not in e.log.empty_assistant:
-        b.add("assistant-step", e.seq, chunks=chunks)
+        b.add("assistant-step", e.seq, {"chunks": chunks})
     elif chunks:  # empty content after a stream: show what streamed (and the usage) as a partial stream
-        b.add("partial-stream", chunks[0], chunks=chunks, assistant=[e.seq])
+        b.add("partial-stream", chunks[0], {"chunks": chunks, "assistant": [e.seq]})
     elif not b.attach(b.step_row, "usage-only", e.seq):  # a max-tokens step hosting only usage
         b.add("event", e.seq)
 
@@ -314,12 +348,12 @@ def _user(b: _Builder, e: _Lazy) -> None:
         command = source.get("sourceCommandId") if source else None
         run = b.commands.get(command) if isinstance(command, str) else None
         if run is not None:  # a manual /compact: its command row becomes the marker (UI.md §5.5)
-            b.rows[run]["kind"] = "manual-compaction"
+            b.rows[run].kind = "manual-compaction"
             b.attach(run, "checkpoint", e.seq)
             for name, seq in bracket.items():
                 b.attach(run, name, seq)
         else:
-            b.add("compaction", e.seq, **{name: [seq] for name, seq in bracket.items()})
+            b.add("compaction", e.seq, {name: [seq] for name, seq in bracket.items()})
         if isinstance(compaction_id, str):
             b.checkpoints[compaction_id] = run if run is not None else e.seq
     elif row_kind is not None:
@@ -353,19 +387,19 @@ def _tool_result(b: _Builder, e: _Lazy) -> None:
     call = b.calls.get(call_id) if isinstance(call_id, str) else None
     if e.surface_op != "append":
         original = _original(b, e)
-        owner = next((s for s, r in b.rows.items() if original in r["links"].get("result", ())), None)
+        owner = next((s for s, r in b.rows.items() if original in r.links.get("result", ())), None)
         if not b.attach(owner, "pruned", e.seq):
             b.add("event", e.seq)
         return
-    if call is not None and not b.rows[call]["links"].get("result"):
+    if call is not None and not b.rows[call].links.get("result"):
         b.attach(call, "result", e.seq)
     else:  # a result with no logged call (a synthetic TOOL_NOT_STARTED closer, or a broken log)
-        b.add("tool-call", e.seq, result=[e.seq])
+        b.add("tool-call", e.seq, {"result": [e.seq]})
         if isinstance(call_id, str):
             b.calls[call_id] = e.seq
 
 
-def _by_call(name: str):  # type: ignore[no-untyped-def]
+def _by_call(name: LinkName) -> Handler:
     """Hooks and approvals belong on the tool row of the call they concern."""
 
     def handle(b: _Builder, e: _Lazy) -> None:
@@ -408,7 +442,7 @@ def _command_done(b: _Builder, e: _Lazy) -> None:
         b.add("event", e.seq)
 
 
-def _compaction(part: str):  # type: ignore[no-untyped-def]
+def _compaction(part: LinkName) -> Handler:
     """The bracket around a checkpoint; an attempt without one joins its /compact command."""
 
     def handle(b: _Builder, e: _Lazy) -> None:
@@ -436,7 +470,7 @@ def _retry(b: _Builder, e: _Lazy) -> None:
     retry_id = _get(e.data, "retryId")
     if isinstance(retry_id, str):
         b.retries[retry_id] = e.seq
-    b.add("model-retry", e.seq, chunks=chunks)
+    b.add("model-retry", e.seq, {"chunks": chunks})
 
 
 def _retry_started(b: _Builder, e: _Lazy) -> None:
@@ -445,7 +479,7 @@ def _retry_started(b: _Builder, e: _Lazy) -> None:
         b.add("event", e.seq)
 
 
-_HANDLERS = {
+_HANDLERS: Mapping[str, Handler] = {
     "turn/start": _turn_start,
     "turn/end": _turn_end,
     "step/start": _step_start,
@@ -474,17 +508,6 @@ _HANDLERS = {
 
 # --- the rows of a session ----------------------------------------------------------------------
 
-# Rows that are a message of their own, and rows that stand for the message of one of their links:
-# the result a tool row shows, the checkpoint a /compact marker stands for, the empty message a
-# partial stream or a max-tokens step hosts. Each anchors at `msg-{that id}`.
-_OWN_MESSAGE_ROWS = frozenset({"user", "steering", "context", "assistant-step", "compaction"})
-_LINKED_MESSAGE = {
-    "tool-call": "result",
-    "manual-compaction": "checkpoint",
-    "partial-stream": "assistant",
-    "step": "usage-only",
-}
-
 REPEATED_ID = "repeated-message-id"
 
 
@@ -493,8 +516,8 @@ def build_rows(log: SessionLog) -> list[Row]:
     return transcript_rows(log)[1]
 
 
-def transcript_rows(log: SessionLog) -> tuple[SessionLog | ReadableLog, list[Row]]:
-    """Every row of a session in order, and the log its rows read their events from.
+def transcript_rows(log: SessionLog) -> tuple[ReadableLog, list[Row]]:
+    """Every row of a session in order, and the readable log its rows read their events from.
 
     dsh's view comes first, in anchor order; then the readable events of records dsh would
     drop after a defect, as rows marked `outside`; and every diagnostic as a row where its
@@ -502,35 +525,37 @@ def transcript_rows(log: SessionLog) -> tuple[SessionLog | ReadableLog, list[Row
     """
     readable = readable_log(log)
     messages = _Messages(readable)
-    rows = _rows(_build(log, range(log.event_count)), "seq", messages, None)
-    if isinstance(readable, ReadableLog):
-        outside = _build(readable, range(log.event_count, readable.event_count))
-        rows += _rows(outside, "outside", messages, readable.outside_reasons)
-    places = _Places(log, readable)
-    found = [(places.of(d.location), d) for d in (*log.diagnostics, *_unreported(log, readable))]
+    rows = _rows(_build(readable, range(log.event_count)), "seq", messages, lambda seq: None)
+    rows += _rows(
+        _build(readable, range(log.event_count, readable.event_count)),
+        "outside",
+        messages,
+        lambda seq: readable.outside(seq) or "",
+    )
+    found = [(readable.place_of(d.location), d) for d in (*log.diagnostics, *_unreported(readable))]
     return readable, _with_diagnostics(rows, found + messages.warnings, log)
 
 
-def _build(log: SessionLog | ReadableLog, seqs: range) -> _Builder:
+def _build(log: ReadableLog, seqs: range) -> _Builder:
     builder = _Builder()
     for seq in seqs:
-        builder.feed(_Lazy(log, seq))  # type: ignore[arg-type]  # a ReadableLog reads like its log
+        builder.feed(_Lazy(log, seq))
     builder.finish()
     return builder
 
 
-def _rows(builder: _Builder, prefix: str, messages: _Messages, outside: Mapping[int, str] | None) -> list[Row]:
+def _rows(builder: _Builder, prefix: str, messages: _Messages, outside: Callable[[int], str | None]) -> list[Row]:
     rows = []
     for seq in sorted(builder.rows):
         spec = builder.rows[seq]
-        links = tuple((k, tuple(v)) for k, v in spec["links"].items() if v)
-        kind = spec["kind"]
+        links = tuple((k, tuple(v)) for k, v in spec.links.items() if v)
+        kind = spec.kind
         if kind in ("user", "steering") and seq + 1 in builder.recalls:
             links += (("recall", (seq + 1,)),)
         message, n = messages.of(kind, seq, links)
-        reason = None if outside is None else outside.get(seq, "")
+        step = spec.step if kind in STEP_KINDS else None
         rows.append(
-            Row(kind, seq, f"{prefix}-{seq}", links, step=spec["step"], outside=reason, message=message, occurrence=n)
+            Row(kind, seq, f"{prefix}-{seq}", links, step=step, outside=outside(seq), message=message, occurrence=n)
         )
     return rows
 
@@ -539,19 +564,21 @@ class _Messages:
     """The message each row stands for, in row order; a later row of an id already shown is its
     `~n`, with a warning placed right before it."""
 
-    def __init__(self, log: SessionLog | ReadableLog) -> None:
+    def __init__(self, log: ReadableLog) -> None:
         self.log = log
         self.seen: dict[str, int] = {}
         self.warnings: list[tuple[int, Diagnostic]] = []
 
-    def of(self, kind: str, seq: int, links: tuple[tuple[str, tuple[int, ...]], ...]) -> tuple[str | None, int]:
-        if kind in _OWN_MESSAGE_ROWS:
+    def of(
+        self, kind: RowKind, seq: int, links: tuple[tuple[LinkName, tuple[int, ...]], ...]
+    ) -> tuple[str | None, int]:
+        if kind in OWN_MESSAGE_KINDS:
             carrier: int | None = seq
         else:
-            wanted = _LINKED_MESSAGE.get(kind)
+            wanted = LINKED_MESSAGE.get(kind)
             carrier = next((seqs[0] for name, seqs in links if name == wanted), None)
         message = self.log.message_ids.get(carrier) if carrier is not None else None
-        if message is None:
+        if message is None or carrier is None:
             return None, 1
         n = self.seen[message] = self.seen.get(message, 0) + 1
         if n > 1:
@@ -563,10 +590,10 @@ class _Messages:
                         "warning",
                         f"message id {message!r} repeats the id of an earlier message row: this row anchors at "
                         f"msg-{message}~{n}",
-                        _event_location(self.log, carrier),
+                        self.log.location_of(carrier),
                     ),
                 )
-            )  # type: ignore[arg-type]
+            )
         return message, n
 
 
@@ -594,11 +621,12 @@ def _with_diagnostics(rows: list[Row], found: list[tuple[int, Diagnostic]], log:
     return merged
 
 
-def _unreported(log: SessionLog, readable: SessionLog | ReadableLog) -> list[Diagnostic]:
+def _unreported(readable: ReadableLog) -> list[Diagnostic]:
     """Findings for records outside dsh's view that no reader diagnostic covers: a row each, so
     none is dropped silently (a SQLite row after a torn tail, a dropped record that no longer reads)."""
+    log = readable.log
     covered = {d.location for d in log.diagnostics}
-    failed = readable.unreadable if isinstance(readable, ReadableLog) else {}
+    failed = readable.unreadable
     out = []
     for t in log.tail:
         if t.kind == "dropped" and t.location in failed:
@@ -618,202 +646,3 @@ def _unreported(log: SessionLog, readable: SessionLog | ReadableLog) -> list[Dia
                 )
             )
     return out
-
-
-def _event_location(log: SessionLog | ReadableLog, seq: int) -> Location:
-    """Where event `seq` was read from: its record's byte offset (its row, in SQLite), or its line
-    when it lies after a defect; an in-memory closer has only the file."""
-    base = log.log if isinstance(log, ReadableLog) else log
-    label = base.source.label
-    if isinstance(log, ReadableLog) and seq >= base.event_count:
-        return log.location_of(seq)
-    records = base._event_record  # the index `SessionLog.raw_event` reads too
-    if seq >= len(records):
-        return Location(file=label)
-    start = base._rec_start[records[seq]]
-    return Location(file=label, row=start) if base.carrier == "sqlite" else Location(file=label, offset=start)
-
-
-class _Places:
-    """Where a located finding sits among the events: the seq of the first event at or after it.
-
-    A record's start is a byte offset of the decoded text (JSONL), or a SQLite row's physical seq;
-    a finding locates itself the same way. What the reader read past (a defect, records dsh drops,
-    a pending line) sits after every event of dsh's view, in-memory closers included.
-    """
-
-    def __init__(self, log: SessionLog, readable: SessionLog | ReadableLog) -> None:
-        self.starts: Sequence[int] = log._rec_start
-        self.lengths: Sequence[int] = log._rec_length
-        self.records: Sequence[int] = log._event_record  # each event's record, in record order
-        self.end = readable.event_count
-        firsts = readable.tail_firsts if isinstance(readable, ReadableLog) else {}
-        tail: list[tuple[int, int, int]] = []
-        next_first = self.end
-        for t in reversed(log.tail):  # each tail record with the first readable event at or after it
-            next_first = firsts.get(t.location, next_first)
-            tail.append((t.start, t.length, next_first))
-        self.tail = tail[::-1]
-
-    def first_event(self, record: int) -> int:
-        return bisect_left(self.records, record)
-
-    def of(self, location: Location) -> int:
-        key = location.row if location.row is not None else location.offset if location.line is not None else None
-        if key is None:
-            # a byte offset with no line is a compressed file's own (its framing), not a place in
-            # the text: framing problems end the readable text; a finding about the whole file leads
-            return self.end if location.offset is not None else 0
-        i = bisect_right(self.starts, key)
-        if i and key < self.starts[i - 1] + max(self.lengths[i - 1], 1):
-            return self.first_event(i - 1)  # inside a record: before the row of its first event
-        if i < len(self.starts):
-            return self.first_event(i)
-        for start, length, first in self.tail:
-            if key < start + max(length, 1):
-                return first
-        return self.end
-
-
-# --- records dsh would not load ---------------------------------------------------------------------
-
-
-class _Joined(Sequence[str]):
-    """Two lists read as one, without copying the long one."""
-
-    def __init__(self, head: Sequence[str], tail: Sequence[str]) -> None:
-        self.head, self.rest = head, tail
-
-    def __len__(self) -> int:
-        return len(self.head) + len(self.rest)
-
-    def __getitem__(self, i: int) -> str:  # type: ignore[override]
-        n = len(self.head)
-        return self.head[i] if i < n else self.rest[i - n]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self.head
-        yield from self.rest
-
-
-class _Either:
-    """Membership in either of two sets, without copying them."""
-
-    def __init__(self, a: set[int], b: set[int]) -> None:
-        self.a, self.b = a, b
-
-    def __contains__(self, x: object) -> bool:
-        return x in self.a or x in self.b
-
-
-class ReadableLog:
-    """A log and the readable events of the records dsh would not load (those after a defect).
-
-    They are numbered after the log's own events, closers included, and read like them, so the
-    transcript shows them as the rows they are, marked outside dsh's view, instead of hiding them.
-    Everything else reads from the log itself.
-    """
-
-    def __init__(
-        self,
-        log: SessionLog,
-        events: list[dict[str, Any]],
-        records: list[Location],
-        reasons: list[str],
-        unreadable: dict[Location, str],
-    ) -> None:
-        self.log = log
-        self._events = events
-        self._records = records  # each outside event's record
-        self.unreadable = unreadable  # dropped records that failed to read again → why
-        first = log.event_count
-        types = [e.get("type") if isinstance(e.get("type"), str) else "" for e in events]
-        self.types = _Joined(log.types, types)
-        ids: dict[int, str] = {}
-        kinds: dict[int, str] = {}
-        calls: dict[int, str] = {}
-        empty: set[int] = set()
-        for i, event in enumerate(events):
-            if event.get("type") not in SURFACE_TYPES or message_shape_problem(event) is not None:
-                continue
-            seq, message = first + i, message_of(event)
-            ids[seq] = message["id"]
-            if event["type"] == "assistant/message" and not message["content"]:
-                empty.add(seq)
-            elif event["type"] == "user/message":
-                kinds[seq] = message["source"]["kind"]
-            elif event["type"] == "tool/result" and isinstance(message["source"].get("callId"), str):
-                calls[seq] = message["source"]["callId"]
-        self.message_ids: Mapping[int, str] = ChainMap(ids, log.message_ids)
-        self.source_kinds: Mapping[int, str] = ChainMap(kinds, log.source_kinds)
-        self.result_calls: Mapping[int, str] = ChainMap(calls, log.result_calls)
-        self.empty_assistant = _Either(empty, log.empty_assistant)
-        self.outside_reasons = {first + i: r for i, r in enumerate(reasons)}
-        self.tail_firsts: dict[Location, int] = {}
-        for i, location in enumerate(records):
-            self.tail_firsts.setdefault(location, first + i)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.log, name)  # header, source, verdict, surface_ops…: the log's own
-
-    @property
-    def event_count(self) -> int:
-        return len(self.types)
-
-    def raw_event(self, seq: int) -> dict[str, Any]:
-        first = self.log.event_count
-        return self.log.raw_event(seq) if seq < first else self._events[seq - first]
-
-    def event(self, seq: int) -> Event:
-        first = self.log.event_count
-        return self.log.event(seq) if seq < first else to_event(self._events[seq - first])
-
-    def location_of(self, seq: int) -> Location:
-        """The record an outside event was read from."""
-        return self._records[seq - self.log.event_count]
-
-    def outside(self, seq: int) -> str | None:
-        """Why dsh would not load event `seq`; None for its own events."""
-        return self.outside_reasons.get(seq)
-
-
-def readable_log(log: SessionLog) -> SessionLog | ReadableLog:
-    """`log` with the readable events of the records dsh would drop, or `log` itself when it has none."""
-    dropped = [t for t in log.tail if t.kind == "dropped"]
-    if not dropped or log.scan is None:
-        return log
-    reason = _outside_reason(log)
-    sid = log.header.id if log.header and log.header.id else ""
-    events: list[dict[str, Any]] = []
-    records: list[Location] = []
-    reasons: list[str] = []
-    unreadable: dict[Location, str] = {}
-    for t in dropped:
-        try:
-            raws = log.scan.reread(t.start, t.length, t.first_seq if t.first_seq is not None else 0)
-        except (OSError, ValueError) as exc:  # the file changed under us since it was read
-            unreadable[t.location] = str(exc) or type(exc).__name__
-            continue
-        for raw in raws:
-            try:
-                events.append(upgrade_event(raw, sid, log.message_ids.get))  # as dsh would read it, had it read on
-            except UpgradeError:
-                events.append(raw)
-            records.append(t.location)
-            reasons.append(t.reason or reason)
-    return ReadableLog(log, events, records, reasons, unreadable)
-
-
-def _outside_reason(log: SessionLog) -> str:
-    defect = next((t for t in log.tail if t.kind == "defect"), None)
-    after = f"after the defective record at {_where(defect.location)}" if defect else "after a defect"
-    if log.verdict.category in ("refused", "unsupported"):
-        return f"{after}; dsh refuses the whole log"
-    return f"{after}; dsh drops it with the rest of the log's tail"
-
-
-def _where(location: Location) -> str:
-    """A place in the log, without the file every row of the page shares."""
-    if location.line is not None:
-        return f"line {location.line}"
-    return f"row seq {location.row}" if location.row is not None else location.describe()

@@ -66,6 +66,22 @@ KNOWN_EVENT_TYPES = frozenset(
     ]
 )
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+# The harness's bookkeeping, not the conversation: inbox splices, titles, and the latest-wins
+# settings and request snapshots of FORMAT.md §5.5, which dsh's own transcript folds away.
+BOOKKEEPING_TYPES = frozenset(
+    {
+        "agent/inbox/spliced",
+        "session/title",
+        "session/title-llm-request",
+        "request/header",
+        "request/context",
+        "permission/preset",
+        "sandbox/mode",
+        "approval/policy",
+        "plan/mode",
+        "agent-preset/selected",
+    }
+)
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 SESSION_FORMAT_VERSION = 0
 _LLM_FAILURE_KEYS = frozenset({"message", "code", "status", "providerRetryAfterMs", "requestId"})

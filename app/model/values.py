@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .frozen import FrozenDict, freeze, thaw
 
-CONTEXT_FORMS = ("instructions", "catalog", "snapshot", "notice", "relay", "recall")
+# What shape of information a context message declares it is (`source.form`, FORMAT.md §4.4).
+ContextForm = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
+CONTEXT_FORMS: tuple[ContextForm, ...] = get_args(ContextForm)
 
 
 @dataclass(frozen=True, slots=True)

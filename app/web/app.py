@@ -19,8 +19,9 @@ from . import (
     listing,
     live,
     media,
+    messages,
     sessions,
-    steps,  # what the model read: model views, identities, context budget
+    steps,
     uploads,
 )
 from .registry import Registry
@@ -86,5 +87,6 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(live.router)
     app.include_router(media.router)
     app.include_router(uploads.router)
-    app.include_router(steps.router)
+    app.include_router(steps.router)  # what the model read: model views and the context budget
+    app.include_router(messages.router)  # message identities
     return app

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -10,33 +9,32 @@ from fastapi.responses import HTMLResponse
 
 from ..forms.jsformat import utf16_len
 from .rows import Body
-from .sessions import transcript, view_of
-from .state import web
+from .state import ReadSession, State, WebState
+from .transcripts import transcript
 
 router = APIRouter()
 
 
-def _body(request: Request, key: str, seq: int, part: str) -> Body:
-    _, log, t = transcript(web(request), key)
-    i = bisect_left(t.rows, seq, key=lambda row: row.seq)  # rows are in seq order
-    cwd = log.header.cwd if log.header else None
+def _body(state: WebState, session: ReadSession, seq: int, part: str) -> Body:
+    t = transcript(state, session.entry)
     # one row per seq, but for the diagnostic rows placed just before the row anchored there
-    while i < len(t.rows) and t.rows[i].seq == seq:
-        body = view_of(t, i, cwd).body(part)
+    for i in t.rows_at(seq):
+        body = t.view(i).body(part)
         if body is not None:
             return body
-        i += 1
     raise HTTPException(404, f"no row at {seq} has a body {part!r}")
 
 
 @router.get("/sessions/{key}/bodies/{seq}", response_class=HTMLResponse, include_in_schema=False)
-def body_fragment(request: Request, key: str, seq: int, part: str = Query(...)) -> HTMLResponse:
-    return web(request).page(request, "rows/body.html", body=_body(request, key, seq, part))
+def body_fragment(
+    request: Request, state: State, session: ReadSession, seq: int, part: str = Query(...)
+) -> HTMLResponse:
+    return state.page(request, "rows/body.html", body=_body(state, session, seq, part))
 
 
 @router.get("/api/sessions/{key}/bodies/{seq}", summary="One body of a row (its text, Markdown or JSON), whole")
-def api_body(request: Request, key: str, seq: int, part: str = Query(...)) -> dict[str, Any]:
-    body = _body(request, key, seq, part)
+def api_body(state: State, session: ReadSession, seq: int, part: str = Query(...)) -> dict[str, Any]:
+    body = _body(state, session, seq, part)
     return {
         "seq": seq,
         "part": body.part,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..history.usage import Budget
 from .strings import Strings
+from .wording import WORDS
 
 LEFT, RIGHT, TOP, BOTTOM = 64.0, 80.0, 28.0, 30.0  # the right margin fits a marker label
 PLOT_HEIGHT = 220.0
@@ -131,7 +132,7 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
     markers = []
     for shrink in budget.shrinks:
         r = shrink.replacement
-        label = t("budget.marker." + r.kind)
+        label = t(WORDS.markers[r.kind])
         detail = t("budget.markerTitle", seq=r.seq, kind=label, count=len(r.shadowed))
         if r.shadowed_tokens is not None:
             detail += " · " + t("diff.shadowedTokens", tokens=_n(r.shadowed_tokens))

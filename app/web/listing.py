@@ -12,6 +12,7 @@ from ..history.session import SessionLog
 from .entries import entry_json
 from .registry import Entry
 from .state import WebState, session_url, web
+from .wording import UNREADABLE
 
 router = APIRouter()
 PAGE_SIZE = 50
@@ -36,7 +37,7 @@ def summary(state: WebState, entry: Entry) -> dict[str, Any]:
     try:
         return state.registry.derived(entry.key, "summary", summary_of)
     except Exception as exc:
-        return {"title": None, "turns": None, "steps": None, "events": None, "verdict": "unreadable", "error": str(exc)}
+        return {"title": None, "turns": None, "steps": None, "events": None, "verdict": UNREADABLE, "error": str(exc)}
 
 
 def created(entry: Entry) -> str | None:

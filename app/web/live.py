@@ -17,13 +17,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..history.session import SessionLog
-from .media import media_of
-from .registry import file_version, grew_in_place
-from .rows import RowView
-from .sessions import Transcript, transcript, view_of
-from .state import WebState, session_url, web
-from .strings import Strings, strings_for
+from .archive import media_of
+from .registry import Entry, file_version, grew_in_place
+from .state import Lang, SessionEntry, State, WebState, session_url
+from .strings import Strings
+from .transcripts import Transcript, transcript
 
 router = APIRouter()
 POLL_SECONDS = 0.25
@@ -41,13 +39,8 @@ class Signature(NamedTuple):
     anchor: str
 
 
-def closer_seqs(log: SessionLog) -> range:
-    """The seqs of the crash closers: they follow the events read from the file."""
-    return range(log.event_count - len(log.synthetic), log.event_count)
-
-
-def signatures(log: SessionLog, t: Transcript) -> list[Signature]:
-    closers = closer_seqs(log)
+def signatures(t: Transcript) -> list[Signature]:
+    closers = t.log.closers
     return [
         Signature(row.key, row.links, tuple(s for s in (row.seq, *row.related) if s in closers), anchor)
         for row, anchor in zip(t.rows, t.anchors, strict=True)
@@ -59,10 +52,10 @@ def sse(event: str, html: str) -> str:
     return f"event: {event}\n{data}\n\n"
 
 
-def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tuple[str, list[Signature]]:
+def update(state: WebState, entry: Entry, t: Strings, shown: list[Signature]) -> tuple[str, list[Signature]]:
     """HTML for what changed since `shown`: replaced rows (out of band) and appended ones."""
-    entry, log, script = transcript(state, key)
-    now = signatures(log, script)
+    script = transcript(state, entry)
+    now = signatures(script)
     first_new = len(shown)
     replaced: list[int] = []
     renamed: list[int] = []
@@ -74,10 +67,7 @@ def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tup
             renamed.append(i)  # the same row now stands for a message (a tool row whose result arrived)
         elif now[i] != old:
             replaced.append(i)
-    cwd = log.header.cwd if log.header else None
-
-    def view(i: int) -> RowView:
-        return view_of(script, i, cwd)
+    view = script.view
 
     context = {"t": t, "base_url": session_url(entry.key), "media": media_of(entry)}
     html = (
@@ -100,12 +90,17 @@ def update(state: WebState, key: str, t: Strings, shown: list[Signature]) -> tup
 
 
 @router.get("/sessions/{key}/live", include_in_schema=False)
-async def live(request: Request, key: str, rows: int = Query(0, ge=0), size: int = Query(-1)) -> StreamingResponse:
+async def live(
+    request: Request,
+    state: State,
+    entry: SessionEntry,
+    strings: Lang,
+    rows: int = Query(0, ge=0),
+    size: int = Query(-1),
+) -> StreamingResponse:
     """The page's rows as the log grows; `rows` and `size` say what the page was rendered from."""
-    state = web(request)
-    strings = strings_for(request.headers.get("accept-language"))
-    entry, log, script = await run_in_threadpool(transcript, state, key)
-    shown = signatures(log, script)[:rows]
+    script = await run_in_threadpool(transcript, state, entry)
+    shown = signatures(script)[:rows]
     version = file_version(entry.source)
     if size != version[0]:
         shown = shown[: max(0, len(shown) - 5)]  # the log moved on before we connected: resend the tail
@@ -117,7 +112,7 @@ async def live(request: Request, key: str, rows: int = Query(0, ge=0), size: int
             # the log shrank between the page's render and this connection: it cannot be read on
             yield sse("notice", state.templates.get_template("rows/live_notice.html").render(t=strings))
         elif len(shown) != rows or size != version[0]:
-            html, shown = await run_in_threadpool(update, state, key, strings, shown)
+            html, shown = await run_in_threadpool(update, state, entry, strings, shown)
             if html:
                 yield sse("rows", html)
         while not await request.is_disconnected():
@@ -134,7 +129,7 @@ async def live(request: Request, key: str, rows: int = Query(0, ge=0), size: int
                 version = current
                 continue
             version = current
-            html, shown = await run_in_threadpool(update, state, key, strings, shown)
+            html, shown = await run_in_threadpool(update, state, entry, strings, shown)
             if html:
                 yield sse("rows", html)
 

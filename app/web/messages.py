@@ -15,12 +15,10 @@ from fastapi.responses import HTMLResponse
 from ..forms import ContextView, project_context
 from ..forms.message_body import BodyPart, body_parts
 from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity, message_identity
-from ..history.session import SessionLog
 from ..model.values import Message
 from .model_views import identity_json, is_context, message_url, role_key
-from .registry import Entry
-from .request_index import requests_of, transcript_anchors, transcript_link
-from .state import WebState, session_url, web
+from .request_index import page_head, requests_of, transcript_anchors, transcript_link
+from .state import ReadSession, State, WebState
 
 router = APIRouter()
 
@@ -43,20 +41,20 @@ def content_of(message: Message | None) -> Content | None:
     return Content(role_key(message), message.source.kind, None, body_parts(message))
 
 
-def _identity(state: WebState, key: str, message_id: str) -> tuple[Entry, SessionLog, MessageIdentity]:
-    entry, log, index = requests_of(state, key)
+def _identity(state: WebState, session: ReadSession, message_id: str) -> MessageIdentity:
+    log, index = requests_of(state, session.entry)
     identity = message_identity(log, index, message_id)
     if identity is None:
         raise HTTPException(404, f"no event of this session carries message id {message_id!r}")
-    return entry, log, identity
+    return identity
 
 
 @router.get("/sessions/{key}/messages/{message_id:path}", response_class=HTMLResponse, include_in_schema=False)
-def identity_page(request: Request, key: str, message_id: str) -> HTMLResponse:
-    state = web(request)
-    entry, log, identity = _identity(state, key, message_id)
-    base = session_url(entry.key)
-    anchors = transcript_anchors(state, entry.key)
+def identity_page(request: Request, state: State, session: ReadSession, message_id: str) -> HTMLResponse:
+    identity = _identity(state, session, message_id)
+    head = page_head(session.entry, session.log)
+    base = head["base_url"]
+    anchors = transcript_anchors(state, session.entry)
     links = {c.seq: transcript_link(base, anchors, c.seq) for c in identity.carriers if c.seq in anchors}
     taken = {
         c.taken_at: transcript_link(base, anchors, c.taken_at)
@@ -70,12 +68,10 @@ def identity_page(request: Request, key: str, message_id: str) -> HTMLResponse:
         for c in identity.carriers
         if isinstance(c, MessageCarrier) and c.replacement
     }
-    return web(request).page(
+    return state.page(
         request,
         "messages/identity.html",
-        session_key=entry.key,
-        session_title=log.title or entry.key,
-        base_url=base,
+        **head,
         identity=identity,
         links=links,
         taken_links=taken,
@@ -90,6 +86,5 @@ def identity_page(request: Request, key: str, message_id: str) -> HTMLResponse:
     "/api/sessions/{key}/messages/{message_id:path}",
     summary="Every event carrying one message id, and the model requests that included it",
 )
-def api_identity(request: Request, key: str, message_id: str) -> dict[str, Any]:
-    _, _, identity = _identity(web(request), key, message_id)
-    return identity_json(identity)
+def api_identity(state: State, session: ReadSession, message_id: str) -> dict[str, Any]:
+    return identity_json(_identity(state, session, message_id))

@@ -107,7 +107,7 @@ def message_json(row: MessageRow, message: Message) -> dict[str, Any]:
         "id": row.id,
         "role": row.role,
         "sourceKind": row.kind,
-        "renderedForm": (row.context.rendered_form or "opaque") if row.context else None,
+        "renderedForm": row.context.form if row.context else None,
         "replaced": row.replaced,
         "inherited": row.inherited,
         "message": message.to_json(),

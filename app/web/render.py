@@ -27,26 +27,19 @@ from jinja2 import Environment
 from jinja2.filters import do_filesizeformat, do_urlencode
 from markupsafe import Markup, escape
 
-from ..forms.jsformat import interpolate
-from .media import InlineImages, inline_images, media_of
+from .archive import InlineImages, inline_images, media_of
 from .registry import Entry, Registry
-from .sessions import session_page_context
+from .sessions import page_context
 from .settings import Settings
 from .state import STATIC, WebState
-from .strings import strings_for
+from .strings import Phrase, phrase, strings_for
+from .transcripts import transcript
 
 STYLES = ("inspect.css", "export.css")
 SCRIPTS = ("theme.js", "inspect.js", "export.js")
 # Image bytes one file carries in all: base64 makes them a third larger again, and a page
 # much past 30 MB is slow to open; the images past it are named where they appeared.
 MEDIA_BUDGET = 24 << 20
-
-# Said only by an export, about its own making.
-_IMAGES_LEFT_OUT = {
-    "en": "{count} image(s) ({size}) are not in this file: an export carries at most {budget} of images. "
-    "Each is named where it appeared.",
-    "zh": "{count} 张图片（{size}）未放入此文件：一个导出文件最多内嵌 {budget} 的图片。它们在原处以名称显示。",
-}
 
 
 class RenderError(Exception):
@@ -84,13 +77,15 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
     # every row in one window, and every row body whole: no "Show all" can fetch the rest from file://
     state = WebState(settings=Settings(window_rows=sys.maxsize, body_cap=sys.maxsize), registry=registry)
     try:
-        context = session_page_context(state, key, 0)
-        entry = state.entry(key)
+        entry, log = state.session(key)
     except HTTPException as exc:
         found = registry.entry(key)
         where = found.source.label if found else key
         what = "not a dsh session log: " if exc.status_code == 422 else ""
         raise RenderError(f"{where}: {what}{exc.detail}") from None
+    script = transcript(state, entry)
+    views = script.views(0, len(script.rows))
+    context = {**page_context(state, entry, log, script, script.paging(0, len(views), len(views))), "rows": views}
     assets = export_assets()
     t = strings_for(lang)
     # `standalone`: no server behind the file, so the templates leave out what only a server answers
@@ -101,7 +96,7 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
         request=_plain_get(context["base_url"]),
         layout="export.html",
         rows_html=rows_html,
-        images_left_out=_images_left_out(images, media_budget, t.lang),
+        images_left_out=_images_left_out(images, media_budget),
         export_css=Markup(assets.css),
         export_script=Markup(assets.script),
         export_csp=assets.csp,
@@ -148,16 +143,15 @@ def unlink_server_pages(html: str) -> str:
     return _SERVER_LINK.sub(r"<span\1\2>\3</span>", html)
 
 
-def _images_left_out(images: InlineImages, budget: int, lang: str) -> str | None:
+def _images_left_out(images: InlineImages, budget: int) -> Phrase | None:
+    """Said only by an export, about its own making."""
     if not images.left_out:
         return None
-    return interpolate(
-        _IMAGES_LEFT_OUT[lang],
-        {
-            "count": len(images.left_out),
-            "size": do_filesizeformat(images.left_out_bytes, binary=True),
-            "budget": do_filesizeformat(budget, binary=True),
-        },
+    return phrase(
+        "export.imagesLeftOut",
+        count=len(images.left_out),
+        size=do_filesizeformat(images.left_out_bytes, binary=True),
+        budget=do_filesizeformat(budget, binary=True),
     )
 
 

@@ -1,30 +1,34 @@
-"""The per-file-version indexes the model-view and identity routers share."""
+"""The per-file-version indexes the model-view and identity pages share, and their links back."""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote
 
 from ..history.requests import RequestIndex, request_index
 from ..history.session import SessionLog
 from .model_views import anchor_index
 from .registry import Entry
-from .sessions import transcript
-from .state import WebState
+from .state import WebState, session_url
+from .transcripts import transcript
 
 
-def requests_of(state: WebState, key: str) -> tuple[Entry, SessionLog, RequestIndex]:
+def requests_of(state: WebState, entry: Entry) -> tuple[SessionLog, RequestIndex]:
     """The session's log with its request index, both for the current file version."""
-    entry, _ = state.session(key)
-    log, index = state.registry.derived(entry.key, "requests", lambda log: (log, request_index(log)))
-    return entry, log, index
+    return state.registry.derived(entry.key, "requests", lambda log: (log, request_index(log)))
 
 
-def transcript_anchors(state: WebState, key: str) -> dict[int, str]:
+def transcript_anchors(state: WebState, entry: Entry) -> dict[int, str]:
     """Event seq → the transcript row that shows it, for links back to the session page."""
-    entry, _, t = transcript(state, key)
+    t = transcript(state, entry)
     return state.registry.derived(entry.key, "anchors-by-seq", lambda log: anchor_index(t.rows, t.anchors, log))
 
 
 def transcript_link(base_url: str, anchors: dict[int, str], seq: int) -> str:
     anchor = anchors.get(seq)
     return f"{base_url}#{quote(anchor, safe='')}" if anchor else base_url
+
+
+def page_head(entry: Entry, log: SessionLog) -> dict[str, Any]:
+    """What every page about one session names in its head: the session's key, title and page."""
+    return {"session_key": entry.key, "session_title": log.title or entry.key, "base_url": session_url(entry.key)}

@@ -1,4 +1,5 @@
-"""What every router shares: settings, the session registry, templates, page rendering."""
+"""What every router shares: settings, the session registry, templates, page rendering, and the
+FastAPI dependencies for the reader's language and for "this session, or a 404"."""
 
 from __future__ import annotations
 
@@ -8,20 +9,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from ..forms import RENDERED_FORMS
 from ..history.session import SessionLog
+from ..history.transcript import ROW_KINDS
 from ..log.records import NotASessionLog
 from ..store import UploadStore
 from .registry import Entry, Registry
-from .search import ROW_KINDS
 from .settings import Settings
-from .strings import strings_for
+from .strings import Strings, strings_for
+from .wording import WORDS
 
 PROJECT = Path(__file__).resolve().parents[2]
 DATA = Path("share") / "dsh-inspect"  # where a built wheel puts templates/ and static/ (pyproject.toml data-files)
@@ -65,6 +68,8 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["htmx_js"] = HTMX
     templates.env.globals["htmx_sse_js"] = HTMX_SSE
     templates.env.globals["row_kinds"] = ROW_KINDS
+    templates.env.globals["rendered_forms"] = RENDERED_FORMS
+    templates.env.globals["words"] = WORDS
     return templates
 
 
@@ -88,7 +93,7 @@ class WebState:
         self.templates.env.globals["body_cap"] = self.settings.body_cap
 
     def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
-        t = strings_for(request.headers.get("accept-language"))
+        t = language(request)
         return self.templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, **context})
 
     def entry(self, key: str) -> Entry:
@@ -103,15 +108,9 @@ class WebState:
 
     def session(self, key: str) -> tuple[Entry, SessionLog]:
         """The entry and its log at the current file version, or 404/422."""
-        registry = self.registry
-        entry = registry.entry(key)
-        if entry is None:
-            registry.refresh()
-            entry = registry.entry(key)
-        if entry is None:
-            raise HTTPException(404, f"no session {key!r}")
+        entry = self.entry(key)
         try:
-            log = registry.log(key)
+            log = self.registry.log(entry.key)
         except NotASessionLog as exc:
             raise HTTPException(422, f"{exc.reason} ({exc.location.describe()})") from None
         if log is None:
@@ -120,7 +119,36 @@ class WebState:
 
 
 def web(request: Request) -> WebState:
-    return request.app.state.web  # type: ignore[no-any-return]
+    state: WebState = request.app.state.web
+    return state
+
+
+def language(request: Request) -> Strings:
+    """The interface language the reader's browser prefers (`Accept-Language`)."""
+    return strings_for(request.headers.get("accept-language"))
+
+
+def session_entry(request: Request, key: str) -> Entry:
+    """The session at `/sessions/{key}`, or 404: its entry, the log not read."""
+    return web(request).entry(key)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    entry: Entry
+    log: SessionLog
+
+
+def session_of(request: Request, key: str) -> Session:
+    """The session at `/sessions/{key}` read at its current file version, or 404 (422 for a file that is no log)."""
+    return Session(*web(request).session(key))
+
+
+# The dependencies routes declare, so each is written once.
+State = Annotated[WebState, Depends(web)]
+Lang = Annotated[Strings, Depends(language)]
+SessionEntry = Annotated[Entry, Depends(session_entry)]
+ReadSession = Annotated[Session, Depends(session_of)]
 
 
 def session_url(key: str) -> str:

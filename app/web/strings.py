@@ -212,6 +212,12 @@ EN: dict[str, str] = {
     "turn.failed": "This turn failed",
     "turn.maxTokens": "Output token limit reached",
     "turn.maxTokensHint": "The model stopped at its output token limit.",
+    "turn.outcome.aborted": "aborted",
+    "turn.outcome.blocked": "blocked",
+    "turn.outcome.error": "error",
+    "turn.outcome.interrupted": "interrupted",
+    "turn.outcome.maxTokens": "max-tokens",
+    "turn.outcome.open": "open",
     "window.earlier": "Show earlier rows",
     "window.loading": "Loading more rows…",
     "search.placeholder": "Search this session (/)",
@@ -267,6 +273,8 @@ EN: dict[str, str] = {
     "uploads.delete": "Delete this upload",
     "uploads.confirm": "Click again to delete",
     "session.download": "Download the original bytes",
+    "export.imagesLeftOut": "{count} image(s) ({size}) are not in this file: an export carries at most {budget} "
+    "of images. Each is named where it appeared.",
 }
 
 ZH: dict[str, str] = {
@@ -471,6 +479,12 @@ ZH: dict[str, str] = {
     "turn.failed": "本轮失败",
     "turn.maxTokens": "已达到输出 token 上限",
     "turn.maxTokensHint": "模型在输出 token 上限处停止。",
+    "turn.outcome.aborted": "已中止",
+    "turn.outcome.blocked": "被阻止",
+    "turn.outcome.error": "失败",
+    "turn.outcome.interrupted": "被中断",
+    "turn.outcome.maxTokens": "达到 token 上限",
+    "turn.outcome.open": "未结束",
     "window.earlier": "显示更早的行",
     "window.loading": "正在载入更多…",
     "search.placeholder": "在本会话中搜索（/）",
@@ -526,7 +540,13 @@ ZH: dict[str, str] = {
     "uploads.delete": "删除此上传",
     "uploads.confirm": "再点一次以删除",
     "session.download": "下载原始字节",
+    "export.imagesLeftOut": "{count} 张图片（{size}）未放入此文件：一个导出文件最多内嵌 {budget} 的图片。"
+    "它们在原处以名称显示。",
 }
+
+
+class MissingString(KeyError):
+    """An interface string with no wording: a bug, which fails the tests instead of showing the key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,7 +555,7 @@ class Phrase:
 
     A row view is built once and rendered in either language, so it carries
     phrases and the page words them (`t(phrase)`); `str()` gives the English,
-    which the JSON twins carry.
+    which the JSON twins carry. Made only by `phrase`, which checks the key.
     """
 
     key: str
@@ -545,7 +565,15 @@ class Phrase:
         return ENGLISH(self)
 
 
+# What a view shows as text: the log's own words as they are, or an interface string to word.
+Text = str | Phrase
+
+
 def phrase(key: str, **values: object) -> Phrase:
+    """The interface string `key` with its values; raises MissingString when a language lacks it."""
+    for table in (EN, ZH):
+        if key not in table:
+            raise MissingString(f"no interface string {key!r} in {'English' if table is EN else 'Chinese'}")
     return Phrase(key, tuple(values.items()))
 
 
@@ -555,13 +583,22 @@ class Strings:
     table: dict[str, str]
 
     def __call__(self, key: str | Phrase, **params: object) -> str:
+        """The wording of `key` (an interface string's key, or a phrase); raises MissingString."""
         if isinstance(key, Phrase):
             key, params = key.key, dict(key.values)
-        text = self.table.get(key, key)
+        try:
+            text = self.table[key]
+        except KeyError:
+            raise MissingString(f"no interface string {key!r} in {self.lang}") from None
         return interpolate(text, params) if params else text
+
+    def word(self, text: Text) -> str:
+        """A view's text: the log's words as they are, a phrase worded in this language."""
+        return self(text) if isinstance(text, Phrase) else text
 
 
 ENGLISH = Strings("en", EN)
+CHINESE = Strings("zh", ZH)
 
 
 def _ranges(header: str) -> list[tuple[float, str]]:
@@ -584,7 +621,7 @@ def _ranges(header: str) -> list[tuple[float, str]]:
 def strings_for(accept_language: str | None) -> Strings:
     for _, lang in _ranges(accept_language or ""):
         if lang.startswith("zh"):
-            return Strings("zh", ZH)
+            return CHINESE
         if lang.startswith("en") or lang == "*":
             return ENGLISH
     return ENGLISH

@@ -23,7 +23,7 @@ from ..log.sources import escapes
 from ..store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
 from .entries import entry_json
 from .registry import Entry, url_safe_id
-from .state import WebState, web
+from .state import SessionEntry, State, WebState, web
 
 router = APIRouter()
 CHUNK = 1 << 20
@@ -201,9 +201,8 @@ def upload_raw(request: Request, digest: str) -> FileResponse:
 
 
 @router.get("/sessions/{key}/raw", summary="A session's original bytes (its file, store or ZIP member)")
-def session_raw(request: Request, key: str) -> Response:
-    state = web(request)
-    entry, path = _readable(state, key)
+def session_raw(state: State, entry: SessionEntry) -> Response:
+    path = _readable(state, entry)
     source = entry.source
     if source.kind == "zip" and source.member is not None:
         filename = f"{url_safe_id(entry.session_id)}.jsonl" if entry.session_id else "session.jsonl"
@@ -215,14 +214,8 @@ def session_raw(request: Request, key: str) -> Response:
     return _attachment(path, os.path.basename(source.display or source.path))
 
 
-def _readable(state: WebState, key: str) -> tuple[Entry, str]:
-    """The entry and the file behind it, which must lie inside a served path or the store."""
-    entry = state.registry.entry(key)
-    if entry is None:
-        state.registry.refresh()
-        entry = state.registry.entry(key)
-    if entry is None:
-        raise HTTPException(404, f"no session {key!r}")
+def _readable(state: WebState, entry: Entry) -> str:
+    """The file behind the entry, which must lie inside a served path or the store."""
     path = entry.source.path
     if entry.upload is not None and state.store is not None:
         inside = path == str(state.store.blob_path(entry.upload))
@@ -232,8 +225,8 @@ def _readable(state: WebState, key: str) -> tuple[Entry, str]:
             for p in state.registry.paths
         )
     if not inside or not os.path.isfile(path):
-        raise HTTPException(404, f"no session {key!r}")
-    return entry, path
+        raise HTTPException(404, f"no session {entry.key!r}")
+    return path
 
 
 def _member_chunks(path: str, member: str) -> Iterator[bytes]:

@@ -70,5 +70,5 @@ def test_the_demo_covers_every_form_fallback_outcome_and_defect() -> None:
     }
 
     crash = logs["demo-crash"]
-    assert crash.synthetic and crash.tail and crash.tail[-1].kind == "pending"
+    assert crash.closers and crash.tail and crash.tail[-1].kind == "pending"
     assert logs["demo-corrupt"].verdict.location is not None

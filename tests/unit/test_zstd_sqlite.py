@@ -45,11 +45,11 @@ def test_a_torn_final_frame_is_repaired_and_its_complete_lines_recovered(tmp_pat
     assert log.verdict.category == "repaired", log.verdict
     torn = [d for d in log.diagnostics if d.code == "torn-frame"]
     assert torn and torn[0].location.offset == last_start
-    real = log.event_count - len(log.synthetic)
+    real = log.closers.start
     assert 20 < real < len(events), "complete lines of the torn frame are recovered"
     assert stored_events(log)[:real] == events[:real]
     # the recovered prefix ends inside a turn, which the in-memory closers finish
-    assert log.synthetic and log.synthetic[-1]["type"] == "turn/end"
+    assert log.closers and log.types[log.closers[-1]] == "turn/end"
 
 
 def test_a_bad_checksum_in_a_complete_frame_is_refused_at_that_frame(tmp_path: Path) -> None:

@@ -63,11 +63,12 @@ def test_a_result_that_takes_the_seq_of_its_crash_closer_replaces_the_closer(tmp
     state = WebState(settings=Settings(), registry=Registry([str(tmp_path)]))
     strings = strings_for(None)
 
-    first, shown = update(state, "open-call", strings, [])
+    entry = state.entry("open-call")
+    first, shown = update(state, entry, strings, [])
     assert OUTCOME_UNKNOWN_TEXT in first  # the open call shows dsh's crash closer until its result arrives
 
     append_batch(path, [result])
-    html, _ = update(state, "open-call", strings, shown)
+    html, _ = update(state, entry, strings, shown)
     swapped = swapped_rows(html)
     tool = f"seq-{call}"
     assert tool in swapped.rows, "the tool row whose result arrived is sent again"

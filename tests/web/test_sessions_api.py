@@ -143,7 +143,7 @@ def test_a_broken_log_counts_and_shows_every_finding_and_keeps_what_follows_it(t
         html = httpx.get(f"{url}/sessions/broken").text
         facts = httpx.get(f"{url}/sessions/broken/facts").text
         twin = httpx.get(f"{url}/api/sessions/broken").json()
-        outside = [r for r in twin["rows"] if r["kind"] != "diagnostic" and "outside" in r]
+        outside = [r for r in twin["rows"] if r["kind"] != "diagnostic" and r["outside"] is not None]
         event = httpx.get(f"{url}/api/sessions/broken/events/{outside[0]['seq']}").json()
     assert twin["verdict"]["category"] == "refused"
     # the header counts the findings the page shows, one row each, in place

@@ -189,7 +189,7 @@ def test_packed_chunks_merge_into_their_step(server: str, corpus_dir: Path) -> N
 
 def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_dir: Path) -> None:
     (retry,) = [r for r in all_rows(server, key_of(server, "built/session.jsonl")) if r["kind"] == "model-retry"]
-    assert retry["extra"]["retry"] == "1" and retry["extra"]["maximum"] == "3" and retry["extra"]["seconds"] == "1.5"
+    assert retry["retry"]["retry"] == "1" and retry["retry"]["maximum"] == "3" and retry["retry"]["seconds"] == "1.5"
     html = all_html(server, key_of(server, "built/session.jsonl"))
     assert "Retried model request (1/3) · 1.5s" in html and "Failure reason: rate limited" in html
     assert re.search(r"What the failed attempt streamed:</p><pre class=\"card-pre\" data-body>par</pre>", html)
@@ -229,7 +229,8 @@ def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(server: str, 
     rows = all_rows(server, key)
     (marker,) = [r for r in rows if r["kind"] == "manual-compaction"]
     assert marker["title"] == "compact"
-    assert marker["extra"]["items"] == 7 and marker["extra"]["tokens"] == "364"
+    compaction = marker["compaction"]
+    assert compaction["items"] == 7 and compaction["tokens"] == "364"
     assert not [r for r in rows if r["kind"] in ("compaction", "command")]
     html = all_html(server, key)
     assert "Compacted 7 history items (~364 tokens)" in html

@@ -1,0 +1,430 @@
+"""What each transcript row shows, worked out once (FORMAT.md §5.5, UI.md §5).
+
+A `Row` names the events it draws on; its facts say what they mean: a tool call's
+outcome, a command's, a retry's, the text a stream carried, whether the row reports
+an error. The page, its JSON twin and search present these facts and decide
+nothing again, so they cannot disagree about a row.
+
+Facts keep the log's own values where the log may hold anything (a turn number, a
+token count): formatting them is the presentation's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..log.diagnostics import Diagnostic
+from ..model.values import ContentBlock, Event, Message, ToolResultBlock, block_from_json
+from .readable import ReadableLog
+from .session import TailRecord
+from .transcript import Row
+
+# A tool result with one of these error codes did not fail: it never ran to its end (dsh's
+# `TOOL_OUTCOME_UNKNOWN` crash closer, a call stopped before or while it ran): UI.md §5.3 "stopped".
+STOPPED_CODES = frozenset({"TOOL_OUTCOME_UNKNOWN", "TOOL_NOT_STARTED", "ABORTED", "ABORTED_BEFORE_DISPATCH"})
+# The types of chunk whose text a stream carried (FORMAT.md §3.1 `assistant/chunk`).
+STREAMED_CHUNKS = frozenset({"text-delta", "reasoning-delta", "tool-call-delta"})
+
+ToolOutcome = Literal["ok", "error", "stopped", "running"]
+CommandOutcome = Literal["ok", "error", "running"]
+# Retried once it started; cancelled once its turn ended first; else still waiting.
+RetryOutcome = Literal["ok", "cancelled", "waiting"]
+UsageName = Literal["inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens", "reasoningTokens"]
+USAGE_NAMES: tuple[UsageName, ...] = (
+    "inputTokens",
+    "cacheReadTokens",
+    "cacheWriteTokens",
+    "outputTokens",
+    "reasoningTokens",
+)
+# The token counts a message logged, in dsh's order, each as logged.
+UsageCounts = tuple[tuple[UsageName, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageFacts:
+    """A prompt, a steering message or an injected context (`user`, `steering`, `context`)."""
+
+    message: Message
+    recall: Message | None = None  # the session recall context that came with a prompt
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantFacts:
+    message: Message
+    interrupted: bool
+    usage: UsageCounts
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFacts:
+    """What a step streamed without a message to show it (`partial-stream`)."""
+
+    text: str
+    usage: UsageCounts  # the usage of the empty message that closed the stream, if any
+
+
+@dataclass(frozen=True, slots=True)
+class HookInvoked:
+    point: Any
+    handler: Any
+
+
+@dataclass(frozen=True, slots=True)
+class HookResult:
+    point: Any
+    decision: Any
+    stderr: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAsked:
+    reason: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecided:
+    outcome: Any
+
+
+@dataclass(frozen=True, slots=True)
+class PrunedAt:
+    """The result was later pruned: the model read `content` instead from then on."""
+
+    seq: int
+    content: tuple[ContentBlock, ...] | None
+
+
+ToolNote = HookInvoked | HookResult | ApprovalAsked | ApprovalDecided | PrunedAt
+
+
+@dataclass(frozen=True, slots=True)
+class SubcallFacts:
+    """A code-mode sub-call (`tool/code-dispatch-start` and `tool/code-dispatch`)."""
+
+    name: str
+    arguments: Any  # as logged (parsed JSON)
+    is_error: bool
+    output: tuple[ContentBlock, ...] | None  # None until it finished
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFacts:
+    name: str  # the wire name; empty for a result with no logged call
+    call_id: str | None
+    arguments: Any  # as logged: a JSON string, normally
+    outcome: ToolOutcome
+    result_id: str | None  # the result message's id (kept by a pruned copy)
+    # the result's content (its tool-result block's); None: no result, or one whose message holds nothing
+    result: tuple[ContentBlock, ...] | None
+    error_name: Any  # the result's `error.name`, when it logged an error
+    error_code: str | None
+    duration_ms: int | None
+    subcalls: tuple[SubcallFacts, ...]
+    notes: tuple[ToolNote, ...]  # hooks, approvals and prunings, in log order
+
+    @property
+    def pruned(self) -> PrunedAt | None:
+        """The latest pruning: what the model read instead of the result from then on."""
+        return next((n for n in reversed(self.notes) if isinstance(n, PrunedAt)), None)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFacts:
+    """A compaction marker's facts (FORMAT.md §5.5, §5.6)."""
+
+    items: int | None  # how many history items it shadowed
+    tokens: Any  # `shadowedTokenCount` as logged; None when absent
+    summary: str | None  # the summary's text (Markdown)
+    checkpoint_id: str | None  # the checkpoint a /compact marker stands for
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFacts:
+    name: str
+    args: Any
+    outcome: CommandOutcome
+    output: str
+    compaction: CompactionFacts | None = None  # a /compact command that produced a checkpoint
+
+
+@dataclass(frozen=True, slots=True)
+class RetryFacts:
+    retry: Any
+    max_retries: Any  # None when absent (no limit)
+    delay_ms: Any  # None when absent
+    failure_message: str
+    failure_code: str
+    streamed: str  # what the failed attempt streamed
+    outcome: RetryOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStopFacts:
+    """A turn that ended in an error or at the output token limit."""
+
+    reason: Literal["error", "max-tokens"]
+    message: str
+    code: Any
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryFacts:
+    """A turn or step boundary."""
+
+    number: Any  # the turn or step number as logged
+    duration_ms: int | None
+    outcome: str | None  # a turn's end reason (`open` while it has none); None for a step
+    usage: UsageCounts = ()  # a step whose message is empty and streamed nothing shows its usage here
+
+
+@dataclass(frozen=True, slots=True)
+class EventFacts:
+    """Any other event, shown compact with its JSON (`event`, `unknown`)."""
+
+    type: str
+    fields: tuple[tuple[str, str | int | float], ...]  # its scalar data fields
+    event: Mapping[str, Any]  # the event as stored (after dsh's upgrades)
+
+
+@dataclass(frozen=True, slots=True)
+class FindingFacts:
+    """A diagnostic where it lies, with the record it could not read."""
+
+    diagnostic: Diagnostic
+    record: TailRecord | None
+    text: str  # the record's bytes, decoded with replacement characters
+
+
+RowFacts = (
+    MessageFacts
+    | AssistantFacts
+    | StreamFacts
+    | ToolFacts
+    | CommandFacts
+    | CompactionFacts
+    | RetryFacts
+    | TurnStopFacts
+    | BoundaryFacts
+    | EventFacts
+    | FindingFacts
+)
+
+
+def reports_error(facts: RowFacts) -> bool:
+    """Whether the row reports a failure. The page marks exactly these rows with a red dot and
+    *errors only* finds exactly these: a failed tool call or command, a failed turn, an error finding.
+    A call that was stopped, a retried model request or a token limit is not a failure."""
+    if isinstance(facts, ToolFacts | CommandFacts):
+        return facts.outcome == "error"
+    if isinstance(facts, TurnStopFacts):
+        return facts.reason == "error"
+    if isinstance(facts, FindingFacts):
+        return facts.diagnostic.severity == "error"
+    return False
+
+
+def row_facts(log: ReadableLog, row: Row) -> RowFacts:
+    """The facts of `row`, whose events `log` reads."""
+    if row.diagnostic is not None:
+        raw = row.tail.raw if row.tail is not None else None
+        return FindingFacts(row.diagnostic, row.tail, raw.decode("utf-8", "replace") if raw else "")
+    event = log.event(row.seq)
+    data = event.data if isinstance(event.data, dict) else {}
+    kind = row.kind
+    if kind in ("user", "steering", "context") and event.message is not None:
+        recall = row.link("recall")
+        return MessageFacts(event.message, log.event(recall[0]).message if recall else None)
+    if kind == "assistant-step" and event.message is not None:
+        return AssistantFacts(event.message, data.get("interrupted") is True, usage_counts(data.get("usage")))
+    if kind == "partial-stream":
+        return StreamFacts(stream_text(log, row.link("chunks")), _logged_usage(log, row.link("assistant")))
+    if kind == "tool-call":
+        return _tool(log, row, event)
+    if kind in ("command", "manual-compaction"):
+        return _command(log, row, data)
+    if kind == "compaction":
+        return _compaction(log, row)
+    if kind == "model-retry":
+        return _retry(log, row, data)
+    if kind in ("turn-error", "turn-max-tokens"):
+        reason = data.get("reason") if isinstance(data.get("reason"), dict) else {}
+        error = reason.get("error") if isinstance(reason.get("error"), dict) else {}
+        return TurnStopFacts(
+            "error" if kind == "turn-error" else "max-tokens", str(error.get("message", "")), error.get("code")
+        )
+    if kind == "turn":
+        end = _first(log, row.link("end"))
+        end_data = end.data if end is not None and isinstance(end.data, dict) else {}
+        reason = end_data.get("reason") if isinstance(end_data.get("reason"), dict) else {}
+        outcome = reason.get("kind") if isinstance(reason.get("kind"), str) else None
+        return BoundaryFacts(data.get("turn"), _duration(event, end), outcome or ("open" if end is None else None))
+    if kind == "step":
+        end = _first(log, row.link("end"))
+        return BoundaryFacts(data.get("step"), _duration(event, end), None, _logged_usage(log, row.link("usage-only")))
+    fields = tuple((k, v) for k, v in data.items() if isinstance(v, str | int | float) and not isinstance(v, bool))
+    return EventFacts(event.type, fields, event.raw)
+
+
+def usage_counts(usage: Any) -> UsageCounts:
+    """The token counts a `usage` object logs, in dsh's order."""
+    if not isinstance(usage, dict):
+        return ()
+    return tuple((name, usage[name]) for name in USAGE_NAMES if name in usage)
+
+
+def stream_text(log: ReadableLog, chunks: tuple[int, ...]) -> str:
+    """What a run of `assistant/chunk` events streamed, text, reasoning and tool-call arguments alike."""
+    out: list[str] = []
+    for seq in chunks:
+        data = log.event(seq).data
+        chunk = data.get("chunk") if isinstance(data, dict) else None
+        if isinstance(chunk, dict) and chunk.get("type") in STREAMED_CHUNKS:
+            text = chunk.get("text", chunk.get("argumentsDelta", ""))
+            out.append(text if isinstance(text, str) else "")
+    return "".join(out)
+
+
+def _first(log: ReadableLog, seqs: tuple[int, ...]) -> Event | None:
+    return log.event(seqs[0]) if seqs else None
+
+
+def _duration(start: Event, end: Event | None) -> int | None:
+    return end.time - start.time if end is not None else None
+
+
+def _logged_usage(log: ReadableLog, seqs: tuple[int, ...]) -> UsageCounts:
+    """The usage an assistant message logged: a partial stream's, or a step's that hosts only usage."""
+    message = _first(log, seqs)
+    return usage_counts(message.data.get("usage")) if message is not None and isinstance(message.data, dict) else ()
+
+
+def _result(message: Message | None) -> tuple[tuple[ContentBlock, ...] | None, bool]:
+    """A result message's content (its tool-result block's), and whether it reports an error."""
+    if message is None or not message.content:
+        return None, False
+    block = message.content[0]
+    if not isinstance(block, ToolResultBlock):
+        return (), False
+    return block.content, block.is_error is True
+
+
+def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
+    data = event.data if isinstance(event.data, dict) else {}
+    if event.type == "tool/call":
+        name, arguments, call_id = str(data.get("name", "")), data.get("arguments", ""), data.get("callId")
+    else:  # a result with no logged call
+        name, arguments = "", ""
+        call_id = event.message.source.get("callId") if event.message else None
+    result = _first(log, row.link("result"))
+    message = result.message if result is not None else None
+    content, is_error = _result(message)
+    error = result.data.get("error") if result is not None and isinstance(result.data, dict) else None
+    error = error if isinstance(error, dict) else {}
+    code = error.get("code")
+    error_code = code if isinstance(code, str) else None
+    outcome: ToolOutcome
+    if result is None:
+        outcome = "running"
+    elif error_code in STOPPED_CODES:
+        outcome = "stopped"
+    else:
+        outcome = "error" if is_error or error_code else "ok"
+    notes: list[ToolNote] = [_note(log.event(seq)) for seq in row.link("hooks") + row.link("approvals")]
+    notes += [PrunedAt(seq, _result(log.event(seq).message)[0]) for seq in row.link("pruned")]
+    return ToolFacts(
+        name=name,
+        call_id=call_id if isinstance(call_id, str) else None,
+        arguments=arguments,
+        outcome=outcome,
+        result_id=message.id if message is not None else None,
+        result=content,
+        error_name=error.get("name"),
+        error_code=error_code,
+        duration_ms=result.time - event.time if result is not None and event.type == "tool/call" else None,
+        subcalls=_subcalls(log, row.link("subcalls")),
+        notes=tuple(notes),
+    )
+
+
+def _subcalls(log: ReadableLog, seqs: tuple[int, ...]) -> tuple[SubcallFacts, ...]:
+    """Each sub-call once: its start names it, its end (with `isError`) gives its output."""
+    found: dict[str, SubcallFacts] = {}
+    for seq in seqs:
+        sub = log.event(seq).data
+        if not isinstance(sub, dict):
+            continue
+        key = str(sub.get("subCallId"))
+        known = found.get(key) or SubcallFacts(str(sub.get("name", "")), sub.get("arguments"), False, None)
+        if "isError" in sub:
+            blocks = sub.get("content")
+            content = tuple(block_from_json(b) for b in blocks) if isinstance(blocks, tuple) else ()
+            known = SubcallFacts(known.name, known.arguments, sub.get("isError") is True, content)
+        found[key] = known
+    return tuple(found.values())
+
+
+def _note(event: Event) -> ToolNote:
+    """A hook or approval, as a note on the tool row it concerns."""
+    d = event.data if isinstance(event.data, dict) else {}
+    if event.type == "hook/invoked":
+        return HookInvoked(d.get("point"), d.get("handlerId"))
+    if event.type == "hook/result":
+        stderr = d.get("stderrSummary")
+        return HookResult(d.get("point"), d.get("decision"), stderr if isinstance(stderr, str) else None)
+    if event.type == "approval/asked":
+        return ApprovalAsked(d.get("reason", d.get("toolName")))
+    return ApprovalDecided(d.get("outcome"))
+
+
+def _command(log: ReadableLog, row: Row, data: dict[str, Any]) -> CommandFacts:
+    done = _first(log, row.link("done"))
+    done_data = done.data if done is not None and isinstance(done.data, dict) else {}
+    text = done_data.get("text") if isinstance(done_data.get("text"), str) else ""
+    outcome: CommandOutcome = "running" if done is None else ("error" if done_data.get("kind") == "error" else "ok")
+    compaction = _compaction(log, row) if row.kind == "manual-compaction" else None
+    return CommandFacts(str(data.get("name", "Command")), data.get("args", ""), outcome, text, compaction)
+
+
+def _compaction(log: ReadableLog, row: Row) -> CompactionFacts:
+    checkpoint = _first(log, row.link("checkpoint"))  # a /compact command's marker: the row anchors at the command
+    checkpoint_id = checkpoint.message.id if checkpoint is not None and checkpoint.message is not None else None
+    summary = _first(log, row.link("summary"))
+    data = summary.data if summary is not None and isinstance(summary.data, dict) else None
+    if data is None:
+        return CompactionFacts(None, None, None, checkpoint_id)
+    seqs = data.get("shadowedSeqs")
+    blocks = data.get("summary")
+    text = "".join(
+        str(b.get("text", ""))
+        for b in (blocks if isinstance(blocks, tuple) else ())
+        if isinstance(b, dict) and b.get("type") == "text"
+    )
+    return CompactionFacts(
+        len(seqs) if isinstance(seqs, tuple) else None, data.get("shadowedTokenCount"), text or None, checkpoint_id
+    )
+
+
+def _retry(log: ReadableLog, row: Row, data: dict[str, Any]) -> RetryFacts:
+    failure = data.get("failure") if isinstance(data.get("failure"), dict) else {}
+    message, code = failure.get("message", ""), failure.get("code", "")
+    return RetryFacts(
+        retry=data.get("retry"),
+        max_retries=data.get("maxRetries"),
+        delay_ms=data.get("delayMs"),
+        failure_message=message if isinstance(message, str) else str(message),
+        failure_code=code if isinstance(code, str) else str(code),
+        streamed=stream_text(log, row.link("chunks")),
+        outcome=_retry_outcome(log, row),
+    )
+
+
+def _retry_outcome(log: ReadableLog, row: Row) -> RetryOutcome:
+    """Retried once it started; cancelled once its turn ended first (an open final turn is ended
+    by the crash closers, so a log that stops before the retry cancels it too); else waiting."""
+    if row.link("started"):
+        return "ok"
+    types = log.types
+    return "cancelled" if any(types[s] == "turn/end" for s in range(row.seq + 1, len(types))) else "waiting"

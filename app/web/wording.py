@@ -1,0 +1,46 @@
+"""The interface words for the derivation's vocabularies: one phrase for every value.
+
+Templates word a verdict, a replacement kind or a setting by looking it up here, never by
+building a key, and every map is made when this module loads, so a value with no wording
+in either language fails at once (`strings.phrase`), not on some page later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import get_args
+
+from ..history.identity import InboxFate
+from ..history.replacements import ReplaceKind
+from ..history.requests import OutcomeKind
+from ..history.session import Category
+from ..history.state import SETTINGS
+from .strings import phrase
+
+# The session list's verdict for a log it could not read at all.
+UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class Wording:
+    verdicts: Mapping[str, str]  # a verdict category (or `unreadable`) → its key
+    replacements: Mapping[str, str]  # a replace's kind → its key (the model view's diff, the budget)
+    markers: Mapping[str, str]  # a replace's kind → the budget chart marker's key
+    fates: Mapping[str, str]  # how a queued message left the inbox → its key (takes `seq`)
+    outcomes: Mapping[str, str]  # a model call's outcome → its key
+    settings: Mapping[str, str]  # a session setting's name → its key
+
+
+def _keys(prefix: str, values: tuple[str, ...]) -> dict[str, str]:
+    return {v: phrase(f"{prefix}.{v}").key for v in values}
+
+
+WORDS = Wording(
+    verdicts=_keys("verdict", (*get_args(Category), UNREADABLE)),
+    replacements=_keys("diff.kind", get_args(ReplaceKind)),
+    markers=_keys("budget.marker", get_args(ReplaceKind)),
+    fates=_keys("identity.fate", get_args(InboxFate)),
+    outcomes=_keys("outcome", get_args(OutcomeKind)),
+    settings=_keys("state", tuple(name for name, _ in SETTINGS)),
+)
