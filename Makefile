@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast chromium bench clean demo
+.PHONY: run test test-fast check chromium bench clean demo
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,10 +25,17 @@ run: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m dsh_inspect.demo.generate
 
-test: $(STAMP) chromium
+# The checks that keep the code base as PRODUCT.md lays it out: lint and format, types, layers.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: $(STAMP) chromium check
 	$(BIN)/python -m pytest
 
-test-fast: $(STAMP)
+test-fast: $(STAMP) check
 	$(BIN)/python -m pytest -m "not browser"
 
 # Every budget of PRODUCT.md "Budgets", each a ratio measured side by side in one run; fails

@@ -153,9 +153,10 @@ def run_serve(
     allow_hosts: Sequence[str] = (),
     err: TextIO,
 ) -> int:
-    import uvicorn
+    from dataclasses import replace
 
     from .web.app import create_app
+    from .web.serving import bind, bound_port, server
     from .web.settings import Settings, default_data_dir
     from .web.state import compile_templates
 
@@ -164,18 +165,26 @@ def run_serve(
         discover(list(paths))
         for name, value in settings:
             config = config.with_setting(name, value)
-        app = create_app(list(paths) or default_paths(), config)
     except (UnreadablePath, ValueError) as exc:
         err.write(f"dsh-inspect serve: {exc}\n")
         return 2
+    try:
+        sock = bind(host, port)  # port 0: any free one, named in the URL below
     except OSError as exc:
+        err.write(f"dsh-inspect serve: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
+        return 2
+    config = replace(config, port=bound_port(sock))
+    try:
+        app = create_app(list(paths) or default_paths(), config)
+    except OSError as exc:
+        sock.close()
         err.write(f"dsh-inspect serve: cannot use the data folder {config.data_dir}: {exc}\n")
         return 2
     compile_templates(app.state.web.templates)
     shown = f"[{host}]" if ":" in host else host
-    err.write(f"dsh-inspect: serving on http://{shown}:{port}/ (uploads kept in {config.data_dir})\n")
+    err.write(f"dsh-inspect: serving on http://{shown}:{config.port}/ (uploads kept in {config.data_dir})\n")
     err.flush()
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    server(app).run(sockets=[sock])
     return 0
 
 
@@ -206,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the web inspector")
     serve.add_argument("paths", nargs="*", metavar="PATH", help="log files, folders or dsh roots")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks any free port)")
     serve.add_argument(
         "--data-dir", metavar="DIR", help="where uploads are kept (default: dsh-inspect in the user's data folder)"
     )
@@ -253,5 +262,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.command == "render":
         return run_render(args.path, output=args.output, session=args.session, lang=args.lang, err=sys.stderr)
-    parser.error(f"unknown command {args.command}")
-    return 2
+    parser.error(f"unknown command {args.command}")  # exits with status 2

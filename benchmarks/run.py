@@ -17,9 +17,9 @@ import argparse
 import http.client
 import os
 import platform
+import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -145,10 +145,18 @@ def raw_header(path: str) -> object:
 # -- servers -------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def announced_port(process: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> int:
+    """The port `serve --port 0` bound, from the URL it prints once it listens."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = re.search(r"serving on http://[^ ]*:(\d+)/", log.read_text(errors="replace"))
+        if found:
+            return int(found.group(1))
+        if process.poll() is not None:
+            raise RuntimeError(f"dsh-inspect serve exited: {log.read_text(errors='replace')[-2000:]}")
+        if time.monotonic() > deadline:
+            raise RuntimeError("dsh-inspect serve did not start")
+        time.sleep(0.05)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +222,6 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 @contextmanager
 def serve(paths: list[Path], scratch: Path) -> Iterator[Server]:
     """`python -m dsh_inspect serve PATHS` on a free port, with its own data folder; yields once it answers."""
-    port = free_port()
     data = Path(tempfile.mkdtemp(dir=scratch))
     args = [
         sys.executable,
@@ -223,7 +230,7 @@ def serve(paths: list[Path], scratch: Path) -> Iterator[Server]:
         "serve",
         *map(str, paths),
         "--port",
-        str(port),
+        "0",
         "--data-dir",
         str(data),
     ]
@@ -237,7 +244,7 @@ def serve(paths: list[Path], scratch: Path) -> Iterator[Server]:
                 env={**os.environ, "DSH_HOME": str(data / "no-dsh-home")},
             )
             try:
-                server = Server(port, process)
+                server = Server(announced_port(process, data / "server.log"), process)
                 wait_until_answering(server, data / "server.log")
                 yield server
             finally:

@@ -147,7 +147,7 @@ class SessionBuilder:
             )
         chunk_seqs = self._stream(blocks, "tool-calls" if calls else "stop")
         with using_id_source(self._ids):
-            message = create_assistant_message(content=blocks, **PROVIDER)
+            message = create_assistant_message(content=blocks, provider=PROVIDER["provider"], model=PROVIDER["model"])
         usage = {"inputTokens": 120 + 40 * len(self.surface), "outputTokens": 24 + 4 * len(blocks)}
         self.add(
             "assistant/message",
@@ -166,8 +166,8 @@ class SessionBuilder:
                     "arguments": block["arguments"],
                 },
             )
-            for type_, data in call.before:
-                self.add(type_, {**data, "callId": call_id} if type_ == "approval/asked" else data)
+            for type_, before in call.before:
+                self.add(type_, {**before, "callId": call_id} if type_ == "approval/asked" else before)
             with using_id_source(self._ids):
                 result = create_tool_result_message(
                     call_id=call_id, content=[{"type": "text", "text": call.output}], is_error=call.error is not None

@@ -21,7 +21,7 @@ from ..model.values import MessageSource
 from .content import Bounded, Content, ContentPart, JsonPart, bound, content_parts, unknown_parts
 from .declared_form import Form
 from .jsformat import field_text, js_entries, js_string
-from .readers import is_array, is_record, source_record
+from .readers import is_array, is_record, nonempty_str, source_record
 
 InstructionWording = Literal["loaded", "added", "updated", "removed"]
 
@@ -166,8 +166,8 @@ def _instructions(record: Mapping[str, Any], content: Content) -> InstructionsBo
         # Validate before skipping a duplicate: a bad repeat still spoils the list.
         if not is_record(change):
             return None
-        path, action, digest = change.get("path"), change.get("action"), change.get("digest")
-        if not is_nonempty_str(path) or not isinstance(action, str) or action not in _INSTRUCTION_ACTIONS:
+        path, action, digest = nonempty_str(change.get("path")), change.get("action"), change.get("digest")
+        if path is None or not isinstance(action, str) or action not in _INSTRUCTION_ACTIONS:
             return None
         if path not in files:
             files[path] = InstructionFile(path, _wording(action, baseline), digest if isinstance(digest, str) else None)
@@ -184,8 +184,8 @@ def _catalog(record: Mapping[str, Any], content: Content) -> CatalogBody | None:
     for entry in entries:
         if not is_record(entry):
             return None
-        name, description = entry.get("name"), entry.get("description")
-        if not is_nonempty_str(name) or not isinstance(description, str):
+        name, description = nonempty_str(entry.get("name")), entry.get("description")
+        if name is None or not isinstance(description, str):
             return None
         read.append(CatalogEntry(name, description))
     # An empty list is a valid catalog: an empty replacement retires every name.
@@ -206,8 +206,8 @@ def _snapshot(record: Mapping[str, Any], content: Content) -> SnapshotBody | Non
     for section in sections:
         if not is_record(section):
             return None
-        name, text = section.get("name"), section.get("text")
-        if not is_nonempty_str(name) or not isinstance(text, str):
+        name, text = nonempty_str(section.get("name")), section.get("text")
+        if name is None or not isinstance(text, str):
             return None
         read.append(SnapshotSection(name, bound(text)))
     return SnapshotBody(tuple(read), unknown_parts(content), content_parts(content))
@@ -221,11 +221,11 @@ def _recall(record: Mapping[str, Any], content: Content) -> RecallBody | None:
     for reference in references:
         if not is_record(reference):
             return None
-        label = reference.get("label")
+        label = nonempty_str(reference.get("label"))
         retained, omitted = reference.get("retainedMessages"), reference.get("omittedMessages")
         truncated = reference.get("truncated")
         # JS typeof: a boolean is not a number, a number is not a boolean.
-        if not (is_nonempty_str(label) and is_number(retained) and is_number(omitted) and isinstance(truncated, bool)):
+        if not (label is not None and is_number(retained) and is_number(omitted) and isinstance(truncated, bool)):
             return None
         read.append(RecallReference(label, js_string(retained), js_string(omitted), truncated))
     return RecallBody(tuple(read), content_parts(content))
@@ -252,8 +252,8 @@ def _dedicated(form: Form | None, record: Mapping[str, Any], content: Content) -
     if form == "notice":
         return NoticeBody(content_parts(content)) if is_nonempty_str(record.get("summary")) else None
     if form == "relay":
-        sender = record.get("senderSessionId")
-        return RelayBody(sender, content_parts(content)) if is_nonempty_str(sender) else None
+        sender = nonempty_str(record.get("senderSessionId"))
+        return RelayBody(sender, content_parts(content)) if sender is not None else None
     if form == "recall":
         return _recall(record, content)
     return None

@@ -6,7 +6,7 @@ readers (`app.forms.bodies`), which check the facts it needs.
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from ..model.values import CONTEXT_FORMS, ContextForm, MessageSource
 from .readers import source_record
@@ -23,4 +23,4 @@ def context_form(source: MessageSource | Any) -> Form | None:
     record = source_record(source)
     form = record.get("form") if record is not None else None
     # `in` on the tuple compares by equality, so only strings can match.
-    return cast(Form, form) if isinstance(form, str) and form in CONTEXT_FORMS else None
+    return form if isinstance(form, str) and form in CONTEXT_FORMS else None

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeGuard
 
 from ..log.jsonvalues import is_number
 
@@ -86,7 +86,7 @@ def _number(value: int | float) -> str:
     return sign + digits[0] + "." + digits[1:] + "e" + exponent
 
 
-def _is_array(value: Any) -> bool:
+def _is_array(value: Any) -> TypeGuard[list[Any] | tuple[Any, ...]]:
     return isinstance(value, (list, tuple))
 
 
@@ -136,9 +136,11 @@ def _json_parts(value: Any, indent: str, depth: int) -> Iterator[str]:
         text = _number(value)
         yield "null" if text in ("NaN", "Infinity", "-Infinity") else text
     elif isinstance(value, Mapping) or _is_array(value):
-        is_record = isinstance(value, Mapping)
-        items = js_entries(value) if is_record else list(enumerate(value))
-        opening, closing = ("{", "}") if is_record else ("[", "]")
+        items: Sequence[tuple[str | int, Any]]
+        if isinstance(value, Mapping):
+            items, opening, closing = js_entries(value), "{", "}"
+        else:
+            items, opening, closing = list(enumerate(value)), "[", "]"
         if not items:
             yield opening + closing
             return
@@ -148,7 +150,7 @@ def _json_parts(value: Any, indent: str, depth: int) -> Iterator[str]:
         yield opening
         for i, (key, item) in enumerate(items):
             yield ("," if i else "") + inner
-            if is_record:
+            if isinstance(key, str):  # a record's keys are strings, an array's indexes ints
                 yield _quote(key) + colon
             yield from _json_parts(item, indent, depth + 1)
         yield outer + closing

@@ -7,18 +7,18 @@ each reader answers for every input instead of trusting the shape.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..log.jsonvalues import is_nonempty_str
 from ..model.values import MessageSource
 
 
-def is_record(value: Any) -> bool:
+def is_record(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """An object: not null, not an array (JSON arrays arrive as lists or tuples)."""
     return isinstance(value, Mapping)
 
 
-def is_array(value: Any) -> bool:
+def is_array(value: Any) -> TypeGuard[list[Any] | tuple[Any, ...]]:
     return isinstance(value, (list, tuple))
 
 
@@ -27,6 +27,11 @@ def source_record(source: MessageSource | Any) -> Mapping[str, Any] | None:
     if isinstance(source, MessageSource):
         return source.raw
     return source if is_record(source) else None
+
+
+def nonempty_str(value: Any) -> str | None:
+    """`value` if it is a non-empty string (`is_nonempty_str`, typed), else None."""
+    return value if is_nonempty_str(value) else None
 
 
 def source_kind(record: Mapping[str, Any] | None) -> str | None:

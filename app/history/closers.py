@@ -63,14 +63,18 @@ class CrashTracker:
                 if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(block.get("id"), str):
                     self.pending[block["id"]] = _Pending(data.get("step"))
         elif kind == "tool/call":
-            pending = self.pending.get(data.get("callId"))  # type: ignore[arg-type]
+            # only a string can name a pending call (the ids come from tool-call blocks); a list or an
+            # object here is a broken log, for the rules to judge, and must not reach a dict lookup
+            call_id = data.get("callId")
+            pending = self.pending.get(call_id) if isinstance(call_id, str) else None
             if pending is not None:
                 pending.call_seq = event.get("seq")
         elif kind == "tool/result":
             message = data.get("message")
             source = message.get("source") if isinstance(message, dict) else None
-            if isinstance(source, dict):
-                self.pending.pop(source.get("callId"), None)  # type: ignore[arg-type]
+            call_id = source.get("callId") if isinstance(source, dict) else None
+            if isinstance(call_id, str):
+                self.pending.pop(call_id, None)
 
     @property
     def open(self) -> bool:

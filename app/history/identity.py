@@ -78,8 +78,9 @@ def _fates(log: SessionLog) -> dict[tuple[int, str], tuple[InboxFate, int]]:
         if not isinstance(data, dict) or not isinstance(data.get("target"), str):
             continue
         items = lists.setdefault(data["target"], [])
-        start = data.get("start") if isinstance(data.get("start"), int) else 0
-        removed = data.get("removedCount") if isinstance(data.get("removedCount"), int) else 0
+        start, removed = data.get("start"), data.get("removedCount")
+        start = start if isinstance(start, int) else 0
+        removed = removed if isinstance(removed, int) else 0
         fate: InboxFate = "canceled" if data.get("outcome") == "canceled" else "claimed"
         for item in items[start : start + removed]:
             out[item] = (fate, seq)
@@ -136,9 +137,10 @@ def message_identity(log: SessionLog, index: RequestIndex, message_id: str) -> M
         return None
     fates = _fates(log) if any(e.role == "inbox" for e in entries) else {}
     carriers: list[Carrier] = []
+    unfated: tuple[InboxFate, int | None] = ("pending", None)  # still on its list: no splice took it
     for entry in sorted(entries, key=lambda e: (e.seq, e.role)):
         if entry.role == "inbox":
-            fate, taken = fates.get((entry.seq, message_id), ("pending", None))
+            fate, taken = fates.get((entry.seq, message_id), unfated)
             data: Any = log.raw_event(entry.seq).get("data")
             target = data.get("target") if isinstance(data, dict) and isinstance(data.get("target"), str) else None
             carriers.append(InboxCarrier(entry.seq, target, _inserted(log, entry.seq, message_id), fate, taken))

@@ -31,7 +31,7 @@ class InvariantChecker:
         self.last_turn = 0
         self.step: Any = None
         self.last_step = 0
-        self.calls: set[tuple[Any, Any, Any]] = set()
+        self.calls: set[tuple[object, ...]] = set()
 
     def feed(self, event: dict[str, Any]) -> list[str]:
         kind = event.get("type")
@@ -79,14 +79,21 @@ class InvariantChecker:
                     f"but the open step is turn {self.turn} step {self.step}"
                 )
             if kind == "tool/call":
-                self.calls.add((data.get("turn"), data.get("step"), data.get("callId")))
+                self.calls.add(_call_key(data.get("turn"), data.get("step"), data.get("callId")))
             elif kind == "tool/result":
-                message = data.get("message") if isinstance(data.get("message"), dict) else {}
-                source = message.get("source") if isinstance(message.get("source"), dict) else {}
-                error = data.get("error") if isinstance(data.get("error"), dict) else {}
-                key = (data.get("turn"), data.get("step"), source.get("callId"))
+                message, error = data.get("message"), data.get("error")
+                message = message if isinstance(message, dict) else {}
+                source = message.get("source")
+                source = source if isinstance(source, dict) else {}
+                error = error if isinstance(error, dict) else {}
+                key = _call_key(data.get("turn"), data.get("step"), source.get("callId"))
                 if key not in self.calls and error.get("code") != "TOOL_NOT_STARTED":
                     out.append(f"tool result for call {source.get('callId')!r} has no tool/call in its step")
         elif kind in ("todo/write", "request/header", "request/context") and self.turn is None:
             out.append(f"{kind} outside a turn")
         return out
+
+
+def _call_key(turn: Any, step: Any, call_id: Any) -> tuple[object, ...]:
+    """A call's place as a set can hold it: a log may write a list or an object where an id belongs."""
+    return tuple(v if v is None or isinstance(v, str | int | float) else repr(v) for v in (turn, step, call_id))

@@ -98,8 +98,10 @@ def _tool(value: Any) -> ToolSchema:
 def header_from(log: SessionLog, seq: int) -> RequestHeader:
     data = log.event(seq).data
     data = data if isinstance(data, Mapping) else FrozenDict()
-    header = data.get("header") if isinstance(data.get("header"), Mapping) else FrozenDict()
-    config = header.get("config") if isinstance(header.get("config"), FrozenDict) else FrozenDict()
+    header = data.get("header")
+    header = header if isinstance(header, Mapping) else FrozenDict()
+    config = header.get("config")
+    config = config if isinstance(config, FrozenDict) else FrozenDict()
     defaults = header.get("adapterDefaults")
     marked = isinstance(defaults, Mapping) and any(v is True for v in defaults.values())
     system = header.get("system")
@@ -165,7 +167,7 @@ def header_changes(log: SessionLog, types: TypeIndex, after: int, upto: int) -> 
     for seq in types.between("request/header", after, upto):
         header = header_from(log, seq)
         first = current is None
-        out.append(HeaderChange(seq, header.reason, first, () if first else _field_changes(current, header)))
+        out.append(HeaderChange(seq, header.reason, first, () if current is None else _field_changes(current, header)))
         current = header
     return tuple(out)
 

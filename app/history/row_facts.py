@@ -250,16 +250,15 @@ def row_facts(log: ReadableLog, row: Row) -> RowFacts:
     if kind == "model-retry":
         return _retry(log, row, data)
     if kind in ("turn-error", "turn-max-tokens"):
-        reason = data.get("reason") if isinstance(data.get("reason"), dict) else {}
-        error = reason.get("error") if isinstance(reason.get("error"), dict) else {}
+        error = _object(_object(data.get("reason")).get("error"))
         return TurnStopFacts(
             "error" if kind == "turn-error" else "max-tokens", str(error.get("message", "")), error.get("code")
         )
     if kind == "turn":
         end = _first(log, row.link("end"))
         end_data = end.data if end is not None and isinstance(end.data, dict) else {}
-        reason = end_data.get("reason") if isinstance(end_data.get("reason"), dict) else {}
-        outcome = reason.get("kind") if isinstance(reason.get("kind"), str) else None
+        outcome = _object(end_data.get("reason")).get("kind")
+        outcome = outcome if isinstance(outcome, str) else None
         return BoundaryFacts(data.get("turn"), _duration(event, end), outcome or ("open" if end is None else None))
     if kind == "step":
         end = _first(log, row.link("end"))
@@ -285,6 +284,11 @@ def stream_text(log: ReadableLog, chunks: tuple[int, ...]) -> str:
             text = chunk.get("text", chunk.get("argumentsDelta", ""))
             out.append(text if isinstance(text, str) else "")
     return "".join(out)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A logged value read as an object: itself if it is one, else empty."""
+    return value if isinstance(value, dict) else {}
 
 
 def _first(log: ReadableLog, seqs: tuple[int, ...]) -> Event | None:
@@ -382,7 +386,8 @@ def _note(event: Event) -> ToolNote:
 def _command(log: ReadableLog, row: Row, data: dict[str, Any]) -> CommandFacts:
     done = _first(log, row.link("done"))
     done_data = done.data if done is not None and isinstance(done.data, dict) else {}
-    text = done_data.get("text") if isinstance(done_data.get("text"), str) else ""
+    text = done_data.get("text")
+    text = text if isinstance(text, str) else ""
     outcome: CommandOutcome = "running" if done is None else ("error" if done_data.get("kind") == "error" else "ok")
     compaction = _compaction(log, row) if row.kind == "manual-compaction" else None
     return CommandFacts(str(data.get("name", "Command")), data.get("args", ""), outcome, text, compaction)
@@ -408,7 +413,7 @@ def _compaction(log: ReadableLog, row: Row) -> CompactionFacts:
 
 
 def _retry(log: ReadableLog, row: Row, data: dict[str, Any]) -> RetryFacts:
-    failure = data.get("failure") if isinstance(data.get("failure"), dict) else {}
+    failure = _object(data.get("failure"))
     message, code = failure.get("message", ""), failure.get("code", "")
     return RetryFacts(
         retry=data.get("retry"),

@@ -17,10 +17,9 @@ from itertools import repeat
 from typing import Any, Literal
 
 from ..log.diagnostics import Diagnostic, Location
-from ..log.jsonl import JsonlScan
 from ..log.jsonvalues import MAX_SAFE_INTEGER
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
-from ..log.sources import SessionScan, SessionSource, open_scan, root_identity_warning
+from ..log.sources import JsonlSessionScan, SessionScan, SessionSource, open_scan, root_identity_warning
 from ..log.sqlite_store import StoreRefused
 from ..model.frozen import freeze
 from ..model.messages import freeze_message
@@ -343,7 +342,8 @@ class SessionLog:
 
 
 def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
-    kind = raw.get("type") if isinstance(raw.get("type"), str) else ""
+    kind = raw.get("type")
+    kind = kind if isinstance(kind, str) else ""
     message = None
     if kind in SURFACE_TYPES and message_shape_problem(raw) is None:
         message = freeze_message(message_of(raw))
@@ -356,7 +356,7 @@ def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
     return Event(
         seq=int(raw.get("seq", -1)),
         time=int(raw.get("time", 0)) if isinstance(raw.get("time"), (int, float)) else 0,
-        type=kind,  # type: ignore[arg-type]
+        type=kind,
         data=freeze(raw.get("data")),
         surface_op=freeze(raw.get("surfaceOp")),
         source_event_seqs=seqs,
@@ -456,7 +456,7 @@ class _Reader:
         scan = log._scan
         if (
             log.partial
-            or not isinstance(scan, JsonlScan)  # a SQLite store is read whole again
+            or not isinstance(scan, JsonlSessionScan)  # a SQLite store is read whole again
             or self.failures
             or any(t.kind != "pending" for t in log._tail)
             or not scan.has_event_lines  # a header-only log's mode is not settled
@@ -473,7 +473,7 @@ class _Reader:
             self.log = None
         return True
 
-    def _consume(self, items: Generator[Record | EventRun, None, None], limit: int | None = None) -> None:
+    def _consume(self, items: Iterator[Record | EventRun], limit: int | None = None) -> None:
         log = self.log
         assert log is not None and log._scan is not None
         scan = log._scan
@@ -499,7 +499,8 @@ class _Reader:
                 )
             if limit is not None and len(types) >= limit:
                 break
-        items.close()  # a scan stopped early still makes its closing checks before its state is read
+        if isinstance(items, Generator):  # as every scan's is
+            items.close()  # a scan stopped early still makes its closing checks before its state is read
         # counted from the index, not event by event (crash closers start neither a turn nor a step)
         log.turns, log.steps = types.count("turn/start"), types.count("step/start")
         if scan.state.corruption is not None:
@@ -639,7 +640,7 @@ class _Reader:
         for event in log._synthetic:
             seq = event["seq"]
             for index in (log._message_ids, log._source_kinds, log._result_calls, log._surface_ops, log._shadowed_by):
-                index.pop(seq, None)  # type: ignore[attr-defined]
+                index.pop(seq, None)
             for entries in log._carriers.values():
                 entries[:] = [s for s in entries if s != seq]  # (closers carry no inbox)
         del log._types[len(log._event_record) :]
@@ -727,17 +728,21 @@ class _Reader:
         """Move the running facts on by one real event (with this type and data): the title, the open
         turn crash closers would close; returns what the writer invariants say of it."""
         if kind == "session/title" and isinstance(data, dict) and isinstance(data.get("title"), str):
-            self.log.title = data["title"]  # type: ignore[union-attr]
+            log = self.log
+            assert log is not None
+            log.title = data["title"]
         if kind in TRACKED_TYPES and isinstance(data, dict):
-            self.tracker.follow(kind, data, event)  # type: ignore[arg-type]
+            self.tracker.follow(kind, data, event)
         if kind in WATCHED_TYPES:
             data = data if isinstance(data, dict) else {}
-            return self.invariants.check(kind, data, event)  # type: ignore[arg-type]
+            return self.invariants.check(kind, data, event)
         return NONE
 
     # the index as the surface fold asks of earlier events
     def _type_at(self, seq: int) -> str | None:
-        types = self.log._types  # type: ignore[union-attr]
+        log = self.log
+        assert log is not None
+        types = log._types
         return types[seq] if 0 <= seq < len(types) else None
 
     def _stored_at(self, seq: int) -> dict[str, Any] | None:
@@ -746,7 +751,9 @@ class _Reader:
         return log.raw_event(seq) if 0 <= seq < len(log._types) else None
 
     def _message_id_at(self, seq: int) -> str | None:
-        return self.log._message_ids.get(seq)  # type: ignore[union-attr]
+        log = self.log
+        assert log is not None
+        return log._message_ids.get(seq)
 
 
 def _indexed(events: list[dict[str, Any]], seq: int) -> bool:

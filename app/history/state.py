@@ -64,7 +64,7 @@ class SessionState:
 class TypeIndex:
     """The seqs of each of INDEXED_TYPES, ascending."""
 
-    seqs: dict[str, array]
+    seqs: dict[str, array[int]]
 
     def last(self, kind: str, at: int) -> int | None:
         """The last `kind` event at or before `at`."""
@@ -79,7 +79,7 @@ class TypeIndex:
 
 
 def type_index(log: SessionLog) -> TypeIndex:
-    out: dict[str, array] = {t: array("q") for t in INDEXED_TYPES}
+    out: dict[str, array[int]] = {t: array("q") for t in INDEXED_TYPES}
     for seq, kind in enumerate(log.types):
         seqs = out.get(kind)
         if seqs is not None:

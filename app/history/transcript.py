@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from heapq import merge
 from typing import Any, Literal, get_args
 
-from ..log.diagnostics import Diagnostic
+from ..log.diagnostics import Diagnostic, Severity
 from ..model.rules import KNOWN_EVENT_TYPES
 from ..model.values import Event
 from .calls import step_key, turn_step
@@ -128,13 +128,14 @@ class _Inbox:
         if not isinstance(data, dict) or not isinstance(data.get("target"), str):
             return
         items = self.lists.setdefault(data["target"], [])
-        start = data.get("start") if isinstance(data.get("start"), int) else 0
-        removed = data.get("removedCount") if isinstance(data.get("removedCount"), int) else 0
+        start, removed = data.get("start"), data.get("removedCount")
+        start = start if isinstance(start, int) else 0
+        removed = removed if isinstance(removed, int) else 0
         inserted = [m.get("id") for m in data.get("inserted", ()) if isinstance(m, dict)]
         gone = items[start : start + removed]
         items[start : start + removed] = [i for i in inserted if isinstance(i, str)]
         if data["target"] == "next-step" and data.get("outcome") != "canceled":
-            self.claimed.update(i for i in gone if isinstance(i, str))
+            self.claimed.update(gone)
 
 
 def is_checkpoint(event: Event) -> bool:
@@ -410,11 +411,11 @@ def _by_call(name: LinkName) -> Handler:
             target = b.approvals.get(approval_id)
         if target is None and e.type.startswith("hook/") and _get(e.data, "point") in ("PreToolUse", "PostToolUse"):
             target = b.open_call  # hooks name no call: a tool hook runs around the step's latest call
-        if not b.attach(target, name, e.seq):
+        if target is None or not b.attach(target, name, e.seq):
             b.add("event", e.seq)
             return
         if isinstance(approval_id, str):
-            b.approvals[approval_id] = target  # type: ignore[assignment]
+            b.approvals[approval_id] = target
 
     return handle
 
@@ -636,7 +637,7 @@ def _unreported(readable: ReadableLog) -> list[Diagnostic]:
                 )
             )
         elif t.kind != "dropped" and t.location not in covered:
-            severity = "info" if t.kind == "pending" else "error"
+            severity: Severity = "info" if t.kind == "pending" else "error"
             out.append(
                 Diagnostic(
                     "pending-line" if t.kind == "pending" else "defect",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
-def is_safe_int(value: object) -> bool:
+def is_safe_int(value: object) -> TypeGuard[int | float]:
     """`Number.isSafeInteger`: JSON `1.0` counts, booleans do not."""
     if type(value) is int:  # the common case first: this runs several times per event
         return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
@@ -18,8 +20,8 @@ def is_safe_int(value: object) -> bool:
     return False
 
 
-def is_nonneg_safe_int(value: object) -> bool:
-    return is_safe_int(value) and value >= 0  # type: ignore[operator]
+def is_nonneg_safe_int(value: object) -> TypeGuard[int | float]:
+    return is_safe_int(value) and value >= 0
 
 
 def is_number(value: object) -> bool:
@@ -31,6 +33,6 @@ def is_nonempty_str(value: object) -> bool:
     return isinstance(value, str) and len(value) > 0
 
 
-def as_int(value: object) -> int:
+def as_int(value: float) -> int:
     """A safe integer as a Python int (`1.0` becomes `1`)."""
-    return int(value)  # type: ignore[call-overload]
+    return int(value)

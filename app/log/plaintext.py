@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import io
+import mmap
 import os
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -157,7 +158,7 @@ class FrameScan:
     error: tuple[int, str] | None  # (offset, reason) of a framing defect
 
 
-def scan_frames(buf: bytes) -> FrameScan:
+def scan_frames(buf: bytes | mmap.mmap) -> FrameScan:
     """Find frame boundaries without decompressing (FORMAT.md §1.1 reader algorithm)."""
     frames: list[tuple[int, int]] = []
     pos = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 from .diagnostics import Diagnostic, Location
 
@@ -31,6 +31,7 @@ class Record:
     raw: bytes | None = None  # the undecodable bytes of a defect, capped
 
 
+@final  # final so that a `type(x) is EventRun` test narrows both ways
 @dataclass(slots=True)
 class EventRun:
     """Consecutive complete JSONL lines that each hold one event continuing the log.

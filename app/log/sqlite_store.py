@@ -274,14 +274,16 @@ class SqliteStore:
         )
 
     def row(self, session_id: str, seq: int) -> tuple[Any, ...] | None:
-        return self._conn.execute(
+        row: tuple[Any, ...] | None = self._conn.execute(  # the default row factory makes tuples
             "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
             "FROM events WHERE session_id = ? AND seq = ?",
             (session_id, seq),
         ).fetchone()
+        return row
 
     def last_turn_end_row(self, session_id: str) -> int | None:
         """Physical seq of the last row that decodes and holds a turn/end."""
+        seq: int  # the events table is STRICT, its seq INTEGER NOT NULL
         for (seq,) in self._conn.execute(
             "SELECT seq FROM events WHERE session_id = ? AND type = 'turn/end' ORDER BY seq DESC",
             (session_id,),
@@ -307,7 +309,6 @@ class SqliteScan:
 
     def records(self) -> Iterator[Record]:
         """The rows in seq order; a database too damaged to read on is corruption where it stops."""
-        self._at = None
         try:
             yield from self._records()
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -317,6 +318,7 @@ class SqliteScan:
             )
 
     def _records(self) -> Iterator[Record]:
+        self._at = None  # set here, not in `records`, which reads it once this generator stops
         committed_through = self.store.last_turn_end_row(self.session_id)
         running = 0
         torn_from: int | None = None

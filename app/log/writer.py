@@ -23,7 +23,8 @@ Event = dict[str, Any]
 Compression = Literal["zstd", "none"]
 MIN_RUN = 3
 _TAGS = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks", "tool-call-delta": "tool-call-chunks"}
-_CHUNK_SHAPES = {
+# keyed by object: looked up with whatever `type` an event's chunk holds
+_CHUNK_SHAPES: dict[object, tuple[set[str], ...]] = {
     "text-delta": ({"type", "index", "text"},),
     "reasoning-delta": ({"type", "index", "text"},),
     "tool-call-delta": ({"type", "index", "id", "argumentsDelta"}, {"type", "index", "id", "name", "argumentsDelta"}),

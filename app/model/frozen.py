@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, overload
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class FrozenDict(dict[str, Any]):
     """A JSON object that refuses every change after creation.
 
     It stays a `dict` so orjson and Jinja read it natively.
@@ -19,9 +19,9 @@ class FrozenDict(dict):  # type: ignore[type-arg]
 
     __setitem__ = __delitem__ = _refuse
     clear = pop = popitem = setdefault = update = _refuse
-    __ior__ = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse
 
-    def __hash__(self) -> int:  # type: ignore[override]
+    def __hash__(self) -> int:  # type: ignore[override]  # dict declares itself unhashable; a frozen one hashes
         return hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
 
     def __copy__(self) -> FrozenDict:
@@ -47,6 +47,12 @@ def freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return value
+
+
+@overload
+def thaw(value: Mapping[str, Any]) -> dict[str, Any]: ...
+@overload
+def thaw(value: Any) -> Any: ...
 
 
 def thaw(value: Any) -> Any:

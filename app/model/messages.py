@@ -54,7 +54,8 @@ def _blocks(content: Iterable[ContentBlock | Mapping[str, Any]]) -> tuple[Conten
     return tuple(block_from_json(b.raw if isinstance(b, ContentBlock) else b) for b in content)
 
 
-def _source(source: MessageSource | Mapping[str, Any]) -> MessageSource:
+def _source(source: object) -> MessageSource:
+    """`source` checked whatever its declared type: it may come from untyped code or JSON."""
     if isinstance(source, MessageSource):
         return source
     if not isinstance(source, Mapping) or not isinstance(source.get("kind"), str) or not source["kind"]:

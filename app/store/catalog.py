@@ -69,6 +69,11 @@ class Upload:
     sessions: tuple[StoredSession, ...]
 
 
+# an `uploads` row (digest, name, size, carrier, media, uploaded_at): its table is STRICT, and carrier
+# holds only the Kind that `insert` wrote
+_UploadRow = tuple[str, str, int, Kind, int, int]
+
+
 class Catalog:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -141,7 +146,7 @@ class Catalog:
                 rows = own.execute(query, args).fetchall()
         else:
             rows = conn.execute(query, args).fetchall()
-        grouped: dict[str, tuple[tuple[Any, ...], list[StoredSession]]] = {}
+        grouped: dict[str, tuple[_UploadRow, list[StoredSession]]] = {}
         for row in rows:
             _, sessions = grouped.setdefault(row[0], (row[:6], []))
             if row[6] is not None:

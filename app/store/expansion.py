@@ -14,7 +14,8 @@ import sqlite3
 import zipfile
 import zlib
 from collections.abc import Callable
-from typing import IO
+from contextlib import suppress
+from typing import IO, cast
 from urllib.parse import quote
 
 import zstandard
@@ -83,20 +84,20 @@ def _zstd_frames(path: str, budget: _Budget) -> None:
         return
     with open(path, "rb") as f:
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            framing = scan_frames(buf)  # type: ignore[arg-type]  # mmap slices like bytes
+            framing = scan_frames(buf)
             size = len(buf)
         spans = list(framing.frames)
         if framing.error is None and framing.torn_start is not None and spans:
             spans.append((framing.torn_start, size))  # a torn frame still yields text
         for start, end in spans:
             f.seek(start)
-            reader = zstandard.ZstdDecompressor().stream_reader(_Span(f, end - start), read_across_frames=False)
-            try:
+            # stream_reader's source may be "any object with a read(size) method" (zstandard's docs)
+            span = cast(IO[bytes], _Span(f, end - start))
+            with (
+                zstandard.ZstdDecompressor().stream_reader(span, read_across_frames=False) as reader,
+                suppress(zstandard.ZstdError),
+            ):
                 _drain(reader.read, budget, f"the zstd frame at byte {start}")
-            except zstandard.ZstdError:
-                pass
-            finally:
-                reader.close()
 
 
 def _is_read_member(name: str) -> bool:
@@ -181,13 +182,11 @@ def _sqlite_blobs(path: str, budget: _Budget) -> None:
         conn.execute("PRAGMA trusted_schema = OFF")
         rows = conn.execute("SELECT session_id, seq, data FROM events WHERE typeof(data) = 'blob'")
         for session_id, seq, blob in rows:
-            reader = zstandard.ZstdDecompressor().stream_reader(blob, read_across_frames=False)
-            try:
+            with (
+                zstandard.ZstdDecompressor().stream_reader(blob, read_across_frames=False) as reader,
+                suppress(zstandard.ZstdError),
+            ):
                 _drain(reader.read, budget, f"the data blob of session {session_id!r} row seq {seq}")
-            except zstandard.ZstdError:
-                pass
-            finally:
-                reader.close()
     except (sqlite3.Error, UnicodeDecodeError):
         return  # not a dsh store, or a damaged one (its schema text too): discovery says which
     finally:

@@ -123,7 +123,7 @@ class UploadStore:
 
     def sessions(self) -> list[ListedSession]:
         """Every stored session, oldest upload first (uploads whose blob is gone are skipped)."""
-        out = []
+        out: list[ListedSession] = []
         for upload in self.catalog.all():
             if not self.blob_path(upload.digest).is_file():
                 continue

@@ -27,6 +27,7 @@ from .server import live_server
 
 Event = dict[str, Any]
 SCAFFOLD_CWD = "/workspace/project"
+COMPRESSIONS: dict[str, Compression] = {"zstd": "zstd", "none": "none"}  # the `dsh_root` marker's choices
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,9 +92,10 @@ class Inspector:
 def inspector(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inspector]:
     """A real dsh-inspect (uvicorn on a free loopback port) over an empty temporary dsh root."""
     marker = request.node.get_closest_marker("dsh_root")
-    compression = marker.kwargs.get("compression", "zstd") if marker else "zstd"
-    if compression not in ("zstd", "none"):
-        raise pytest.UsageError(f"dsh_root compression must be 'zstd' or 'none', not {compression!r}")
+    asked = marker.kwargs.get("compression", "zstd") if marker else "zstd"
+    compression = COMPRESSIONS.get(asked) if isinstance(asked, str) else None
+    if compression is None:
+        raise pytest.UsageError(f"dsh_root compression must be 'zstd' or 'none', not {asked!r}")
     root = tmp_path_factory.mktemp("dsh-home") / "sessions"
     root.mkdir()
     with live_server([str(root)]) as url:

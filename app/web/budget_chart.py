@@ -131,14 +131,13 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
         bars.append(Bar(step.key, step_url(step.key), title, tuple(rects), hit))
     markers = []
     for shrink in budget.shrinks:
-        r = shrink.replacement
-        label = t(WORDS.markers[r.kind])
-        detail = t("budget.markerTitle", seq=r.seq, kind=label, count=len(r.shadowed))
-        if r.shadowed_tokens is not None:
-            detail += " · " + t("diff.shadowedTokens", tokens=_n(r.shadowed_tokens))
-        markers.append(
-            Marker(round(LEFT + shrink.before_step * slot, 2), f"budget-marker budget-marker-{r.kind}", label, detail)
-        )
+        replaced = shrink.replacement
+        label = t(WORDS.markers[replaced.kind])
+        detail = t("budget.markerTitle", seq=replaced.seq, kind=label, count=len(replaced.shadowed))
+        if replaced.shadowed_tokens is not None:
+            detail += " · " + t("diff.shadowedTokens", tokens=_n(replaced.shadowed_tokens))
+        x = round(LEFT + shrink.before_step * slot, 2)
+        markers.append(Marker(x, f"budget-marker budget-marker-{replaced.kind}", label, detail))
     step_size = _nice_step(peak)
     ticks = tuple(Tick(round(bottom - v * scale, 2), _n(v)) for v in range(0, peak + 1, step_size))
     every = max(1, math.ceil(len(steps) / 16))

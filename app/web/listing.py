@@ -30,7 +30,8 @@ def summary_of(log: SessionLog) -> dict[str, Any]:
 
 def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
     """The summary when this file version has been read; None when it has not."""
-    return state.registry.peek(entry.key, "summary")
+    found: dict[str, Any] | None = state.registry.peek(entry.key, "summary")
+    return found
 
 
 def summary(state: WebState, entry: Entry) -> dict[str, Any]:

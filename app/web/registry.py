@@ -52,22 +52,25 @@ class Entry:
         return sid if isinstance(sid, str) else None
 
 
-def file_version(source: SessionSource) -> tuple[int, int, int]:
+FileVersion = tuple[int, int, int]  # (size, mtime in ns, inode)
+
+
+def file_version(source: SessionSource) -> FileVersion:
     """(size, mtime, inode): a log that grew in place keeps its inode and gains bytes."""
     st = os.stat(source.path)
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def grew_in_place(old: tuple[int, int, int], new: tuple[int, int, int]) -> bool:
+def grew_in_place(old: FileVersion, new: FileVersion) -> bool:
     return new[2] == old[2] and new[0] > old[0]
 
 
 # a source's header at a file version: a warm listing costs one stat per log, not a read
-HeaderCache = dict[SessionSource, tuple[tuple[int, int, int], dict[str, Any] | None]]
+HeaderCache = dict[SessionSource, tuple[FileVersion, dict[str, Any] | None]]
 
 
 def _cached_header(
-    source: SessionSource, known: HeaderCache, seen: HeaderCache, version: tuple[int, int, int] | None = None
+    source: SessionSource, known: HeaderCache, seen: HeaderCache, version: FileVersion | None = None
 ) -> dict[str, Any] | None:
     """The source's header, read again only when its file version changed; recorded in `seen`.
 
@@ -91,9 +94,9 @@ class Registry:
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
         self._refused: list[NotASession] = []
-        self._logs: dict[str, tuple[tuple[int, int], SessionLog]] = {}
+        self._logs: dict[str, tuple[FileVersion, SessionLog]] = {}
         self._derived: dict[tuple[str, str], tuple[SessionLog, Any]] = {}
-        self._prefixes: dict[str, tuple[tuple[int, int, int], SessionLog]] = {}
+        self._prefixes: dict[str, tuple[FileVersion, SessionLog]] = {}
         self._reading = threading.RLock()  # one read or extension of a log at a time
         self._headers: HeaderCache = {}
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
@@ -199,11 +202,12 @@ class Registry:
         with self._lock:
             cached_log = self._logs.get(key)
             cached = self._derived.get((key, name))
+        if cached_log is None or cached is None or cached[0] is not cached_log[1]:
+            return None
         try:
-            current = cached_log is not None and cached_log[0] == file_version(entry.source)
+            return cached[1] if cached_log[0] == file_version(entry.source) else None
         except OSError:
             return None
-        return cached[1] if current and cached is not None and cached[0] is cached_log[1] else None
 
     def derived(self, key: str, name: str, build: Callable[[SessionLog], T]) -> T:
         """`build(log)` computed once per file version of the session (rows, anchors, search text)."""
@@ -216,7 +220,8 @@ class Registry:
         with self._lock:
             cached = self._derived.get((key, name))
         if cached is not None and cached[0] is log:
-            return cached[1]  # type: ignore[no-any-return]
+            found: T = cached[1]  # the value `build` made for this name, kept under it
+            return found
         with self._reading:
             value = build(log)
         with self._lock:

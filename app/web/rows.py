@@ -526,10 +526,9 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             state=facts.outcome,
             detail=Body("detail", text) if "\n" in text else None,
         )
-    if isinstance(facts, CompactionFacts):
-        message = log.event(row.seq).message
+    if isinstance(facts, CompactionFacts):  # the row is its checkpoint message (`Row.message`)
         marker = _marker(facts, phrase("message.compaction"), "")
-        return RowView(row, facts, marker, anchor, kind_type, message_id=message.id if message is not None else None)
+        return RowView(row, facts, marker, anchor, kind_type, message_id=row.message)
     if isinstance(facts, RetryFacts):
         return RowView(row, facts, _retry_view(facts), anchor, kind_type, state=facts.outcome)
     if isinstance(facts, TurnStopFacts):
@@ -548,11 +547,11 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             row, facts, boundary, anchor, kind_type, title=number, state=facts.outcome or "", fact_phrases=shown
         )
     assert isinstance(facts, EventFacts)
-    label: Text = facts.type if kind == "event" else phrase("row.unknownEvent", type=facts.type)
+    event_label: Text = facts.type if kind == "event" else phrase("row.unknownEvent", type=facts.type)
     return RowView(
         row,
         facts,
-        EventView(label, facts.type, facts.type in BOOKKEEPING_TYPES),
+        EventView(event_label, facts.type, facts.type in BOOKKEEPING_TYPES),
         anchor,
         kind_type,
         title=facts.type,

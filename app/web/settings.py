@@ -1,4 +1,4 @@
-"""Server settings, Datasette style: documented limits with defaults."""
+"""Server settings, Datasette style: each named setting defined once, with its default, type and help."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import functools
 import os
 import socket
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from ..forms.jsformat import TEXT_LIMIT
 from ..store.limits import MIB, LimitName, Limits
@@ -31,26 +32,47 @@ def _machine_names() -> frozenset[str]:
     return frozenset(_bracketed(n.lower()) for n in names | addresses if n)
 
 
+def setting(default: int, help: str, *, limit: LimitName | None = None) -> Any:
+    """A setting `serve --setting NAME VALUE` changes: its default, type (the field's) and help, in one place."""
+    return field(default=default, metadata={"default": default, "help": help, "limit": limit})
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """How a server runs. The fields made by `setting` are its named settings (Datasette style):
+    documented in the README's "Settings" table, changed by `serve --setting NAME VALUE`."""
+
     host: str = "127.0.0.1"
     port: int = 8000
     # Extra Host header values to accept besides the bound address and localhost
     # (DNS-rebinding defence: anything else is refused).
     allowed_hosts: tuple[str, ...] = ()
-    # Rows rendered per window of a session page; later windows load as the reader scrolls.
-    window_rows: int = 60
-    # A log not read yet shows its first screen from this many leading events, its verdict after.
-    first_screen_events: int = 2000
-    # A row body longer than this (UTF-16 units) shows its head and loads the rest on "Show all",
-    # so one huge tool result cannot stall the page. Context bodies keep dsh's own bound (UI.md §1.6).
-    body_cap: int = TEXT_LIMIT
     # Where uploads are kept (blobs and catalog); None serves no uploads.
     data_dir: str | None = None
-    # Upload limits; see SETTINGS below and README "Settings".
-    max_upload_mb: int = 256
-    max_decompressed_mb: int = 1024
-    max_sessions_per_upload: int = 1000
+    max_upload_mb: int = setting(256, "Largest upload accepted, in MiB (the bytes sent).", limit="max_upload_bytes")
+    max_decompressed_mb: int = setting(
+        1024,
+        "Most one upload may decompress to, in MiB: zstd frames, the ZIP members read, a SQLite store's zstd "
+        "data blobs. Counted as they stream, so a bomb is refused early.",
+        limit="max_decompressed_bytes",
+    )
+    max_sessions_per_upload: int = setting(
+        1000,
+        "Most sessions one upload may hold (a SQLite store, an export ZIP); a ZIP may list at most ten times as "
+        "many entries.",
+        limit="max_sessions_per_upload",
+    )
+    window_rows: int = setting(60, "Rows a session page renders per window; later windows load as the reader scrolls.")
+    first_screen_events: int = setting(
+        2000,
+        "A log not read yet shows its first window from this many leading events; the verdict and counts follow "
+        "once it is read whole.",
+    )
+    body_cap: int = setting(
+        TEXT_LIMIT,
+        "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts them); "
+        '"Show all" loads the rest in place. Context bodies keep dsh\'s own 20,000.',
+    )
 
     def host_allowed(self, host_header: str | None) -> bool:
         if not host_header:
@@ -73,8 +95,7 @@ class Settings:
 
     def with_setting(self, name: str, value: str) -> Settings:
         """`--setting NAME VALUE`; raises ValueError naming the problem."""
-        doc = next((d for d in SETTINGS if d.name == name), None)
-        if doc is None:
+        if not any(d.name == name for d in SETTINGS):
             raise ValueError(f"unknown setting {name!r}; known: {', '.join(d.name for d in SETTINGS)}")
         try:
             number = int(value)
@@ -82,7 +103,8 @@ class Settings:
             raise ValueError(f"setting {name} needs a whole number, not {value!r}") from None
         if number < 1:
             raise ValueError(f"setting {name} must be at least 1")
-        return replace(self, **{name: number})
+        change: dict[str, Any] = {name: number}  # every named setting is an int field
+        return replace(self, **change)
 
     def raise_hint(self, limit: LimitName) -> tuple[str, str]:
         """The setting behind a store limit, and how to raise it."""
@@ -94,36 +116,16 @@ class Settings:
 @dataclass(frozen=True, slots=True)
 class SettingDoc:
     name: str
+    default: int
     help: str
-    limit: LimitName | None = None  # the upload store limit it sets, if any
+    limit: LimitName | None  # the upload store limit it sets, if any
 
 
-# Datasette style: every limit is a named setting with a default and a sentence.
-SETTINGS: tuple[SettingDoc, ...] = (
-    SettingDoc("max_upload_mb", "Largest upload accepted, in MiB (the bytes sent).", "max_upload_bytes"),
-    SettingDoc(
-        "max_decompressed_mb",
-        "Most one upload may decompress to, in MiB: zstd frames, the ZIP members read, a SQLite "
-        "store's zstd data blobs. Counted as they stream, so a bomb is refused early.",
-        "max_decompressed_bytes",
-    ),
-    SettingDoc(
-        "max_sessions_per_upload",
-        "Most sessions one upload may hold (a SQLite store, an export ZIP); a ZIP may list at most "
-        "ten times as many entries.",
-        "max_sessions_per_upload",
-    ),
-    SettingDoc("window_rows", "Rows a session page renders per window; later windows load as the reader scrolls."),
-    SettingDoc(
-        "first_screen_events",
-        "A log not read yet shows its first window from this many leading events; the verdict and "
-        "counts follow once it is read whole.",
-    ),
-    SettingDoc(
-        "body_cap",
-        "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts "
-        'them); "Show all" loads the rest in place. Context bodies keep dsh\'s own 20,000.',
-    ),
+# Every named setting, read off the fields that `setting` made.
+SETTINGS: tuple[SettingDoc, ...] = tuple(
+    SettingDoc(f.name, f.metadata["default"], f.metadata["help"], f.metadata["limit"])
+    for f in fields(Settings)
+    if "help" in f.metadata
 )
 
 

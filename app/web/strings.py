@@ -584,13 +584,12 @@ class Strings:
 
     def __call__(self, key: str | Phrase, **params: object) -> str:
         """The wording of `key` (an interface string's key, or a phrase); raises MissingString."""
-        if isinstance(key, Phrase):
-            key, params = key.key, dict(key.values)
+        name, values = (key.key, dict(key.values)) if isinstance(key, Phrase) else (key, params)
         try:
-            text = self.table[key]
+            text = self.table[name]
         except KeyError:
-            raise MissingString(f"no interface string {key!r} in {self.lang}") from None
-        return interpolate(text, params) if params else text
+            raise MissingString(f"no interface string {name!r} in {self.lang}") from None
+        return interpolate(text, values) if values else text
 
     def word(self, text: Text) -> str:
         """A view's text: the log's words as they are, a phrase worded in this language."""

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from ..forms import ContextView
 from ..forms.jsformat import TEXT_LIMIT
 from ..log.diagnostics import Diagnostic
 from .rows import (
@@ -22,7 +23,6 @@ from .rows import (
     Body,
     BubbleView,
     CommandView,
-    ContextView,
     MarkerView,
     RetryView,
     RowView,
@@ -128,7 +128,7 @@ class DiagnosticJson(Twin):
     code: str
     severity: str
     message: str
-    file: str
+    file: str | None
     line: int | None
     row: int | None
     offset: int | None

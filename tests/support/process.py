@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,8 +15,6 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.server import free_port
-
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -23,6 +22,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 class ServeProcess:
     url: str
     process: subprocess.Popen[bytes]
+    announcement: str  # the line it printed once it listened
 
     def memory_kib(self, field: str) -> int:
         """`VmRSS` (now) or `VmHWM` (peak) of the server, from /proc."""
@@ -36,11 +36,22 @@ class ServeProcess:
         self.process.wait(10)
 
 
+def _announcement(process: subprocess.Popen[bytes]) -> tuple[str, str]:
+    """The URL `serve --port 0` prints once it has bound its port, and the line that says it."""
+    assert process.stderr is not None
+    said = []
+    for line in iter(process.stderr.readline, b""):
+        found = re.search(rb"serving on (http://\S+:\d+)/", line)
+        if found:
+            return found.group(1).decode(), line.decode()
+        said.append(line.decode(errors="replace"))
+    raise RuntimeError(f"dsh-inspect serve exited ({process.wait(10)}) without serving: {''.join(said)}")
+
+
 @contextmanager
 def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) -> Iterator[ServeProcess]:
     """Start `python -m dsh_inspect serve`; yield once it answers; stop it afterwards."""
-    port = free_port()
-    args = [sys.executable, "-m", "dsh_inspect", "serve", *paths, "--port", str(port), "--data-dir", str(data_dir)]
+    args = [sys.executable, "-m", "dsh_inspect", "serve", *paths, "--port", "0", "--data-dir", str(data_dir)]
     for name, value in settings:
         args += ["--setting", name, str(value)]
     process = subprocess.Popen(
@@ -50,8 +61,8 @@ def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) 
         stderr=subprocess.PIPE,
         env={**os.environ, "DSH_HOME": str(data_dir / "no-dsh-home")},
     )
-    url = f"http://127.0.0.1:{port}"
     try:
+        url, announcement = _announcement(process)
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
@@ -64,7 +75,7 @@ def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) 
                 if time.monotonic() > deadline:
                     raise RuntimeError("dsh-inspect serve did not answer") from None
                 time.sleep(0.1)
-        yield ServeProcess(url, process)
+        yield ServeProcess(url, process, announcement)
     finally:
         if process.poll() is None:
             process.terminate()

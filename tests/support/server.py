@@ -1,5 +1,5 @@
 """The suite serves logs with the same server the pytest plugin gives its users."""
 
-from dsh_inspect.testing.server import free_port, live_server
+from dsh_inspect.testing.server import live_server
 
-__all__ = ["free_port", "live_server"]
+__all__ = ["live_server"]

@@ -213,11 +213,12 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
     assert Settings().body_cap == 20_000 and Settings().with_setting("body_cap", "500").body_cap == 500
 
 
-def test_every_setting_is_documented_in_the_readme() -> None:
+def test_every_setting_is_documented_in_the_readme_with_its_default() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## Settings", 1)[1]
     for doc in SETTINGS:
-        assert f"`{doc.name}`" in section, doc.name
+        assert f"| `{doc.name}` | {doc.default} |" in section, doc.name
+        assert getattr(Settings(), doc.name) == doc.default and doc.help
 
 
 def test_serve_refuses_a_bad_setting_before_it_binds(tmp_path: Path) -> None:

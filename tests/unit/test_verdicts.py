@@ -354,3 +354,12 @@ def test_a_placeholder_cwd_in_a_recorded_artifact_is_read_with_a_warning(tmp_pat
     relative = read(tmp_path, lines_of(two_turns().events, header(cwd="work/project")))
     assert relative.verdict.category == "refused"
     assert relative.verdict.reason == "header cwd 'work/project' is not an absolute path"
+
+
+@pytest.mark.parametrize("call_id", [[1], {"id": "call_a"}])
+def test_a_call_id_that_is_no_string_gets_a_verdict_not_a_crash(tmp_path: Path, call_id: Any) -> None:
+    builder = two_turns()
+    builder.add("tool/call", {"turn": 2, "step": 1, "callId": call_id, "name": "read", "arguments": "{}"})
+    log = read(tmp_path, lines_of(builder.events))
+    assert log.verdict.category in ("accepted", "repaired", "refused")
+    assert log.event_count >= len(builder.events)

@@ -31,8 +31,9 @@ def test_serve_prints_its_url_and_shows_sessions_that_appear_later(tmp_path: Pat
     root = tmp_path / "dsh-home" / "sessions"
     write_artifact(root, "first")
     with serve_process([str(root)], tmp_path / "data") as server:
-        line = server.process.stderr.readline().decode()  # type: ignore[union-attr]
+        line = server.announcement  # `serve --port 0` names the port it took
         assert f"serving on {server.url}/" in line and str(tmp_path / "data") in line
+        assert not server.url.endswith(":0")
         assert ids(server.url) == {"first"}
         write_artifact(root, "second")
         assert ids(server.url) == {"first", "second"}
