@@ -53,10 +53,6 @@ class InstructionFile:
     # The `li` title; None when the change's digest is not a string.
     digest: str | None
 
-    @property
-    def wording_key(self) -> str:
-        return f"message.context.instructions.{self.wording}"
-
 
 @dataclass(frozen=True, slots=True)
 class InstructionsBody:

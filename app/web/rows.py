@@ -40,7 +40,6 @@ from ..history.row_facts import (
     ToolNote,
     TurnStopFacts,
     UsageCounts,
-    UsageName,
     reports_error,
     row_facts,
 )
@@ -49,6 +48,7 @@ from ..model.rules import BOOKKEEPING_TYPES
 from ..model.values import ContentBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from .markdown import render_markdown
 from .strings import Phrase, Text, phrase
+from .wording import WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,29 +359,8 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
     return tuple(out)
 
 
-_USAGE_KEYS: dict[UsageName, str] = {
-    "inputTokens": "row.usage.input",
-    "cacheReadTokens": "row.usage.cacheRead",
-    "cacheWriteTokens": "row.usage.cacheWrite",
-    "outputTokens": "row.usage.output",
-    "reasoningTokens": "row.usage.reasoning",
-}
-_TOOL_STATES: dict[str, str] = {
-    "running": "tool.state.running",
-    "error": "tool.state.error",
-    "stopped": "tool.state.stopped",
-}
-_RETRY_LABELS: dict[str, str] = {"ok": "retry.done", "cancelled": "retry.cancelled", "waiting": "retry.waiting"}
-_COMMAND_SUMMARIES: dict[str, str] = {
-    "running": "command.running",
-    "error": "command.failed",
-    "ok": "command.completed",
-}
-_RECORD_TITLES: dict[str, str] = {"defect": "row.diagnostic.defect", "pending": "row.diagnostic.pending"}
-
-
 def usage_phrases(usage: UsageCounts) -> tuple[Phrase, ...]:
-    return tuple(phrase(_USAGE_KEYS[name], count=count) for name, count in usage)
+    return tuple(phrase(WORDS.usage[name], count=count) for name, count in usage)
 
 
 def _note(note: ToolNote) -> Phrase:
@@ -402,7 +381,7 @@ def _note(note: ToolNote) -> Phrase:
 def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolView:
     presentation = present_tool(facts.name, facts.arguments, cwd)
     error = facts.outcome == "error"
-    state = _TOOL_STATES.get(facts.outcome)
+    state = WORDS.tool_states.get(facts.outcome)
     pruned = facts.pruned
     pruned_text = result_text(pruned.content) if pruned is not None else None
     return ToolView(
@@ -447,7 +426,7 @@ def _retry_view(facts: RetryFacts) -> RetryView:
         js_string(round(delay / 1000, 3)) if isinstance(delay, int | float) and not isinstance(delay, bool) else "?"
     )
     return RetryView(
-        label=phrase(_RETRY_LABELS[facts.outcome]),
+        label=phrase(WORDS.retry_outcomes[facts.outcome]),
         retry=js_string(facts.retry),
         maximum=js_string(facts.max_retries) if facts.max_retries is not None else "∞",
         seconds=seconds,
@@ -522,7 +501,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             anchor,
             kind_type,
             title=facts.name,
-            summary=first_line(text) if text else phrase(_COMMAND_SUMMARIES[facts.outcome]),
+            summary=first_line(text) if text else phrase(WORDS.command_outcomes[facts.outcome]),
             state=facts.outcome,
             detail=Body("detail", text) if "\n" in text else None,
         )
@@ -562,25 +541,14 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
 
 def _turn_outcome(kind: str) -> Text:
     """How a turn ended, worded when dsh's vocabulary has it (FORMAT.md §3.3 `TurnEndReason`), else as logged."""
-    key = TURN_OUTCOMES.get(kind)
+    key = WORDS.turn_outcomes.get(kind)
     return phrase(key) if key is not None else kind
-
-
-# `TurnEndReason.kind`s (FORMAT.md §3.3), and `open` for a turn the log has not ended.
-TURN_OUTCOMES: dict[str, str] = {
-    "aborted": "turn.outcome.aborted",
-    "blocked": "turn.outcome.blocked",
-    "error": "turn.outcome.error",
-    "interrupted": "turn.outcome.interrupted",
-    "max-tokens": "turn.outcome.maxTokens",
-    "open": "turn.outcome.open",
-}
 
 
 def _finding_view(row: Row, facts: FindingFacts, anchor: str) -> RowView:
     """A finding is laid out from its diagnostic (and the record it could not read), not from events."""
     d, record = facts.diagnostic, facts.record
-    key = _RECORD_TITLES.get(record.kind) if record is not None else None
+    key = WORDS.records.get(record.kind) if record is not None else None
     part = FindingView(d.code, d.severity, record.kind if record is not None else None, phrase(key) if key else None)
     return RowView(
         row,

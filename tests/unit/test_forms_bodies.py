@@ -105,7 +105,6 @@ def test_instructions_baseline_loads_removes_and_drops_duplicate_paths() -> None
     assert isinstance(view.body, InstructionsBody)
     files = [(f.path, f.wording, f.digest) for f in view.body.files]
     assert files == [("AGENTS.md", "loaded", "context-injection-browser-snapshot"), ("sub/AGENTS.md", "removed", None)]
-    assert view.body.files[0].wording_key == "message.context.instructions.loaded"
     assert "<system-reminder>" in texts(view)[0]
     assert view.label == "AGENTS.md, sub/AGENTS.md"
 

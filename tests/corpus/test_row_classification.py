@@ -1,0 +1,24 @@
+"""Every row of every real dsh log is classified alike by the page, its JSON twin and *errors only*."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.server import live_server
+from tests.web.test_row_classification import assert_classified_alike
+
+pytestmark = pytest.mark.corpus
+
+
+def test_every_corpus_row_has_one_classification(corpus_dir: Path) -> None:
+    with live_server([str(corpus_dir)]) as url:
+        listing = httpx.get(f"{url}/api/sessions").json()["sessions"]
+        # the files under not-sessions/ are listed (each says what it is instead) but have no rows
+        keys = [s["key"] for s in listing if "/not-sessions/" not in s["path"]]
+        assert len(keys) > 100 and len(listing) - len(keys) == 3
+        counts = [assert_classified_alike(url, key) for key in keys]
+    errors, stopped = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    assert errors > 5 and stopped > 0, "the corpus has failed and stopped tool calls: the walk must meet both"

@@ -1,0 +1,77 @@
+"""A row is classified once: the page's state and dot, the JSON twin and *errors only* always agree.
+
+A tool result with error code `ABORTED` was stopped, not failed: it shows an amber dot and
+`data-state="stopped"`, its twin says `"error": false`, and *errors only* does not find it;
+a result that failed shows red, says true, and is found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+from dsh_inspect.log.writer import write_artifact
+
+from tests.support.builders import LogBuilder, header
+from tests.support.rows import flow_rows
+from tests.support.server import live_server
+
+
+def _log(root: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)  # a tool call that succeeds
+    b.add("turn/start", {"turn": 2})
+    b.add("step/start", {"turn": 2, "step": 1})
+    b.user("Read the two files")
+    stopped = b.tool_round(2, 1, "call_stopped", "cancelled by the user")
+    stopped["data"]["error"] = {"name": "AbortError", "code": "ABORTED"}
+    b.tool_round(2, 1, "call_failed", "ENOENT: no such file", is_error=True)
+    b.add("step/end", {"turn": 2, "step": 1})
+    b.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+    write_artifact(root, header("classified"), [b.events], "none")
+
+
+def test_an_aborted_result_is_stopped_on_the_page_in_the_twin_and_for_errors_only(tmp_path: Path) -> None:
+    _log(tmp_path)
+    with live_server([str(tmp_path)]) as url:
+        page = httpx.get(f"{url}/sessions/classified").text
+        twin = httpx.get(f"{url}/api/sessions/classified").json()
+        errors = httpx.get(f"{url}/api/sessions/classified/search", params={"errors": "true"}).json()["matches"]
+    shown = {row.key: row for row in flow_rows(page)}
+    tools = [r for r in twin["rows"] if r["kind"] == "tool-call"]
+    states = {r["tool"]["callId"]: (r["state"], r["error"]) for r in tools}
+    assert states == {"call_1": ("ok", False), "call_stopped": ("stopped", False), "call_failed": ("error", True)}
+    by_call = {r["tool"]["callId"]: shown[r["key"]] for r in tools}
+    assert by_call["call_stopped"].element.select_one('[data-state="stopped"]') is not None
+    assert [row.red_dot for row in by_call.values()] == [False, False, True]
+    assert any(t.get("data-dot") == "stopped" for t in by_call["call_stopped"].header()), "an amber dot"
+    failed = next(r for r in tools if r["tool"]["callId"] == "call_failed")
+    assert [(m["anchor"], m["seq"]) for m in errors] == [(failed["anchor"], failed["seq"])]
+
+
+def test_every_row_of_every_window_is_classified_alike(tmp_path: Path) -> None:
+    _log(tmp_path)
+    with live_server([str(tmp_path)], window_rows=4) as url:
+        assert_classified_alike(url, "classified")
+
+
+def assert_classified_alike(url: str, key: str) -> tuple[int, int]:
+    """Walks the session's windows: the rows with a red dot on the page, the rows whose twin says
+    `"error": true` and the matches of *errors only* are the same rows. Returns how many there are,
+    and how many rows are stopped (an amber dot, no error)."""
+    red: list[int] = []
+    flagged: list[int] = []
+    stopped = 0
+    start: int | None = 0
+    while start is not None:
+        html = httpx.get(f"{url}/sessions/{key}/rows", params={"from": start}).text
+        twin = httpx.get(f"{url}/api/sessions/{key}/rows", params={"from": start}).json()
+        rows = flow_rows(html)
+        assert [r.key for r in rows] == [r["key"] for r in twin["rows"]]
+        red += [start + i for i, row in enumerate(rows) if row.red_dot]
+        flagged += [start + i for i, row in enumerate(twin["rows"]) if row["error"]]
+        stopped += sum(1 for row in twin["rows"] if row["state"] == "stopped" and row["kind"] == "tool-call")
+        start = twin["nextFrom"]
+    found = httpx.get(f"{url}/api/sessions/{key}/search", params={"errors": "true"}).json()["matches"]
+    assert red == flagged == [m["index"] for m in found], key
+    return len(red), stopped
