@@ -163,7 +163,6 @@ class JsonlScan:
         self.state = ScanState()
         self.header: dict[str, Any] | None = None
         self.header_location = Location(file=plaintext.label, line=1, offset=0)
-        self.header_terminated = True
         self._mode = mode
         self._batches: Iterator[LineBatch] | None = None
         self._absorbed = 0
@@ -207,7 +206,6 @@ class JsonlScan:
         if self.mode == "fixture" and not line.raw.strip():
             return None
         self.header_location = Location(file=self.plaintext.label, line=line.number, offset=line.offset)
-        self.header_terminated = line.terminated
         try:
             value, bad_utf8 = parse_json_line(line.raw)
         except json.JSONDecodeError as exc:

@@ -375,13 +375,6 @@ class ZstdPlaintext:
     def _problem(self, code: str, message: str, offset: int) -> None:
         self.problems.append(Diagnostic(code, "error", message, Location(file=self.label, offset=offset)))
 
-    def frame_at(self, offset: int) -> int | None:
-        """File offset of the frame holding decoded-text `offset`."""
-        i = bisect.bisect_right(self._starts, offset) - 1
-        if 0 <= i < len(self._ranges):
-            return self._ranges[i][0]
-        return self.framing.torn_start
-
     def read(self, start: int, length: int) -> bytes:
         out = bytearray()
         end = start + length
@@ -412,7 +405,3 @@ class ZstdPlaintext:
 def _read_file(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
-
-
-def location_in(plaintext: Plaintext, line: Line) -> Location:
-    return Location(file=plaintext.label, line=line.number, offset=line.offset)

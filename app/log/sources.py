@@ -249,7 +249,6 @@ class SqliteSessionScan(SqliteScan):
     """One session of a store; the header is its `sessions` row."""
 
     def __init__(self, path: str, session_id: str | None, label: str | None = None) -> None:
-        self._path = path
         store = SqliteStore(path)
         store.check()  # raises StoreRefused for a store dsh would not open
         super().__init__(store, session_id or "")

@@ -34,7 +34,6 @@ class Refusal:
 @dataclass(frozen=True, slots=True)
 class Contents:
     carrier: Kind
-    decoded_bytes: int
     media: int  # an export ZIP's images, kept in the stored archive
     sessions: tuple[FoundSession, ...]
     refused: tuple[Refusal, ...]
@@ -56,7 +55,7 @@ def read_contents(path: str, name: str, limits: Limits) -> Contents:
     returned with its verdict, since showing broken logs is the point.
     """
     kind = sniff(path)
-    decoded = decoded_size(path, kind, limits)
+    decoded_size(path, kind, limits)  # refuses a bomb before any of it is read
     count = _session_count(path, kind)
     if count > limits.max_sessions_per_upload:
         raise LimitExceeded(
@@ -83,7 +82,7 @@ def read_contents(path: str, name: str, limits: Limits) -> Contents:
     if not sessions:
         reasons = "; ".join(r.reason if r.part == name else f"{r.part}: {r.reason}" for r in refused)
         raise NoSessions(f"{name} is not a dsh session log: {reasons or 'it holds no sessions'}", tuple(refused))
-    return Contents(kind, decoded, _media_count(path, kind), tuple(sessions), tuple(refused))
+    return Contents(kind, _media_count(path, kind), tuple(sessions), tuple(refused))
 
 
 def _media_count(path: str, kind: Kind) -> int:

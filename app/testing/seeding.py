@@ -15,7 +15,6 @@ from ..log.plaintext import FilePlaintext
 from ..log.writer import Compression, append_batch, write_artifact
 
 Event = dict[str, Any]
-PLACEHOLDER_NAMES = ("sessionId", "cwd", "rpcId", "system", "tools", "messagePrefix", "messageId", "parent")
 
 
 class SeededSession(str):

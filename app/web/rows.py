@@ -204,7 +204,6 @@ class FindingView:
 
     code: str
     severity: str
-    record_kind: str | None  # the unreadable record's kind (defect, pending), if the finding is about one
     title: Phrase | None  # the record kind's label; None: the code shows instead
 
 
@@ -549,7 +548,7 @@ def _finding_view(row: Row, facts: FindingFacts, anchor: str) -> RowView:
     """A finding is laid out from its diagnostic (and the record it could not read), not from events."""
     d, record = facts.diagnostic, facts.record
     key = WORDS.records.get(record.kind) if record is not None else None
-    part = FindingView(d.code, d.severity, record.kind if record is not None else None, phrase(key) if key else None)
+    part = FindingView(d.code, d.severity, phrase(key) if key else None)
     return RowView(
         row,
         facts,
