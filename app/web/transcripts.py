@@ -1,5 +1,6 @@
-"""A session's transcript as the pages show it: rows and anchors built once per file version,
-windows of rows rendered once, the first screen of a long log from a prefix of it.
+"""A session's transcript as the pages show it (FORMAT.md §5.5): rows and anchors built once per
+file version, windows of rows rendered once, the first screen of a long log from a prefix of it
+(PRODUCT.md Budgets, windowing).
 
 Every router that shows rows (the session page, its JSON twin, show-all bodies, the live
 tail, the export) reads them from here.

@@ -1,4 +1,5 @@
-"""The declared shapes of the session page's JSON twins (they appear in `/openapi.json`).
+"""The declared shapes of the session page's JSON twins (PRODUCT.md Interfaces: every page has one;
+they appear in `/openapi.json`).
 
 A twin carries what its page shows, from the same views (`rows.RowView`): a row's
 kind-specific facts sit under a key of their own (`tool`, `command`, `compaction`,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, CData, NavigableString, Tag, TemplateString
 
 
 def parse(html: str) -> BeautifulSoup:
@@ -56,3 +56,84 @@ def flow_rows(html: str) -> list[FlowRow]:
 def flow_items(html: str) -> list[tuple[str, int, str]]:
     """Each row's kind, seq and markup (the bodies waiting in its <template>s included), in order."""
     return [(row.kind, row.seq, row.html) for row in flow_rows(html)]
+
+
+Markup = str | Tag
+"""A page or fragment as the server answered it, or an element of one already parsed."""
+
+
+def _root(markup: Markup) -> Tag:
+    return markup if isinstance(markup, Tag) else parse(markup)
+
+
+def _value(value: str | list[str]) -> str:
+    """An attribute's value as written: the parser splits `class` and `rel` into words."""
+    return " ".join(value) if isinstance(value, list) else str(value)
+
+
+def position(tag: Tag) -> tuple[int, int]:
+    """Where an element starts in the markup it was parsed from (line, column): of two elements of
+    one parse, the earlier has the smaller position."""
+    assert tag.sourceline is not None and tag.sourcepos is not None, tag.name
+    return (tag.sourceline, tag.sourcepos)
+
+
+def text_of(tag: Tag) -> str:
+    """What a reader sees of an element once it is open: its text, the bodies waiting in its <template>s
+    included (`get_text()` leaves out the text of an element inside a <template>)."""
+    return tag.get_text(types=(NavigableString, CData, TemplateString))
+
+
+def select(markup: Markup, selector: str) -> list[Tag]:
+    """The elements matching the CSS selector, the bodies waiting in <template>s included, in document order.
+
+    A selector does not reach into a <template> (its content is a fragment of its own, as a browser
+    holds it, and `.select` skips it), so each template's content is searched as a fragment too."""
+    root = _root(markup)
+    found = root.select(selector)  # from a <template> itself, this searches its content
+    for template in root.find_all("template"):
+        for child in template.find_all(True, recursive=False):
+            if child.name != "template":  # a nested template is searched on its own
+                found += [child] if child.css.match(selector) else []
+                found += child.select(selector)
+    return sorted(found, key=position)
+
+
+def one(markup: Markup, selector: str) -> Tag:
+    """The one element matching the CSS selector (see `select`); it fails unless there is exactly one."""
+    found = select(markup, selector)
+    assert len(found) == 1, (selector, len(found))
+    return found[0]
+
+
+def text(markup: Markup, selector: str) -> str:
+    """What a reader sees of the one element matching the CSS selector (see `text_of`)."""
+    return text_of(one(markup, selector))
+
+
+def texts(markup: Markup, selector: str) -> list[str]:
+    """What a reader sees of each element matching the CSS selector (see `select`, `text_of`), in order."""
+    return [text_of(tag) for tag in select(markup, selector)]
+
+
+def attrs(markup: Markup, selector: str, name: str) -> list[str]:
+    """The attribute `name` of each element matching the CSS selector (see `select`) that has it, in order."""
+    return [_value(tag[name]) for tag in select(markup, selector) if tag.has_attr(name)]
+
+
+def attributes(markup: Markup) -> list[tuple[str, str, str]]:
+    """Every element's every attribute, the bodies waiting in <template>s included, as (element name,
+    attribute name, value), in document order: for checks that no element anywhere carries something."""
+    root = _root(markup)
+    tags = root.find_all(True) if isinstance(root, BeautifulSoup) else [root, *root.find_all(True)]
+    return [(tag.name, name, _value(value)) for tag in tags for name, value in tag.attrs.items()]
+
+
+def definitions(markup: Markup) -> list[tuple[str, str]]:
+    """Each <dt>'s text with the text of the <dd> right after it, in document order."""
+    out = []
+    for term in select(markup, "dt"):
+        description = term.find_next_sibling()
+        assert description is not None and description.name == "dd", term
+        out.append((text_of(term), text_of(description)))
+    return out

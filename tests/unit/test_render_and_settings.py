@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import re
 import socket
 import zipfile
 from pathlib import Path
@@ -20,6 +19,7 @@ from dsh_inspect.web.settings import SETTINGS, Settings
 
 from tests.support.builders import LogBuilder, header
 from tests.support.media import png_1x1
+from tests.support.rows import attributes, attrs, one, parse, select, text, text_of, texts
 from tests.support.uploads import jsonl_bytes
 
 DEMO_IDS = [
@@ -32,10 +32,33 @@ DEMO_IDS = [
     "demo-subagent-parent",
     "demo-tools",
 ]
-# What only a server answers: a root-relative link, a body or window fetched on demand, the live tail.
-SERVER_ONLY = re.compile(r'href="/|<[^>]+\s(hx-get|hx-ext|sse-connect)=')
-# The page's parts that need the server: search, the live tail, the download, window loaders.
-SERVER_CHROME = re.compile(r"<[a-z][^<>]*\s(data-search|data-follow|data-live|data-download|data-window-\w+)[\s=>]")
+
+
+def server_only(html: str) -> list[tuple[str, str, str]]:
+    """What only a server answers: a root-relative link, a body or window fetched on demand, the live tail."""
+    return [
+        (tag, name, value)
+        for tag, name, value in attributes(html)
+        if (name.endswith("href") and value.startswith("/")) or name in ("hx-get", "hx-ext", "sse-connect")
+    ]
+
+
+def server_chrome(html: str) -> list[tuple[str, str, str]]:
+    """The page's parts that need the server: search, the live tail, the download, window loaders."""
+    return [
+        (tag, name, value)
+        for tag, name, value in attributes(html)
+        if name in ("data-search", "data-follow", "data-live", "data-download") or name.startswith("data-window-")
+    ]
+
+
+def fetched(html: str) -> list[tuple[str, str, str]]:
+    """Whatever the page would fetch: a source that is not inline data, a linked stylesheet or icon."""
+    return [
+        (tag, name, value)
+        for tag, name, value in attributes(html)
+        if (name == "src" or (name == "href" and tag in ("link", "script", "img"))) and not value.startswith("data:")
+    ]
 
 
 def sha256(text: str) -> str:
@@ -46,17 +69,16 @@ def test_the_export_allows_exactly_its_own_script_and_style(tmp_path: Path) -> N
     out = tmp_path / "forms.html"
     assert main(["render", str(SESSIONS), "--session", "demo-context-forms", "-o", str(out)]) == 0
     html = out.read_text()
-    scripts = re.findall(r"<script>(.*?)</script>", html, re.DOTALL)
-    styles = re.findall(r"<style>(.*?)</style>", html, re.DOTALL)
+    scripts, styles = select(html, "script"), select(html, "style")
     assert len(scripts) == 1 and len(styles) == 1
-    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
-    assert csp is not None
-    policy = csp.group(1).replace("&#39;", "'")
+    assert not scripts[0].attrs and not styles[0].attrs
+    (policy,) = attrs(html, 'head > meta[http-equiv="Content-Security-Policy"]', "content")
     assert policy.startswith("default-src 'none'; ")
-    assert f"script-src '{sha256(scripts[0])}'" in policy and f"style-src '{sha256(styles[0])}'" in policy
-    assert not re.search(r'<(script|link|img)[^>]+(src|href)="(?!data:)', html), "nothing may be fetched"
-    assert not re.search(r"<[^>]+ hx-get=", html), "no body is fetched"
-    assert html.count("<template data-disclosure-body>") >= 6
+    script, style = str(scripts[0].string), str(styles[0].string)  # verbatim: the parser unescapes neither
+    assert f"script-src '{sha256(script)}'" in policy and f"style-src '{sha256(style)}'" in policy
+    assert fetched(html) == [], "nothing may be fetched"
+    assert not [name for _, name, _ in attributes(html) if name == "hx-get"], "no body is fetched"
+    assert len(parse(html).find_all("template", attrs={"data-disclosure-body": True})) >= 6
 
 
 @pytest.mark.parametrize("session_id", DEMO_IDS)
@@ -64,16 +86,17 @@ def test_the_export_has_nothing_only_a_server_answers(tmp_path: Path, session_id
     out = tmp_path / "page.html"
     assert main(["render", str(SESSIONS), "--session", session_id, "-o", str(out)]) == 0
     html = out.read_text()
-    assert not SERVER_ONLY.search(html)
-    assert SERVER_CHROME.findall(html) == []
-    assert '<span class="meta-link">#1</span>' in html  # the event number stays, as text
+    assert server_only(html) == []
+    assert server_chrome(html) == []
+    assert "#1" in texts(html, "span.meta-link")  # the event number stays, as text
 
 
 def test_an_exported_subagent_names_its_relatives_without_linking_them(tmp_path: Path) -> None:
     html = render_path(str(SESSIONS), session="demo-subagent-parent")
-    related = re.search(r'<p class="related" data-related>(.*?)</p>', html, re.DOTALL)
-    assert related is not None and "<a" not in related.group(1)
-    assert re.search(r"<code data-child-link[^>]*>[^<]+</code>", related.group(1))
+    related = one(html, "p.related[data-related]")
+    assert not select(related, "a")
+    children = texts(related, "code[data-child-link]")
+    assert children and all(children)
 
 
 def write_log(path: Path, session_id: str, b: LogBuilder) -> Path:
@@ -89,11 +112,10 @@ def test_a_tool_output_past_the_pages_cap_is_in_the_file_whole(tmp_path: Path) -
         {"type": "text", "text": "".join(f"line {i:05d}\n" for i in range(3000))}
     ]
     html = render_path(str(write_log(tmp_path / "big.jsonl", "big", b)))
-    output = re.search(
-        r"<template data-disclosure-body>.*?<pre [^>]*data-tool-output[^>]*>(.*?)</pre>", html, re.DOTALL
-    )
-    assert output is not None and output.group(1) == "".join(f"line {i:05d}\n" for i in range(3000))
-    assert not re.search(r"<[a-z][^<>]*\s(data-truncated|data-show-all)[\s=>]", html)
+    (output,) = select(html, "pre[data-tool-output]")
+    assert output.find_parent("template", attrs={"data-disclosure-body": True}) is not None
+    assert text_of(output) == "".join(f"line {i:05d}\n" for i in range(3000))
+    assert not [name for _, name, _ in attributes(html) if name in ("data-truncated", "data-show-all")]
 
 
 def test_a_models_root_relative_link_is_text_and_a_web_link_stays(tmp_path: Path) -> None:
@@ -102,8 +124,10 @@ def test_a_models_root_relative_link_is_text_and_a_web_link_stays(tmp_path: Path
     answer = [e for e in b.events if e["type"] == "assistant/message"][-1]
     answer["data"]["message"]["content"][0]["text"] = "[the spec](/docs/spec.md) and [the site](https://example.com/)"
     html = render_path(str(write_log(tmp_path / "links.jsonl", "links", b)))
-    assert "<span>the spec</span>" in html and '<a href="https://example.com/">the site</a>' in html
-    assert 'href="/' not in html
+    markdown = select(html, ".markdown[data-body]")[-1]
+    assert [t.name for t in select(markdown, "*") if text_of(t) == "the spec"] == ["span"]
+    assert [a["href"] for a in select(markdown, "a") if text_of(a) == "the site"] == ["https://example.com/"]
+    assert server_only(html) == []
 
 
 def export_zip(path: Path, images: list[bytes]) -> None:
@@ -131,31 +155,33 @@ def test_an_export_zip_image_is_carried_in_the_file(tmp_path: Path) -> None:
     out = tmp_path / "page.html"
     assert main(["render", str(tmp_path / "export.zip"), "-o", str(out)]) == 0
     html = out.read_text()
-    assert f'<img class="attachment" src="data:image/png;base64,{base64.b64encode(png).decode()}"' in html
-    assert not re.search(r'\ssrc="(?!data:)', html), "no image is fetched"
-    assert "data-image-tag>" not in html and "data-images-left-out>" not in html
+    assert attrs(html, "img.attachment", "src") == [f"data:image/png;base64,{base64.b64encode(png).decode()}"]
+    assert fetched(html) == [], "no image is fetched"
+    assert not select(html, "[data-image-tag], [data-images-left-out]")
 
 
 def test_images_past_the_budget_are_named_in_place_and_counted(tmp_path: Path) -> None:
     first, second, third = png_1x1(), png_1x1() + b"\0" * 4000, png_1x1() + b"\0" * 10
     export_zip(tmp_path / "export.zip", [first, second, third])
     html = render_path(str(tmp_path / "export.zip"), media_budget=1000)
-    shown = re.findall(r'<img class="attachment" src="data:image/png;base64,([^"]+)"', html)
-    assert [base64.b64decode(s) for s in shown] == [first, third]  # the big one does not fit; a later small one does
-    assert html.count("data-image-tag>") == 1
-    note = re.search(r"data-images-left-out>([^<]+)<", html)
-    assert note is not None and note.group(1).startswith("1 image(s) (4.0 KiB) are not in this file")
-    assert not re.search(r'\ssrc="(?!data:)', html), "no image is fetched"
+    shown = attrs(html, "img.attachment", "src")
+    assert all(s.startswith("data:image/png;base64,") for s in shown)
+    # the big one does not fit; a later small one does
+    assert [base64.b64decode(s.removeprefix("data:image/png;base64,")) for s in shown] == [first, third]
+    assert len(select(html, "[data-image-tag]")) == 1
+    note = text(html, "[data-images-left-out]")
+    assert note.startswith("1 image(s) (4.0 KiB) are not in this file")
+    assert fetched(html) == [], "no image is fetched"
 
 
 def test_an_image_shown_twice_costs_the_budget_twice(tmp_path: Path) -> None:
     png = png_1x1()  # 69 bytes
     export_zip(tmp_path / "export.zip", [png, png])
     roomy = render_path(str(tmp_path / "export.zip"), media_budget=2 * len(png))
-    assert roomy.count(f'src="data:image/png;base64,{base64.b64encode(png).decode()}"') == 2
+    assert attrs(roomy, "[src]", "src") == [f"data:image/png;base64,{base64.b64encode(png).decode()}"] * 2
     tight = render_path(str(tmp_path / "export.zip"), media_budget=2 * len(png) - 1)
-    assert "data:image" not in tight and tight.count("data-image-tag>") == 2
-    assert "1 image(s) (69 Bytes) are not in this file" in tight
+    assert "data:image" not in tight and len(select(tight, "[data-image-tag]")) == 2
+    assert "1 image(s) (69 Bytes) are not in this file" in text(tight, "[data-images-left-out]")
 
 
 @pytest.mark.corpus
@@ -163,7 +189,7 @@ def test_no_corpus_session_exports_a_link_to_the_server(corpus_dir: Path) -> Non
     registry = Registry([str(corpus_dir / "sessions"), str(corpus_dir / "dsh-home"), str(corpus_dir / "exports")])
     entries = registry.entries()
     assert len(entries) >= 100
-    linked = [e.key for e in entries if SERVER_ONLY.search(render_session(registry, e.key))]
+    linked = [e.key for e in entries if server_only(render_session(registry, e.key))]
     assert linked == []
 
 
@@ -185,7 +211,7 @@ def test_render_speaks_chinese_when_asked(tmp_path: Path) -> None:
     log.write_bytes(jsonl_bytes("zh-export"))
     out = tmp_path / "zh.html"
     assert main(["render", str(log), "-o", str(out), "--lang", "zh"]) == 0
-    assert '<html lang="zh-CN">' in out.read_text()
+    assert one(out.read_text(), "html")["lang"] == "zh-CN"
 
 
 def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import httpx
 import orjson
 
 from tests.support.builders import LogBuilder, header
+from tests.support.rows import attrs, flow_rows
 from tests.support.server import live_server
 
 
 def rows_of(html: str) -> list[str]:
-    return re.findall(r'class="flow-item" id="([^"]+)"', html)
+    return [row.anchor for row in flow_rows(html)]
+
+
+def facts_loader(html: str) -> list[str]:
+    """Where the page fetches its session facts from, once the log has been read whole."""
+    return attrs(html, "[data-session-facts][hx-get]", "hx-get")
 
 
 def test_a_long_log_shows_its_first_rows_before_it_is_read_whole(tmp_path: Path) -> None:
@@ -25,11 +30,12 @@ def test_a_long_log_shows_its_first_rows_before_it_is_read_whole(tmp_path: Path)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("long"), *b.events]))
     with live_server([str(tmp_path)], first_screen_events=2000) as url:
         first = httpx.get(f"{url}/sessions/long").text
-        assert 'hx-get="/sessions/long/facts"' in first and "data-verdict" not in first
+        assert facts_loader(first) == ["/sessions/long/facts"] and "data-verdict" not in first
         facts = httpx.get(f"{url}/sessions/long/facts").text
-        assert 'data-verdict="accepted"' in facts and "2400 events" in facts
+        assert attrs(facts, "[data-verdict]", "data-verdict") == ["accepted"] and "2400 events" in facts
         whole = httpx.get(f"{url}/sessions/long").text  # now read whole: the ordinary page
-        assert 'hx-get="/sessions/long/facts"' not in whole and 'data-verdict="accepted"' in whole
+        assert "/sessions/long/facts" not in attrs(whole, "[hx-get]", "hx-get")
+        assert attrs(whole, "[data-session-facts] [data-verdict]", "data-verdict") == ["accepted"]
     assert len(rows_of(first)) == 60 and rows_of(first) == rows_of(whole)
 
 
@@ -41,4 +47,5 @@ def test_a_short_log_is_read_whole_at_once(tmp_path: Path) -> None:
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("short"), *b.events]))
     with live_server([str(tmp_path)]) as url:
         page = httpx.get(f"{url}/sessions/short").text
-    assert 'data-verdict="accepted"' in page and "/facts" not in page
+    assert attrs(page, "[data-session-facts] [data-verdict]", "data-verdict") == ["accepted"]
+    assert "/facts" not in page

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import orjson
 import pytest
 
 from tests.support.builders import LogBuilder, header
+from tests.support.rows import attrs, definitions, one, select, text, texts
 from tests.support.server import live_server
 
 CASES: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
@@ -102,98 +101,123 @@ def bodies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         yield {name: httpx.get(f"{url}/sessions/forms/contexts/{seq}").text for name, seq in seqs.items()}
 
 
-def texts(html: str, attr: str) -> list[str]:
-    return [unescape(m) for m in re.findall(rf"<pre[^>]*{attr}[^>]*>(.*?)</pre>", html, re.S)]
+CONTEXT_TEXT = "pre[data-context-text]"
+FOOTER = "\n… truncated, 21000 characters total"
+
+
+def fields(html: str) -> list[tuple[str, str]]:
+    """The opaque body's fields: each key and the value shown beside it."""
+    return definitions(one(html, "[data-context-injection-body] > dl[data-context-fields]"))
 
 
 def test_an_unknown_block_keeps_its_place_between_text_runs(bodies: dict[str, str]) -> None:
     html = bodies["interleaved"]
-    assert texts(html, "data-context-text") == ["before", "after"]
-    assert html.index(">before<") < html.index("▸ Unknown content block") < html.index(">after<")
+    assert texts(html, CONTEXT_TEXT) == ["before", "after"]
+    assert texts(html, f"{CONTEXT_TEXT}, [data-json-block] > [data-json-toggle]") == [
+        "before",
+        "▸ Unknown content block",
+        "after",
+    ]
 
 
 def test_adjacent_text_blocks_join_without_separator(bodies: dict[str, str]) -> None:
-    assert texts(bodies["adjacent"], "data-context-text") == ["firstsecond"]
+    assert texts(bodies["adjacent"], CONTEXT_TEXT) == ["firstsecond"]
 
 
 def test_oversized_text_and_fields_end_with_the_truncation_footer(bodies: dict[str, str]) -> None:
-    html = unescape(bodies["oversized"])
-    assert "y" * 20000 + "\n… truncated, 21000 characters total" in html
-    assert "x" * 20000 + "\n… truncated, 21000 characters total" in html
+    html = bodies["oversized"]
+    assert texts(html, CONTEXT_TEXT) == ["y" * 20000 + FOOTER]
+    assert dict(fields(html))["big"] == "x" * 20000 + FOOTER
 
 
 def test_an_empty_replacement_catalog_still_renders_as_a_catalog(bodies: dict[str, str]) -> None:
     html = bodies["empty-catalog"]
-    assert 'data-context-form="catalog"' in html and "Replacement catalog" in html
-    assert "<li>" not in html and "data-context-text" not in html
+    assert attrs(html, "[data-context-form]", "data-context-form") == ["catalog"]
+    assert "Replacement catalog" in text(html, "[data-context-injection-body] > [data-context-catalog-update]")
+    assert texts(html, "[data-context-entries]") == [""]
+    assert not select(html, "li") and "data-context-text" not in html
 
 
 def test_an_unknown_declared_form_stays_visible_in_the_fields(bodies: dict[str, str]) -> None:
     html = bodies["later-form"]
     assert "data-context-form" not in html
-    assert re.findall(r"<dt>(.*?)</dt>", html) == ["plugin", "form"]
+    assert [key for key, _ in definitions(html)] == ["plugin", "form"]
+    assert dict(fields(html))["form"] == "a-later-form"
 
 
 def test_snapshot_sections_replace_the_prose_and_keep_it_one_click_away(bodies: dict[str, str]) -> None:
     html = bodies["snapshot"]
-    assert "Supersedes earlier snapshots" in html
-    assert re.findall(r"<div><dt>(.*?)</dt><dd>(.*?)</dd></div>", html) == [
-        ("sandbox:policy", "workspace-write"),
-        ("workspace", "/repo"),
-    ]
+    assert "Supersedes earlier snapshots" in text(html, "[data-context-snapshot-supersedes]")
+    assert definitions(html) == [("sandbox:policy", "workspace-write"), ("workspace", "/repo")]
+    assert definitions(one(html, "[data-context-injection-body] > dl[data-context-sections]")) == definitions(html)
     assert "data-context-text" not in html
-    assert '<details class="ctx-model-text" data-context-model-text>' in html
-    assert "Current runtime context. …" in html
+    # the prose the model read, collapsed beneath the sections
+    model_text = one(html, "[data-context-injection-body] > details.ctx-model-text[data-context-model-text]")
+    assert not model_text.has_attr("open")
+    assert texts(model_text, "pre") == ["Current runtime context. …"]
 
 
 def test_instruction_files_carry_their_digest_and_wording(bodies: dict[str, str]) -> None:
     html = bodies["instructions"]
-    assert '<li title="d1"><span class="path">AGENTS.md</span><span class="action">added</span></li>' in html
-    assert '<li><span class="path">sub/AGENTS.md</span><span class="action">updated</span></li>' in html
-    assert "&lt;system-reminder&gt;x&lt;/system-reminder&gt;" in html
+    files = [
+        (li.get("title"), text(li, "span.path"), text(li, "span.action"))
+        for li in select(html, "ul[data-context-files] > li")
+    ]
+    assert files == [("d1", "AGENTS.md", "added"), (None, "sub/AGENTS.md", "updated")]
+    # the model's text shows as text, its tags escaped
+    assert texts(html, CONTEXT_TEXT) == ["<system-reminder>x</system-reminder>"]
 
 
 def test_relay_names_its_sender_above_the_text(bodies: dict[str, str]) -> None:
     html = bodies["relay"]
-    assert html.index("From session child-7") < html.index("Background subagent child-7 reported:ok")
+    assert texts(html, f"[data-context-relay-sender], {CONTEXT_TEXT}") == [
+        "From session child-7",
+        "Background subagent child-7 reported:ok",
+    ]
 
 
 def test_a_bad_instruction_action_falls_back_whole(bodies: dict[str, str]) -> None:
     html = bodies["bad-instructions"]
     assert "data-context-form" not in html and "data-context-files" not in html
-    assert re.findall(r"<dt>(.*?)</dt>", html) == ["form", "changes"]
+    assert [key for key, _ in definitions(html)] == ["form", "changes"]
+    assert [key for key, _ in fields(html)] == ["form", "changes"]
 
 
 def test_the_opaque_body_shows_real_line_breaks_and_js_formatted_fields(bodies: dict[str, str]) -> None:
     html = bodies["opaque-fields"]
-    assert texts(html, "data-context-text") == ["line one\n\nline two"]
-    assert re.findall(r"<div><dt>(.*?)</dt><dd>(.*?)</dd></div>", html) == [
-        ("plugin", "fixture"),
-        ("empty", "{}"),
-        ("list", "[]"),
-        ("n", "18"),
-        ("flag", "true"),
-    ]
+    assert texts(html, CONTEXT_TEXT) == ["line one\n\nline two"]
+    assert (
+        definitions(html)
+        == fields(html)
+        == [
+            ("plugin", "fixture"),
+            ("empty", "{}"),
+            ("list", "[]"),
+            ("n", "18"),
+            ("flag", "true"),
+        ]
+    )
 
 
 def test_one_unreadable_catalog_entry_sends_the_whole_catalog_to_opaque(bodies: dict[str, str]) -> None:
     html = bodies["partial-catalog"]
     assert "data-context-form" not in html and "data-context-entries" not in html
-    assert texts(html, "data-context-text") == ["catalog prose"]
+    assert texts(html, CONTEXT_TEXT) == ["catalog prose"]
 
 
 @pytest.mark.parametrize("name", ["notice-no-summary", "snapshot-bad", "relay-bad", "recall-bad"])
 def test_each_form_falls_back_without_a_marker(bodies: dict[str, str], name: str) -> None:
     html = bodies[name]
     assert "data-context-form" not in html
-    assert "data-context-fields" in html and "<dt>form</dt>" in html
+    assert "form" in [key for key, _ in fields(html)]
 
 
 def test_a_skill_invocation_is_opaque_with_its_skill_content(bodies: dict[str, str]) -> None:
     html = bodies["skill"]
     assert "data-context-form" not in html
-    assert "&lt;skill_content name=&#34;a-skill&#34;&gt;Do A.&lt;/skill_content&gt;" in html
-    assert re.findall(r"<dt>(.*?)</dt>", html) == ["name", "form"]
+    # the skill's content shows as text, its tags escaped
+    assert texts(html, CONTEXT_TEXT) == ['<skill_content name="a-skill">Do A.</skill_content>']
+    assert [key for key, _ in definitions(html)] == [key for key, _ in fields(html)] == ["name", "form"]
 
 
 def test_collapsed_rows_carry_no_body_and_a_notice_summary_only_when_it_rendered(tmp_path: Path) -> None:
@@ -209,10 +233,11 @@ def test_collapsed_rows_carry_no_body_and_a_notice_summary_only_when_it_rendered
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("rows"), *b.events]))
     with live_server([str(path)]) as url:
         html = httpx.get(f"{url}/sessions/rows").text
-    rows = re.findall(r'<div class="disclosure ctx" data-context-row>.*?data-disclosure-slot></div>', html, re.S)
+    rows = select(html, "div.disclosure.ctx[data-context-row]")
     assert len(rows) == 3
-    assert all("data-context-injection-body" not in r and 'aria-expanded="false"' in r for r in rows)
-    assert all("data-context-recall-icon" not in r and "<svg" in r for r in rows)
-    assert '<span class="summary" data-context-summary>bash ok</span>' in rows[0]
-    assert "data-context-summary" not in rows[1]
-    assert '<span class="source" data-context-source>a-skill</span>' in rows[2]
+    assert all(not select(r, "[data-context-injection-body]") for r in rows)
+    assert all(attrs(r, "[data-disclosure-row]", "aria-expanded") == ["false"] for r in rows)
+    assert all(not select(r, "[data-context-recall-icon]") and select(r, "[data-disclosure-row] svg") for r in rows)
+    assert texts(rows[0], "[data-disclosure-row] > span.summary[data-context-summary]") == ["bash ok"]
+    assert not select(rows[1], "[data-context-summary]")
+    assert texts(rows[2], "[data-disclosure-row] > span.source[data-context-source]") == ["a-skill"]

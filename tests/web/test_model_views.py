@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from html import unescape
 from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
+from bs4 import Tag
 from dsh_inspect.web.render import render_path
 
 from tests.support.builders import PROVIDER, LogBuilder
 from tests.support.request_logs import compaction_between_calls, pruned_result, steering, write_log
+from tests.support.rows import attributes, attrs, flow_rows, one, position, select, text, texts
 from tests.support.server import live_server
 
 ODD_ID = 'odd/id #1?<b>&"'
@@ -120,13 +120,10 @@ def get(server: str, path: str, **headers: str) -> httpx.Response:
 
 def calls_on_page(html: str) -> list[tuple[str, list[str]]]:
     """Each call section's outcome and the message ids its list shows, in order."""
-    out = []
-    for section in re.split(r'<section class="mv-call" ', html)[1:]:
-        outcome = re.search(r'data-outcome="([^"]+)"', section)
-        assert outcome is not None
-        ids = [unescape(i) for i in re.findall(r'<li class="mv-message" data-message-id="([^"]+)"', section)]
-        out.append((outcome.group(1), ids))
-    return out
+    return [
+        (str(section["data-outcome"]), attrs(section, "ol.mv-messages > li.mv-message", "data-message-id"))
+        for section in select(html, "section[data-calls] > section.mv-call")
+    ]
 
 
 def test_the_model_view_lists_each_call_as_its_json_twin_does(server: str) -> None:
@@ -141,10 +138,12 @@ def test_the_model_view_lists_each_call_as_its_json_twin_does(server: str) -> No
     assert replace["kind"] == "compaction" and replace["range"] == {"start": 2, "end": 9}
     assert replace["shadowedTokenCount"] == 420
     # the diff at the top of the page is the answered call's: the compaction and its shadowed ids, linked
-    top = html.split('<section class="mv-section" data-calls>')[0]
-    assert 'data-diff-replaced data-kind="compaction"' in top
+    calls = one(html, "section[data-calls]")
+    (top,) = [diff for diff in select(html, "section[data-request-diff]") if position(diff) < position(calls)]
+    assert attrs(top, "li[data-diff-replaced]", "data-kind") == ["compaction"]
+    links = attrs(top, "li[data-diff-replaced] a[data-identity-link]", "href")
     for shadowed in replace["shadowed"]:
-        assert f'href="/sessions/compaction/messages/{quote(shadowed["id"], safe="")}"' in top
+        assert f"/sessions/compaction/messages/{quote(shadowed['id'], safe='')}" in links
     assert data["step"] == {"key": "2.1", "turn": 2, "step": 1, "start": 13, "end": 27}
     assert data["previousStep"] == "1.2" and data["nextStep"] is None
 
@@ -160,8 +159,11 @@ def test_the_model_view_shows_the_header_and_state_in_force(server: str) -> None
     }
     assert call["state"]["planMode"] == {"value": False, "seq": None, "detail": None}
     assert call["diff"]["previous"] is None and call["diff"]["header"][0]["first"]
-    assert "<dd data-provider>deepseek-official</dd>" in html and "<dd data-model>deepseek-v4-flash</dd>" in html
-    assert 'data-setting="planMode"' in html and "data-diff-first" in html
+    header = one(html, "section[data-request-header]")
+    assert text(header, "dd[data-provider]") == "deepseek-official"
+    assert text(header, "dd[data-model]") == "deepseek-v4-flash"
+    assert "planMode" in attrs(html, "section[data-session-state] [data-setting]", "data-setting")
+    assert select(html, "section[data-request-diff] [data-diff-first]")
 
 
 def test_a_message_body_opens_as_the_model_read_it(server: str) -> None:
@@ -170,10 +172,12 @@ def test_a_message_body_opens_as_the_model_read_it(server: str) -> None:
     (prompt,) = call["messages"]
     assert prompt["id"] == ODD_ID
     body = get(server, f"/sessions/odd/message-bodies/{call['messageSeq']}").text
-    assert 'data-part="reasoning"' in body and 'data-part="tool-call"' in body
-    assert "{&#34;file_path&#34;:&#34;a&#34;}" in body or '{"file_path":"a"}' in unescape(body)
+    assert {"reasoning", "tool-call"} <= set(attrs(body, "[data-message-body] [data-part]", "data-part"))
+    assert text(body, '[data-part="tool-call"] > pre') == '{"file_path":"a"}'
     prompt_body = get(server, f"/sessions/odd/message-bodies/{prompt['seq']}").text
-    assert "&lt;script&gt;x&lt;/script&gt;" in prompt_body and "<script>x" not in prompt_body
+    # the prompt shows as text, its tags escaped
+    assert texts(prompt_body, '[data-message-body] [data-part="text"]') == ["<script>x</script>"]
+    assert not select(prompt_body, "script") and "<script>x" not in prompt_body
     twin = get(server, f"/api/sessions/odd/message-bodies/{prompt['seq']}").json()
     assert twin["message"]["id"] == ODD_ID and (twin["role"], twin["shownAs"]) == ("user", "user")
 
@@ -183,9 +187,12 @@ def test_an_id_that_needs_escaping_has_its_identity_page(server: str) -> None:
     html = get(server, path).text
     data = get(server, "/api" + path).json()
     assert data["id"] == ODD_ID and [c["role"] for c in data["carriers"]] == ["message"]
-    assert "<b>" not in html and "odd/id #1?&lt;b&gt;&amp;&#34;" in html
+    # the id shows as text, escaped, and stays verbatim in the page's attributes
+    assert "<b>" not in html and not select(html, "b")
+    assert one(html, "article[data-identity]")["data-message-id"] == ODD_ID
+    assert ODD_ID in text(html, "article[data-identity] > h1")
     step = get(server, "/sessions/odd/steps/1.1").text
-    assert f'href="{path}"' in step
+    assert path in attrs(step, "a[data-identity-link]", "href")
 
 
 def test_a_pruned_result_shows_both_contents_in_order(server: str) -> None:
@@ -197,7 +204,8 @@ def test_a_pruned_result_shows_both_contents_in_order(server: str) -> None:
     original, replaced = identity["carriers"]
     assert (original["seq"], original["shadowedBy"]) == (6, replaced["seq"])
     assert replaced["replacement"]["kind"] == "prune" and replaced["keepsIdOf"] == [6]
-    assert html.index(">alpha<") < html.index(">[tool result pruned]<")
+    shown = [(int(str(c["data-seq"])), texts(c, "pre")) for c in select(html, "ol.carriers > li.carrier")]
+    assert shown == [(original["seq"], ["alpha"]), (replaced["seq"], ["[tool result pruned]"])]
     assert [r["step"] for r in identity["requests"]] == ["1.2", "2.1"]
 
 
@@ -209,42 +217,45 @@ def test_a_claimed_steering_message_links_its_splice(server: str) -> None:
     splice, event = identity["carriers"]
     assert (splice["role"], splice["seq"], splice["fate"], splice["takenAt"]) == ("inbox", 7, "claimed", 9)
     assert event["role"] == "message" and event["seq"] == 11
-    assert 'data-splice-link href="/sessions/steering#seq-7"' in html
-    assert 'data-taken-link href="/sessions/steering#seq-9"' in html
-    assert 'data-transcript-link href="/sessions/steering#msg-' in html
+    assert attrs(html, '[data-carrier="inbox"] a[data-splice-link]', "href") == ["/sessions/steering#seq-7"]
+    assert attrs(html, '[data-carrier="inbox"] a[data-taken-link]', "href") == ["/sessions/steering#seq-9"]
+    (transcript,) = attrs(html, '[data-carrier="message"] a[data-transcript-link]', "href")
+    assert transcript.startswith("/sessions/steering#msg-")
 
 
 def test_the_budget_chart_marks_the_compaction(server: str) -> None:
     html = get(server, "/sessions/compaction/steps").text
     data = get(server, "/api/sessions/compaction/steps").json()
-    assert [s["key"] for s in data["steps"]] == re.findall(r'data-bar="([^"]+)"', html) == ["1.1", "1.2", "2.1"]
+    bars = attrs(html, "[data-budget-chart] svg a.budget-bar[data-bar]", "data-bar")
+    assert [s["key"] for s in data["steps"]] == bars == ["1.1", "1.2", "2.1"]
     assert data["steps"][2]["usage"]["contextTokens"] == 40 and data["steps"][2]["calls"] == 2
     (shrink,) = data["shrinks"]
     assert shrink["kind"] == "compaction" and shrink["beforeStep"] == 2
-    assert html.count("data-marker") == 1 and "<svg" in html
-    assert " style=" not in html  # the CSP allows no inline styles
-    assert 'data-shrink="compaction"' in html
+    assert len(select(html, "[data-budget-chart] svg [data-marker]")) == 1
+    assert len(select(html, "[data-marker]")) == 1
+    assert not [name for _, name, _ in attributes(html) if name == "style"]  # the CSP allows no inline styles
+    assert attrs(html, "table[data-budget-table] tr[data-shrink]", "data-shrink") == ["compaction"]
 
 
 def test_transcript_rows_link_to_the_model_view_and_identity_pages(server: str) -> None:
     html = get(server, "/sessions/compaction").text
-    assert 'data-step-link href="/sessions/compaction/steps/1.1"' in html
-    assert 'data-identity-link href="/sessions/compaction/messages/' in html
-    assert 'data-budget-link href="/sessions/compaction/steps"' in html
+    rows = [row.element for row in flow_rows(html)]
+    assert "/sessions/compaction/steps/1.1" in [h for row in rows for h in attrs(row, "a[data-step-link]", "href")]
+    identities = [h for row in rows for h in attrs(row, "a[data-identity-link]", "href")]
+    assert identities and all(h.startswith("/sessions/compaction/messages/") for h in identities)
+    assert attrs(html, "[data-session-facts] a[data-budget-link]", "href") == ["/sessions/compaction/steps"]
 
 
-def flow_rows(html: str) -> list[tuple[str, str]]:
-    """Each transcript row's kind and its markup (a tool row's opening body included), in order."""
-    parts = re.split(r'(?=<div class="flow-item" )', html)[1:]
-    return [(re.search(r'data-chat-flow-kind="([^"]+)"', p).group(1), p) for p in parts]  # type: ignore[union-attr]
+def rows_of(html: str, kind: str) -> list[Tag]:
+    """The transcript's rows of one kind (a tool row's opening body included), in order."""
+    return [row.element for row in flow_rows(html) if row.kind == kind]
 
 
-def identity_link(row: str) -> tuple[str, str]:
+def identity_link(row: Tag) -> tuple[str, str]:
     """The row's identity link and the id it shows beside it."""
-    link = re.search(r'data-identity-link href="([^"]+)"', row)
-    shown = re.search(r"data-row-message href=\"[^\"]*\"[^>]*>([^<]+)</a>", row)
-    assert link is not None and shown is not None, row[:400]
-    return unescape(link.group(1)), unescape(shown.group(1))
+    links, shown = attrs(row, "a[data-identity-link]", "href"), texts(row, "a[data-row-message]")
+    assert links and shown, str(row)[:400]
+    return links[0], shown[0]
 
 
 def resolves_to(server: str, path: str, message_id: str, seq: int) -> None:
@@ -257,7 +268,7 @@ def resolves_to(server: str, path: str, message_id: str, seq: int) -> None:
 def test_tool_rows_link_the_identity_of_their_result(server: str) -> None:
     events = compaction_between_calls().events
     result = next(e for e in events if e["type"] == "tool/result")
-    (tool,) = [row for kind, row in flow_rows(get(server, "/sessions/compaction").text) if kind == "tool-call"]
+    (tool,) = rows_of(get(server, "/sessions/compaction").text, "tool-call")
     path, shown = identity_link(tool)
     result_id = result["data"]["message"]["id"]
     assert shown == result_id and path == f"/sessions/compaction/messages/{quote(result_id, safe='')}"
@@ -277,32 +288,37 @@ def test_a_tool_result_and_a_manual_compact_checkpoint_have_their_message_anchor
         located = get(server, f"/api/sessions/{key}/locate?anchor={quote(anchor)}").json()
         row = get(server, f"/api/sessions/{key}/rows?from={located['index']}").json()["rows"][0]
         assert (row["kind"], row["anchor"]) == (kind, anchor)
-        assert f'id="{anchor}"' in get(server, f"/sessions/{key}").text
+        assert anchor in [r.anchor for r in flow_rows(get(server, f"/sessions/{key}").text) if r.kind == kind]
     # the result's identity page leads back to that anchor, not to the call's seq
     identity = get(server, f"/sessions/compaction/messages/{quote(result_id, safe='')}").text
-    assert f'data-back-to-transcript href="/sessions/compaction#{quote(f"msg-{result_id}", safe="")}"' in identity
+    back = f"/sessions/compaction#{quote(f'msg-{result_id}', safe='')}"
+    assert attrs(identity, "nav a[data-back-to-transcript]", "href") == [back]
 
 
 def test_context_rows_link_their_identity_outside_the_header(server: str) -> None:
     events = replayed_step_log().events
     context = next(e for e in events if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin")
-    (row,) = [row for kind, row in flow_rows(get(server, "/sessions/replayed").text) if kind == "context"]
+    (row,) = rows_of(get(server, "/sessions/replayed").text, "context")
     path, shown = identity_link(row)
     assert shown == context["data"]["id"]
     resolves_to(server, path, context["data"]["id"], context["seq"])
     # the header (the accessible name UI.md §6 fixes) holds none of it: the links follow the body's slot
-    header, after = row.split('<div class="slot" data-disclosure-slot></div>')
-    assert "data-identity-link" not in header and "data-row-meta" in after
+    slot = one(row, "[data-disclosure-slot]")
+    holding = [id(parent) for parent in slot.parents]
+    header = [t for t in select(row, "*") if position(t) < position(slot) and id(t) not in holding]
+    after = [t for t in select(row, "*") if position(t) > position(slot)]
+    assert header and not [t for t in header if t.has_attr("data-identity-link")]
+    assert [t for t in after if t.has_attr("data-row-meta") and select(t, "a[data-identity-link]")]
 
 
 def test_compaction_markers_link_their_checkpoint(server: str) -> None:
     checkpoint = next(e for e in compaction_between_calls().events if "compactionId" in e["data"].get("source", {}))
-    (marker,) = [row for kind, row in flow_rows(get(server, "/sessions/compaction").text) if kind == "compaction"]
+    (marker,) = rows_of(get(server, "/sessions/compaction").text, "compaction")
     path, shown = identity_link(marker)
     assert shown == checkpoint["data"]["id"]
     resolves_to(server, path, checkpoint["data"]["id"], checkpoint["seq"])
     # a /compact command's marker anchors at its command, and still names the checkpoint it made
-    (manual,) = [row for kind, row in flow_rows(get(server, "/sessions/replayed").text) if kind == "manual-compaction"]
+    (manual,) = rows_of(get(server, "/sessions/replayed").text, "manual-compaction")
     path, shown = identity_link(manual)
     assert shown == "checkpoint-manual" and path == "/sessions/replayed/messages/checkpoint-manual"
     seq = next(e["seq"] for e in replayed_step_log().events if e["data"].get("id") == "checkpoint-manual")
@@ -311,9 +327,8 @@ def test_compaction_markers_link_their_checkpoint(server: str) -> None:
 
 def test_a_replayed_turn_and_step_links_its_own_model_view(server: str) -> None:
     steps = [
-        re.search(r'data-step-link href="([^"]+)"', row).group(1)  # type: ignore[union-attr]
-        for kind, row in flow_rows(get(server, "/sessions/replayed").text)
-        if kind == "assistant-step"
+        one(row, "a[data-step-link]")["href"]
+        for row in rows_of(get(server, "/sessions/replayed").text, "assistant-step")
     ]
     assert steps == ["/sessions/replayed/steps/1.1", "/sessions/replayed/steps/1.1~2"]
     second = get(server, "/api/sessions/replayed/steps/1.1~2").json()
@@ -332,11 +347,11 @@ def test_a_replayed_turn_and_step_links_its_own_model_view(server: str) -> None:
 def test_the_one_file_export_keeps_the_ids_but_links_no_server_page(server: str, logs: Path, name: str) -> None:
     served = get(server, f"/sessions/{name}").text
     exported = render_path(str(logs / name / "session.jsonl"))
-    assert "data-identity-link" in served and "data-step-link" in served
-    hrefs = re.findall(r'href="([^"]*)"', exported)
+    assert select(served, "a[data-identity-link]") and select(served, "a[data-step-link]")
+    hrefs = [value for _, attr, value in attributes(exported) if attr.endswith("href")]
     assert hrefs and not [h for h in hrefs if "/steps" in h or "/messages/" in h]
-    shown = re.findall(r"data-row-message href=\"[^\"]*\"[^>]*>([^<]+)</a>", served)
-    assert shown and shown == re.findall(r"data-row-message href=\"[^\"]*\"[^>]*>([^<]+)</a>", exported)
+    shown = texts(served, "a[data-row-message]")
+    assert shown and shown == texts(exported, "a[data-row-message]")
 
 
 def test_unknown_steps_and_ids_are_404_and_chinese_is_served(server: str) -> None:

@@ -3,18 +3,19 @@ Chinese wording, a step's usage and cancelled retries, on logs the tests build."
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import orjson
 import pytest
+from bs4 import Tag
 
 from tests.support.builders import LogBuilder, header
-from tests.support.rows import flow_items
+from tests.support.rows import attributes, attrs, flow_rows, one, select, text_of, texts
 from tests.support.server import live_server
 
 CAP = 100
@@ -155,15 +156,28 @@ def rows(server: str, key: str) -> list[dict[str, Any]]:
     return httpx.get(f"{server}/api/sessions/{key}/rows").json()["rows"]
 
 
-SHOW_ALL = re.compile(
-    r'<button type="button" class="show-all" data-show-all '
-    r'hx-get="/sessions/capped/bodies/(\d+)\?part=([^"]+)"[^>]*>Show all</button>'
-)
+def flow(html: str) -> Tag:
+    """The page's transcript: its rows, without the page around them."""
+    return one(html, "[data-chat-flow]")
+
+
+def show_all(transcript: Tag) -> set[tuple[int, str]]:
+    """Each "Show all" button's row seq and body part: what it fetches, into the body it sits in."""
+    out = set()
+    for button in select(transcript, "button[data-show-all]"):
+        assert button["type"] == "button" and "show-all" in button["class"] and text_of(button) == "Show all"
+        assert button.find_parent(attrs={"data-body": True}) is not None, "it sits in the body it fetches"
+        url = urlsplit(str(button["hx-get"]))
+        prefix, seq = url.path.rsplit("/", 1)
+        (part,) = parse_qs(url.query)["part"]
+        assert prefix == "/sessions/capped/bodies" and seq.isdigit(), url
+        out.add((int(seq), part))
+    return out
 
 
 def test_every_row_body_is_capped_and_offers_the_rest(server: str) -> None:
-    html = page_html(server, "capped").split("data-chat-flow>", 1)[1]
-    shown = {(int(seq), part) for seq, part in SHOW_ALL.findall(html)}
+    html = flow(page_html(server, "capped"))
+    shown = show_all(html)
     by_kind = {r["kind"]: r["seq"] for r in rows(server, "capped")}
     assert shown >= {
         (by_kind["user"], "block-0"),
@@ -177,8 +191,9 @@ def test_every_row_body_is_capped_and_offers_the_rest(server: str) -> None:
         (by_kind["model-retry"], "streamed"),
         (by_kind["partial-stream"], "detail"),
     }
-    assert "alert(1)" not in html and "the end" not in html
-    assert unescape(html).count("… truncated, ") >= len(shown)
+    assert "alert(1)" not in str(html) and "the end" not in str(html)
+    footers = [t for t in texts(html, "[data-body] [data-truncated]") if t.startswith("… truncated, ")]
+    assert len(footers) >= len(shown)
 
 
 @pytest.mark.parametrize(
@@ -223,26 +238,25 @@ def test_bodies_under_the_cap_show_whole_without_a_footer(tmp_path: Path) -> Non
     with live_server([str(tmp_path)]) as url:  # the default cap, 20,000 units
         html = page_html(url, "short")
     assert "data-show-all" not in html and "truncated" not in unescape(html)
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; the end" in html
-
-
-def flow(html: str) -> str:
-    return html.split("data-chat-flow>", 1)[1]
+    # the tail shows whole, as text: its tags escaped
+    page = flow(html)
+    assert not select(page, "script") and any(t.endswith(TAIL) for t in texts(page, "[data-body]"))
 
 
 def test_every_row_links_its_raw_event(server: str) -> None:
-    items = flow_items(page_html(server, "eventful"))
+    rows = flow_rows(page_html(server, "eventful"))
     assert {"step", "turn-error", "turn-max-tokens", "partial-stream", "model-retry", "tool-call", "command"} <= {
-        kind for kind, _, _ in items
+        row.kind for row in rows
     }
-    assert "data-expandable" not in next(html for kind, _, html in items if kind == "command")  # it cannot open
-    for kind, seq, html in items:
-        assert f'href="/sessions/eventful/events/{seq}"' in html, kind
+    command = next(row for row in rows if row.kind == "command")
+    assert not select(command.element, "[data-expandable]")  # it cannot open
+    for row in rows:
+        assert f"/sessions/eventful/events/{row.seq}" in attrs(row.element, "a[href]", "href"), row.kind
 
 
 def test_a_permalink_is_percent_encoded_and_its_anchor_verbatim(server: str) -> None:
-    html = page_html(server, "eventful")
-    assert 'id="msg-odd id#1"' in html and 'data-row-message href="#msg-odd%20id%231"' in html
+    (row,) = [row for row in flow_rows(page_html(server, "eventful")) if row.anchor == "msg-odd id#1"]
+    assert attrs(row.element, "a[data-row-message]", "href") == ["#msg-odd%20id%231"]
 
 
 def test_a_step_that_hosts_only_usage_shows_it(server: str) -> None:
@@ -252,20 +266,28 @@ def test_a_step_that_hosts_only_usage_shows_it(server: str) -> None:
         if r["kind"] == "step" and r["title"] == "3" and r["links"].get("usage-only")
     )
     assert step["facts"][1:] == ["in 10", "out 4096"]
-    ((_, _, html),) = [i for i in flow_items(page_html(server, "eventful")) if i[1] == step["seq"]]
-    assert '<span class="fact">out 4096</span>' in html
+    (row,) = [row for row in flow_rows(page_html(server, "eventful")) if row.seq == step["seq"]]
+    assert "out 4096" in texts(row.element, "span.fact")
 
 
 def test_a_retry_its_turn_outlived_is_cancelled(server: str) -> None:
     retries = [r for r in rows(server, "eventful") if r["kind"] == "model-retry"]
     assert [r["state"] for r in retries] == ["cancelled", "cancelled"]  # a failed turn; a log that ended
     html = flow(page_html(server, "eventful"))
-    assert html.count("Model request retry cancelled (1/3) · 1.5s") == 2 and "Waiting to retry" not in html
+    cancelled = "Model request retry cancelled (1/3) · 1.5s"
+    assert texts(html, "details[data-retry] > summary") == [cancelled, cancelled]
+    assert text_of(html).count(cancelled) == 2 and "Waiting to retry" not in str(html)
+
+
+def anywhere(flow: Tag) -> str:
+    """Everything a page's transcript says: its text and every attribute's value."""
+    return "\n".join([text_of(flow), *(value for _, _, value in attributes(flow))])
 
 
 def test_rows_speak_chinese_on_a_chinese_page(server: str) -> None:
-    english = unescape(flow(page_html(server, "eventful")))
-    chinese = unescape(flow(page_html(server, "eventful", **{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})))
+    english_flow = flow(page_html(server, "eventful"))
+    chinese_flow = flow(page_html(server, "eventful", **{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"}))
+    english, chinese = text_of(english_flow), text_of(chinese_flow)
     for en, zh in [
         ("in 10", "输入 10"),
         ("out 4096", "输出 4096"),
@@ -276,8 +298,9 @@ def test_rows_speak_chinese_on_a_chinese_page(server: str) -> None:
         ("Image dot.png image/png 1×1", "图片 dot.png"),
         ("Model request retry cancelled", "模型请求重试已取消"),
     ]:
-        assert en in english and en not in chinese and zh in chinese, en
-    durations = re.compile(r'<span class="fact">([^<]*)</span>')
-    assert {"ms", "s", "min"} <= {w for fact in durations.findall(english) for w in fact.split()}
-    assert not {"ms", "s", "min"} & {w for fact in durations.findall(chinese) for w in fact.split()}
-    assert {"毫秒", "秒", "分"} <= {w for fact in durations.findall(chinese) for w in fact.split()}
+        assert en in english and en not in anywhere(chinese_flow) and zh in chinese, en
+    english_words = {w for fact in texts(english_flow, "span.fact") for w in fact.split()}
+    chinese_words = {w for fact in texts(chinese_flow, "span.fact") for w in fact.split()}
+    assert {"ms", "s", "min"} <= english_words
+    assert not {"ms", "s", "min"} & chinese_words
+    assert {"毫秒", "秒", "分"} <= chinese_words

@@ -75,3 +75,17 @@ def assert_classified_alike(url: str, key: str) -> tuple[int, int]:
     found = httpx.get(f"{url}/api/sessions/{key}/search", params={"errors": "true"}).json()["matches"]
     assert red == flagged == [m["index"] for m in found], key
     return len(red), stopped
+
+
+def test_the_twin_of_a_row_is_declared_in_the_openapi_document(tmp_path: Path) -> None:
+    _log(tmp_path)
+    with live_server([str(tmp_path)]) as url:
+        spec = httpx.get(f"{url}/openapi.json").json()
+        rows = httpx.get(f"{url}/api/sessions/classified/rows").json()["rows"]
+    window = spec["paths"]["/api/sessions/{key}/rows"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert window["schema"] == {"$ref": "#/components/schemas/WindowJson"}
+    declared = spec["components"]["schemas"]["RowJson"]
+    per_kind = {"tool", "command", "compaction", "retry", "stop", "context", "diagnostic", "blocks", "recallLabels"}
+    assert {"kind", "anchor", "state", "error", "bookkeeping"} | per_kind <= set(declared["properties"])
+    assert "extra" not in declared["properties"]
+    assert all(set(row) == set(declared["properties"]) for row in rows), "every row carries exactly the declared keys"

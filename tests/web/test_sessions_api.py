@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import orjson
 import pytest
 
 from tests.support.builders import LogBuilder, header, two_turns
+from tests.support.rows import FlowRow, attrs, definitions, flow_rows, one, parse, position, select, text, text_of
 from tests.support.server import live_server
 
 
@@ -71,42 +72,30 @@ def test_a_key_stays_while_its_log_grows(server: str, logs: Path) -> None:
     assert grown["verdict"]["category"] == "accepted" and grown["turns"] == 3
 
 
-def page_rows(html: str) -> dict[str, str]:
-    """Each row's HTML on a page, by its row key (a row runs to the next one)."""
-    out = {}
-    for part in re.split(r'(?=<div class="flow-item" )', html)[1:]:
-        key = re.search(r'data-chat-flow-key="([^"]+)"', part)
-        assert key is not None
-        out[key.group(1)] = part
+def page_rows(html: str) -> dict[str, FlowRow]:
+    """Each row on a page, by its row key."""
+    rows = flow_rows(html)
+    out = {row.key: row for row in rows}
+    assert len(out) == len(rows), "row keys are unique"
     return out
-
-
-def shown(pattern: str, html: str) -> str:
-    found = re.search(pattern, html, re.DOTALL)
-    assert found is not None, pattern
-    return unescape(found.group(1))
 
 
 def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
     html = httpx.get(f"{server}/sessions/plain-id").text
     data = httpx.get(f"{server}/api/sessions/plain-id").json()
-    page_keys = re.findall(r'data-chat-flow-key="([^"]+)" data-chat-flow-kind="([^"]+)"', html)
+    page_keys = [(row.key, row.kind) for row in flow_rows(html)]
     assert page_keys == [(r["key"], r["kind"]) for r in data["rows"]]
     assert data["verdict"]["category"] == "accepted" and data["events"] == len(two_turns().events)
     rows = page_rows(html)
     for r in data["rows"]:
-        assert f'id="{r["anchor"]}"' in rows[r["key"]]
+        assert rows[r["key"]].anchor == r["anchor"]
     # what a tool row shows, IN and OUT and the path, is what its twin carries
     tool = next(r for r in data["rows"] if r["kind"] == "tool-call")
-    card = rows[tool["key"]]
-    assert (
-        tool["tool"]["arguments"]
-        == shown(r"data-tool-input data-body>(.*?)</pre>", card)
-        == '{\n  "file_path": "a.txt"\n}'
-    )
-    assert tool["tool"]["output"] == shown(r"data-tool-output data-body>(.*?)</pre>", card) == "alpha"
-    assert tool["tool"]["path"] == shown(r'data-copy-path="([^"]*)"', card) == "a.txt"
-    assert tool["tool"]["title"] in card
+    card = rows[tool["key"]].element
+    assert tool["tool"]["arguments"] == text(card, "pre[data-tool-input][data-body]") == '{\n  "file_path": "a.txt"\n}'
+    assert tool["tool"]["output"] == text(card, "pre[data-tool-output][data-body]") == "alpha"
+    assert tool["tool"]["path"] == one(card, "[data-disclosure-row] [data-copy-path]")["data-copy-path"] == "a.txt"
+    assert text(card, "[data-disclosure-row] > .title") == tool["tool"]["title"]
     assert {b["part"]: (b["total"], b["truncated"]) for b in tool["bodies"]} == {
         "in": (len(tool["tool"]["arguments"]), False),
         "out": (5, False),
@@ -115,13 +104,19 @@ def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
     user = next(r for r in data["rows"] if r["kind"] == "user")
     assert (
         user["blocks"][0]["text"]
-        == shown(r'class="bubble-text" data-body>(.*?)</span>', rows[user["key"]])
+        == text(rows[user["key"]].element, "span.bubble-text[data-body]")
         == "Read a.txt please"
     )
     step = [r for r in data["rows"] if r["kind"] == "assistant-step"][-1]
-    markdown = re.search(r'class="markdown" data-body>(.*?)</div>', rows[step["key"]], re.DOTALL)
-    assert markdown is not None and step["blocks"][0]["text"] == markdown.group(1) == "<p>The file says alpha.</p>\n"
-    assert step["messageId"] in rows[step["key"]]  # the id it links to its identity page
+    markdown = one(rows[step["key"]].element, "div.markdown[data-body]")
+    # the page shows the Markdown as the HTML its twin carries
+    assert markdown.decode_contents() == parse(step["blocks"][0]["text"]).decode()
+    assert [(t.name, text_of(t)) for t in markdown.find_all(True)] == [("p", "The file says alpha.")]
+    # the id it links to its identity page
+    step_row = rows[step["key"]].element
+    assert text(step_row, "a[data-row-message]") == step["messageId"]
+    identity = attrs(step_row, "a[data-identity-link]", "href")
+    assert identity == [f"/sessions/plain-id/messages/{quote(step['messageId'], safe='')}"]
 
 
 def broken_log(tmp_path: Path, session_id: str) -> int:
@@ -147,9 +142,10 @@ def test_a_broken_log_counts_and_shows_every_finding_and_keeps_what_follows_it(t
         event = httpx.get(f"{url}/api/sessions/broken/events/{outside[0]['seq']}").json()
     assert twin["verdict"]["category"] == "refused"
     # the header counts the findings the page shows, one row each, in place
-    findings = re.findall(r'data-diagnostic-code="([^"]+)"', html)
+    findings = attrs(html, "[data-diagnostic-code]", "data-diagnostic-code")
     assert findings == ["defect", "committed-corruption"] == [d["code"] for d in twin["diagnostics"]]
-    assert 'data-diagnostic-count="2"' in facts
+    assert [row.kind for row in flow_rows(html) if select(row.element, "[data-diagnostic-code]")] == ["diagnostic"] * 2
+    assert attrs(facts, "[data-diagnostic-count]", "data-diagnostic-count") == ["2"]
     assert [r["diagnostic"]["code"] for r in twin["rows"] if r["kind"] == "diagnostic"] == findings
     assert "Dropped by dsh" not in html and 'data-diagnostic="dropped"' not in html
     # turn 2, after the garbage, reads as it was written, marked outside what dsh would load
@@ -157,9 +153,10 @@ def test_a_broken_log_counts_and_shows_every_finding_and_keeps_what_follows_it(t
     assert all(f"line {line}" in r["outside"] and "refuses" in r["outside"] for r in outside)
     rows = page_rows(html)
     prompt = next(r for r in outside if r["kind"] == "user")
-    assert prompt["key"].startswith("outside-") and "And again" in rows[prompt["key"]]
-    assert html.count("data-outside-note") == 1 and f"line {line}" in shown(r"data-outside-note>(.*?)</p>", html)
-    assert html.index("data-outside-note") < html.index(f'data-chat-flow-key="{outside[0]["key"]}"')
+    assert prompt["key"].startswith("outside-") and "And again" in text_of(rows[prompt["key"]].element)
+    note = one(html, "[data-outside-note]")
+    assert f"line {line}" in text_of(note)
+    assert position(note) < position(rows[outside[0]["key"]].element)
     assert event["outside"] == outside[0]["outside"] and event["type"] == outside[0]["type"]
 
 
@@ -173,13 +170,14 @@ def test_a_repeated_message_id_anchors_its_later_row_with_a_number_and_warns(tmp
         html = httpx.get(f"{url}/sessions/repeat").text
         twin = httpx.get(f"{url}/api/sessions/repeat").json()
         located = httpx.get(f"{url}/api/sessions/repeat/locate", params={"anchor": anchor}).json()
-    assert f'id="{anchor}"' in html and f'id="msg-{first["data"]["id"]}"' in html
+    anchors = {row.anchor: row.seq for row in flow_rows(html)}
+    assert anchors[anchor] == second["seq"] and anchors[f"msg-{first['data']['id']}"] == first["seq"]
     assert located["seq"] == second["seq"]
     (warning,) = [d for d in twin["diagnostics"] if d["code"] == "repeated-message-id"]
     assert anchor in warning["message"] and warning["severity"] == "warning"
     row = next(i for i, r in enumerate(twin["rows"]) if r["anchor"] == anchor)
     assert twin["rows"][row - 1]["kind"] == "diagnostic"
-    assert re.findall(r'data-diagnostic-code="([^"]+)"', html) == ["repeated-message-id"]
+    assert attrs(html, "[data-diagnostic-code]", "data-diagnostic-code") == ["repeated-message-id"]
 
 
 def test_every_page_carries_the_csp(server: str) -> None:
@@ -219,7 +217,8 @@ def test_context_bodies_have_a_json_twin(tmp_path: Path) -> None:
     with live_server([str(tmp_path)]) as url:
         html = httpx.get(f"{url}/sessions/ctx/contexts/{ctx['seq']}").text
         data = httpx.get(f"{url}/api/sessions/ctx/contexts/{ctx['seq']}").json()
-    assert 'data-context-form="snapshot"' in html and "sandbox:policy" in html
+    assert attrs(html, "[data-context-form]", "data-context-form") == ["snapshot"]
+    assert definitions(one(html, "[data-context-sections]")) == [("sandbox:policy", "workspace-write")]
     assert data["context"]["renderedForm"] == "snapshot"
     assert data["body"]["sections"][0]["name"] == "sandbox:policy"
 
@@ -232,7 +231,7 @@ def test_chinese_is_served_when_the_browser_prefers_it(tmp_path: Path) -> None:
     with live_server([str(tmp_path)]) as url:
         zh = httpx.get(f"{url}/sessions/zh", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}).text
         en = httpx.get(f"{url}/sessions/zh", headers={"Accept-Language": "en-US,zh;q=0.5"}).text
-    assert "上下文注入" in zh and 'lang="zh-CN"' in zh
+    assert "上下文注入" in zh and one(zh, "html")["lang"] == "zh-CN" and one(en, "html")["lang"] == "en"
     assert "Context injection" in en and "上下文注入" not in en
 
 
@@ -253,8 +252,8 @@ def test_a_lone_surrogate_in_a_log_renders_as_a_replacement_character(tmp_path: 
     assert twin.json()["verdict"]["category"] == "accepted"
     assert any(d["code"] == "invalid-utf8" and d["line"] == 4 for d in twin.json()["diagnostics"])
     # the warning is a row of its own, counted, right before the prompt it is about
-    assert re.findall(r'data-diagnostic-code="([^"]+)"', page.text) == ["invalid-utf8"]
-    assert 'data-diagnostic-count="1"' in facts.text
+    assert attrs(page.text, "[data-diagnostic-code]", "data-diagnostic-code") == ["invalid-utf8"]
+    assert attrs(facts.text, "[data-diagnostic-count]", "data-diagnostic-count") == ["1"]
     rows: list[dict[str, Any]] = twin.json()["rows"]
     i = next(i for i, r in enumerate(rows) if r["kind"] == "diagnostic")
     assert rows[i]["diagnostic"]["severity"] == "warning" and (rows[i + 1]["kind"], rows[i + 1]["seq"]) == ("user", 2)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
-from tests.support.rows import flow_items
+from tests.support.rows import attrs, flow_rows, select, text, text_of, texts
 from tests.support.server import live_server
 
 pytestmark = pytest.mark.corpus
@@ -141,8 +140,8 @@ def test_tool_errors_show_their_message_in_the_error_state(server: str, corpus_d
     assert any(
         "FS_NOT_FOUND" in (t["tool"]["errorCode"] or "") or "not found" in t["tool"]["output"].lower() for t in errors
     )
-    html = all_html(server, key)
-    assert 'data-state="error"' in html and '<span class="visually-hidden">Failed</span>' in html
+    failed = select(all_html(server, key, unescaped=False), '[data-tool][data-state="error"]')
+    assert failed and all(texts(row, "[data-disclosure-row] .visually-hidden") == ["Failed"] for row in failed)
 
 
 def test_cancelled_calls_are_stopped(server: str, corpus_dir: Path) -> None:
@@ -152,8 +151,8 @@ def test_cancelled_calls_are_stopped(server: str, corpus_dir: Path) -> None:
 
 
 def test_an_interrupted_step_is_marked_stopped(server: str, corpus_dir: Path) -> None:
-    html = all_html(server, key_of(server, "snapshots/cancel/"))
-    assert "data-stopped>Stopped</span>" in html
+    html = all_html(server, key_of(server, "snapshots/cancel/"), unescaped=False)
+    assert "Stopped" in texts(html, ".assistant-step [data-stopped]")
 
 
 def test_hooks_and_approvals_sit_on_their_tool_row(server: str, corpus_dir: Path) -> None:
@@ -173,11 +172,10 @@ def test_images_are_named_by_their_attachment(server: str, corpus_dir: Path) -> 
 def test_code_mode_sub_calls_nest_under_their_parent(server: str, corpus_dir: Path) -> None:
     (tool,) = [r for r in all_rows(server, key_of(server, "code-mode-turn")) if r["kind"] == "tool-call"]
     assert tool["tool"]["subcalls"] and tool["tool"]["variant"] == "code"
-    html = all_html(server, key_of(server, "code-mode-turn"))
-    assert '<div class="subcall"' in html
+    html = all_html(server, key_of(server, "code-mode-turn"), unescaped=False)
+    shown = [texts(sub, "pre[data-body]") for sub in select(html, "[data-tool-card] ~ div.subcall[data-subcall]")]
     # the twin carries each sub-call's arguments and output, as the page shows them
-    for sub in tool["tool"]["subcalls"]:
-        assert sub["arguments"] in html and (sub["output"] is None or sub["output"] in html)
+    assert shown == [[s["arguments"], *([s["output"]] if s["output"] else [])] for s in tool["tool"]["subcalls"]]
 
 
 def test_packed_chunks_merge_into_their_step(server: str, corpus_dir: Path) -> None:
@@ -190,9 +188,15 @@ def test_packed_chunks_merge_into_their_step(server: str, corpus_dir: Path) -> N
 def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_dir: Path) -> None:
     (retry,) = [r for r in all_rows(server, key_of(server, "built/session.jsonl")) if r["kind"] == "model-retry"]
     assert retry["retry"]["retry"] == "1" and retry["retry"]["maximum"] == "3" and retry["retry"]["seconds"] == "1.5"
-    html = all_html(server, key_of(server, "built/session.jsonl"))
-    assert "Retried model request (1/3) · 1.5s" in html and "Failure reason: rate limited" in html
-    assert re.search(r"What the failed attempt streamed:</p><pre class=\"card-pre\" data-body>par</pre>", html)
+    html = all_html(server, key_of(server, "built/session.jsonl"), unescaped=False)
+    (row,) = [row.element for row in flow_rows(html) if row.kind == "model-retry"]
+    assert text(row, "details[data-retry] > summary") == "Retried model request (1/3) · 1.5s"
+    lines = select(row, "details[data-retry] > p.retry-line")
+    assert any(text_of(line).startswith("Failure reason: rate limited") for line in lines)
+    # what the failed attempt streamed, right under the line that says so
+    (streamed,) = [line for line in lines if text_of(line) == "What the failed attempt streamed:"]
+    body = streamed.find_next_sibling()
+    assert body is not None and body.name == "pre" and body.has_attr("data-body") and text_of(body) == "par"
     real = [r for r in all_rows(server, key_of(server, "empty-response-retry")) if r["kind"] == "model-retry"]
     assert len(real) == 1
 
@@ -238,7 +242,9 @@ def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(server: str, 
     found = httpx.get(f"{server}/api/sessions/{key}/search", params={"kind": "compaction"}).json()["matches"]
     assert len(found) == 1, "the compaction filter finds a /compact marker too"
     page = httpx.get(f"{server}/sessions/{key}").text
-    assert '<option value="turn-max-tokens">' in page and '<option value="partial-stream">' in page
+    assert {"turn-max-tokens", "partial-stream"} <= set(
+        attrs(page, 'form[data-search] select[name="kind"] option', "value")
+    )
 
 
 def test_the_resumed_session_reads_across_its_end_seed(server: str, corpus_dir: Path) -> None:
@@ -259,14 +265,16 @@ def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
         "built/session.jsonl",
     ):
         key = key_of(server, fragment)
-        for kind, seq, html in flow_items(all_html(server, key, unescaped=False)):
-            kinds.add(kind)
-            if kind != "diagnostic":  # a record dsh would not read is no event: its bytes show in the row
-                assert f'href="/sessions/{quote(key, safe="")}/events/{seq}"' in html, (fragment, kind, seq)
+        for row in flow_rows(all_html(server, key, unescaped=False)):
+            kinds.add(row.kind)
+            if row.kind != "diagnostic":  # a record dsh would not read is no event: its bytes show in the row
+                links = attrs(row.element, "a[href]", "href")
+                assert f"/sessions/{quote(key, safe='')}/events/{row.seq}" in links, (fragment, row.kind, row.seq)
     for key in ("session-2d63c78e-16f5-4333-ae51-0ea39805a2a6", "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f"):
-        for kind, seq, html in flow_items(all_html(server, key, unescaped=False)):
-            kinds.add(kind)
-            assert f'href="/sessions/{key}/events/{seq}"' in html, (key, kind, seq)
+        for row in flow_rows(all_html(server, key, unescaped=False)):
+            kinds.add(row.kind)
+            links = attrs(row.element, "a[href]", "href")
+            assert f"/sessions/{key}/events/{row.seq}" in links, (key, row.kind, row.seq)
     assert {
         "turn",
         "step",
@@ -286,7 +294,7 @@ def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
     event = httpx.get(f"{server}/api/sessions/{key}/events/0").json()
     assert event["seq"] == 0 and event["event"]["type"] == event["type"]
     page = httpx.get(f"{server}/sessions/{key}/events/0").text
-    assert "data-event-json" in page
+    assert select(page, "[data-event-json]")
 
 
 def test_subagent_relay_and_notice_render_as_their_forms(server: str, corpus_dir: Path) -> None:

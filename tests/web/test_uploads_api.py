@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import io
-import re
 import sqlite3
 import zipfile
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.support.rows import attrs, select
 from tests.support.server import live_server
 from tests.support.uploads import export_zip_bytes, jsonl_bytes, sqlite_bytes, zstd_bytes
 
@@ -93,7 +93,8 @@ def test_a_partly_broken_log_is_stored_and_shown_with_its_diagnostics(server: st
     detail = httpx.get(f"{server}/api{session['url']}").json()
     assert any(d["file"] == "half-broken.jsonl" and d["line"] == 5 for d in detail["diagnostics"])
     page = httpx.get(server + session["url"]).text
-    assert "half-broken.jsonl" in page and 'data-verdict="refused"' in page
+    assert "half-broken.jsonl" in page
+    assert attrs(page, "[data-session-facts] [data-verdict]", "data-verdict") == ["refused"]
 
 
 def test_a_file_that_is_no_session_log_gets_a_located_message(server: str) -> None:
@@ -285,8 +286,11 @@ def test_the_upload_pages_and_twins_agree(server: str) -> None:
     twin = httpx.get(f"{server}/api/uploads/{body['digest']}").json()
     assert twin == body
     page = httpx.get(server + body["url"]).text
-    assert re.findall(r'data-session-key="([^"]+)"', page) == [s["key"] for s in body["sessions"]]
+    sessions = [s["key"] for s in body["sessions"]]
+    assert attrs(page, "[data-upload-sessions] > li[data-session-key]", "data-session-key") == sessions
+    assert attrs(page, "[data-session-key]", "data-session-key") == sessions  # and no other session on the page
     listing = httpx.get(f"{server}/uploads").text
-    assert f'data-upload="{body["digest"]}"' in listing
+    assert body["digest"] in attrs(listing, "[data-upload-list] > li[data-upload]", "data-upload")
     index = httpx.get(server + "/").text
-    assert "data-upload-zone" in index and 'href="/uploads/' + body["digest"] in index
+    assert select(index, "[data-upload-zone]")
+    assert f"/uploads/{body['digest']}" in attrs(index, "[data-session-list] a[data-upload-link]", "href")
