@@ -85,9 +85,9 @@ class ReadableLog:
         self._records = records  # each outside event's record
         self.unreadable: Mapping[Location, str] = unreadable  # dropped records that failed to read again → why
         first = log.event_count
-        self.types: Sequence[str] = _Joined(
-            log.types, [e["type"] if isinstance(e.get("type"), str) else "" for e in events]
-        )
+        # the log's own list when nothing lies outside dsh's view: the transcript reads a type per event
+        outside = [e["type"] if isinstance(e.get("type"), str) else "" for e in events]
+        self.types: Sequence[str] = _Joined(log.types, outside) if outside else log.types
         ids: dict[int, str] = {}
         kinds: dict[int, str] = {}
         calls: dict[int, str] = {}

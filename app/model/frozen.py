@@ -38,8 +38,19 @@ def _hashable(value: object) -> object:
     return value if not isinstance(value, list) else tuple(value)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
     """A detached, deeply immutable copy of a JSON value."""
+    kind = type(value)
+    # what a JSON decoder makes, tested by exact type first: the ABC checks below cost several times more
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return FrozenDict({str(k): freeze(v) for k, v in value.items()})
+    if kind is list:
+        return tuple(freeze(v) for v in value)
     if isinstance(value, FrozenDict):
         return value
     if isinstance(value, Mapping):

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
@@ -128,9 +129,12 @@ def language(request: Request) -> Strings:
     return strings_for(request.headers.get("accept-language"))
 
 
-def session_entry(request: Request, key: str) -> Entry:
-    """The session at `/sessions/{key}`, or 404: its entry, the log not read."""
-    return web(request).entry(key)
+async def session_entry(request: Request, key: str) -> Entry:
+    """The session at `/sessions/{key}`, or 404: its entry, the log not read. A known key answers at
+    once; only an unknown one looks on disk again, in the thread pool."""
+    state = web(request)
+    entry = state.registry.entry(key)
+    return entry if entry is not None else await run_in_threadpool(state.entry, key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +148,18 @@ def session_of(request: Request, key: str) -> Session:
     return Session(*web(request).session(key))
 
 
-# The dependencies routes declare, so each is written once.
-State = Annotated[WebState, Depends(web)]
-Lang = Annotated[Strings, Depends(language)]
+async def _state(request: Request) -> WebState:
+    return web(request)
+
+
+async def _language(request: Request) -> Strings:
+    return language(request)
+
+
+# The dependencies routes declare, so each is written once. The cheap ones are coroutines, so a
+# request does not pay a thread hop for each; the ones that may read a disk run in the thread pool.
+State = Annotated[WebState, Depends(_state)]
+Lang = Annotated[Strings, Depends(_language)]
 SessionEntry = Annotated[Entry, Depends(session_entry)]
 ReadSession = Annotated[Session, Depends(session_of)]
 
