@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..history.usage import Budget
-from .strings import Strings
+from .strings import Strings, count
 from .wording import WORDS
 
 LEFT, RIGHT, TOP, BOTTOM = 64.0, 80.0, 28.0, 30.0  # the right margin fits a marker label
@@ -79,10 +79,6 @@ def _nice_step(peak: int) -> int:
     return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
 
 
-def _n(value: int) -> str:
-    return f"{value:,}"
-
-
 def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> Chart | None:
     """None when no step reported usage: there is nothing to draw."""
     steps = budget.steps
@@ -120,11 +116,11 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
                 rects.append(rect(stack_x + stack_w + 1, slot * 0.2, bottom, u.output, "budget-output"))
             title += " · " + t(
                 "budget.usageTitle",
-                context=_n(u.context),
-                input=_n(u.input),
-                read=_n(u.cache_read or 0),
-                write=_n(u.cache_write or 0),
-                output=_n(u.output),
+                context=count(u.context),
+                input=count(u.input),
+                read=count(u.cache_read or 0),
+                write=count(u.cache_write or 0),
+                output=count(u.output),
             )
         else:
             title += " · " + t("usage.none")
@@ -135,11 +131,11 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
         label = t(WORDS.markers[replaced.kind])
         detail = t("budget.markerTitle", seq=replaced.seq, kind=label, count=len(replaced.shadowed))
         if replaced.shadowed_tokens is not None:
-            detail += " · " + t("diff.shadowedTokens", tokens=_n(replaced.shadowed_tokens))
+            detail += " · " + t("diff.shadowedTokens", tokens=count(replaced.shadowed_tokens))
         x = round(LEFT + shrink.before_step * slot, 2)
         markers.append(Marker(x, f"budget-marker budget-marker-{replaced.kind}", label, detail))
     step_size = _nice_step(peak)
-    ticks = tuple(Tick(round(bottom - v * scale, 2), _n(v)) for v in range(0, peak + 1, step_size))
+    ticks = tuple(Tick(round(bottom - v * scale, 2), count(v)) for v in range(0, peak + 1, step_size))
     every = max(1, math.ceil(len(steps) / 16))
     labels = tuple(XLabel(round(LEFT + i * slot + slot / 2, 2), s.key) for i, s in enumerate(steps) if i % every == 0)
     right = LEFT + len(steps) * slot

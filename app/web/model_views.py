@@ -26,7 +26,7 @@ from ..history.transcript import Row
 from ..history.usage import Budget
 from ..model.frozen import thaw
 from ..model.values import Message
-from .strings import Strings
+from .strings import Strings, count
 
 SHORT = 160
 
@@ -206,7 +206,7 @@ def setting_view(setting: Setting, t: Strings) -> SettingView:
         text = " · ".join(short(value[k]) for k in ("provider", "model") if k in value)
         if "contextWindow" in value:
             window = value["contextWindow"]
-            text += " · " + t("state.window", tokens=f"{window:,}" if isinstance(window, int) else short(window))
+            text += " · " + t("state.window", tokens=count(window) if isinstance(window, int) else short(window))
     else:
         text = short(value)
     return SettingView(setting.name, text, setting.seq, setting.detail, items)

@@ -24,7 +24,7 @@ from ..log.records import NotASessionLog
 from ..store import UploadStore
 from .registry import Entry, Registry
 from .settings import Settings
-from .strings import Strings, strings_for
+from .strings import Strings, count, strings_for
 from .wording import WORDS
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -71,6 +71,7 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["row_kinds"] = ROW_KINDS
     templates.env.globals["rendered_forms"] = RENDERED_FORMS
     templates.env.globals["words"] = WORDS
+    templates.env.filters["count"] = count
     return templates
 
 

@@ -596,6 +596,11 @@ class Strings:
         return self(text) if isinstance(text, Phrase) else text
 
 
+def count(value: int | None) -> str:
+    """A count as every page prints it: digits grouped by thousands (`46,240,000`); `—` when unknown."""
+    return "—" if value is None else f"{value:,}"
+
+
 ENGLISH = Strings("en", EN)
 CHINESE = Strings("zh", ZH)
 

@@ -257,3 +257,22 @@ def test_a_lone_surrogate_in_a_log_renders_as_a_replacement_character(tmp_path: 
     rows: list[dict[str, Any]] = twin.json()["rows"]
     i = next(i for i, r in enumerate(rows) if r["kind"] == "diagnostic")
     assert rows[i]["diagnostic"]["severity"] == "warning" and (rows[i + 1]["kind"], rows[i + 1]["seq"]) == ("user", 2)
+
+
+def test_counts_read_with_their_thousands_grouped_in_the_header(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.add("turn/start", {"turn": 1})
+    b.add("step/start", {"turn": 1, "step": 1})
+    b.user("Summarize the repository")
+    usage = {"inputTokens": 46_240_000, "outputTokens": 1_234, "cacheReadTokens": 5_000_000}
+    b.assistant(1, 1, [{"type": "text", "text": "Done."}], usage=usage)
+    b.add("step/end", {"turn": 1, "step": 1})
+    b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    (tmp_path / "big.jsonl").write_bytes(b"\n".join(orjson.dumps(e) for e in [header("big"), *b.events]) + b"\n")
+    with live_server([str(tmp_path)]) as url:
+        facts = httpx.get(f"{url}/sessions/big/facts").text
+        budget = httpx.get(f"{url}/sessions/big/steps").text
+    shown = text(facts, "[data-session-usage]")
+    assert "46,240,000" in shown and "5,000,000" in shown and "1,234" in shown, shown
+    assert "46240000" not in shown
+    assert "51,240,000" in text_of(one(budget, '[data-step-row="1.1"]'))  # input and cache read, billed as context
