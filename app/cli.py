@@ -10,23 +10,23 @@ from typing import Any, TextIO
 
 import orjson
 
-from .forms import project_context
+from .forms import RENDERED_FORMS, RenderedForm, project_context
 from .history.session import SessionLog, load_session
-from .history.transcript import user_message_kind
+from .history.transcript import transcript_rows
 from .log.records import NotASessionLog
 from .log.sources import Discovery, UnreadablePath, discover
+from .web.settings import Settings
 
-CONTEXT_FORMS = ("instructions", "catalog", "snapshot", "notice", "relay", "recall", "opaque")
 
-
-def context_counts(log: SessionLog) -> dict[str, int]:
-    """Context rows by the form that renders (not the declared one)."""
-    counts = dict.fromkeys(CONTEXT_FORMS, 0)
-    for seq, kind in enumerate(log.types):
-        if kind == "user/message":
-            event = log.event(seq)
-            if event.message is not None and user_message_kind(event, set()) == "context":
-                counts[project_context(event.message).rendered_form or "opaque"] += 1
+def context_counts(log: SessionLog) -> dict[RenderedForm, int]:
+    """The context rows of dsh's view by the form that renders (not the declared one)."""
+    counts = dict.fromkeys(RENDERED_FORMS, 0)
+    readable, rows = transcript_rows(log)
+    for row in rows:
+        if row.kind == "context" and row.outside is None:
+            message = readable.event(row.seq).message
+            if message is not None:
+                counts[project_context(message).form] += 1
     return counts
 
 
@@ -157,7 +157,7 @@ def run_serve(
 
     from .web.app import create_app
     from .web.serving import bind, bound_port, server
-    from .web.settings import Settings, default_data_dir
+    from .web.settings import default_data_dir
     from .web.state import compile_templates
 
     config = Settings(host=host, port=port, data_dir=data_dir or default_data_dir(), allowed_hosts=tuple(allow_hosts))
@@ -214,8 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print one JSON document")
     serve = sub.add_parser("serve", help="serve the web inspector")
     serve.add_argument("paths", nargs="*", metavar="PATH", help="log files, folders or dsh roots")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks any free port)")
+    defaults = Settings()  # the server's own defaults, defined once (a light import: no web stack)
+    serve.add_argument("--host", default=defaults.host, help=f"address to bind (default {defaults.host})")
+    serve.add_argument(
+        "--port", type=int, default=defaults.port, help=f"port (default {defaults.port}; 0 picks any free port)"
+    )
     serve.add_argument(
         "--data-dir", metavar="DIR", help="where uploads are kept (default: dsh-inspect in the user's data folder)"
     )

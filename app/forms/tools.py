@@ -107,13 +107,14 @@ def present_tool(name: str, raw_arguments: Any, cwd: str | None = None) -> ToolP
     return ToolPresentation(variant, title, summary, path, pretty)
 
 
-def result_text(
-    content: tuple[ContentBlock, ...] | None, error_name: Any = None, error_code: str | None = None
-) -> str | None:
+def result_text(content: tuple[ContentBlock, ...] | None, error_name: Any = None, error_code: Any = None) -> str | None:
     """A tool result's OUT (UI.md §5.3): its text blocks joined by `\n`, other blocks as pretty JSON,
-    or `name: code` for an error with no content; None for no result at all."""
-    if not content and error_code:
-        return f"{js_string(error_name) if error_name is not None else 'Error'}: {error_code}"
-    if content is None:
-        return None
-    return "\n".join(b.text if isinstance(b, TextBlock) else pretty_json(b.to_json()) for b in content)
+    or `name: code` for an error whose result says nothing; None for no result at all."""
+    text = (
+        None
+        if content is None
+        else "\n".join(b.text if isinstance(b, TextBlock) else pretty_json(b.to_json()) for b in content)
+    )
+    if not text and error_code:
+        return f"{js_string(error_name) if error_name is not None else 'Error'}: {js_string(error_code)}"
+    return text

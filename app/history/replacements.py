@@ -43,10 +43,7 @@ def replacement(log: SessionLog, seq: int) -> Replacement | None:
         kind = "rewrite"
     else:
         message = log.event(seq).message
-        is_checkpoint = (
-            message is not None and message.source.kind == "plugin" and message.source.get("plugin") == "compact"
-        )
-        kind = "compaction" if is_checkpoint else "replace"
+        kind = "compaction" if message is not None and message.is_checkpoint else "replace"
     tokens = None
     if seq > 0 and log.types[seq - 1] in ("compaction/summary", "compaction/prune"):
         data = log.event(seq - 1).data

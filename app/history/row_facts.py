@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..log.diagnostics import Diagnostic
+from ..model.rules import BOOKKEEPING_TYPES
 from ..model.values import ContentBlock, Event, Message, ToolResultBlock, block_from_json
 from .readable import ReadableLog
 from .session import TailRecord
@@ -120,7 +121,7 @@ class ToolFacts:
     # the result's content (its tool-result block's); None: no result, or one whose message holds nothing
     result: tuple[ContentBlock, ...] | None
     error_name: Any  # the result's `error.name`, when it logged an error
-    error_code: str | None
+    error_code: Any  # its `error.code` as logged (a string, normally); None when absent
     duration_ms: int | None
     subcalls: tuple[SubcallFacts, ...]
     notes: tuple[ToolNote, ...]  # hooks, approvals and prunings, in log order
@@ -187,6 +188,7 @@ class EventFacts:
     type: str
     fields: tuple[tuple[str, str | int | float], ...]  # its scalar data fields
     event: Mapping[str, Any]  # the event as stored (after dsh's upgrades)
+    bookkeeping: bool  # the harness's bookkeeping, not conversation (`model.rules.BOOKKEEPING_TYPES`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +225,18 @@ def reports_error(facts: RowFacts) -> bool:
         return facts.reason == "error"
     if isinstance(facts, FindingFacts):
         return facts.diagnostic.severity == "error"
+    return False
+
+
+def reports_stop(facts: RowFacts) -> bool:
+    """Whether the row reports something that stopped short without failing: a tool call stopped
+    before or while it ran, a turn at its output token limit, a warning. The page marks these amber."""
+    if isinstance(facts, ToolFacts):
+        return facts.outcome == "stopped"
+    if isinstance(facts, TurnStopFacts):
+        return facts.reason == "max-tokens"
+    if isinstance(facts, FindingFacts):
+        return facts.diagnostic.severity == "warning"
     return False
 
 
@@ -264,7 +278,7 @@ def row_facts(log: ReadableLog, row: Row) -> RowFacts:
         end = _first(log, row.link("end"))
         return BoundaryFacts(data.get("step"), _duration(event, end), None, _logged_usage(log, row.link("usage-only")))
     fields = tuple((k, v) for k, v in data.items() if isinstance(v, str | int | float) and not isinstance(v, bool))
-    return EventFacts(event.type, fields, event.raw)
+    return EventFacts(event.type, fields, event.raw, event.type in BOOKKEEPING_TYPES)
 
 
 def usage_counts(usage: Any) -> UsageCounts:
@@ -327,15 +341,14 @@ def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
     content, is_error = _result(message)
     error = result.data.get("error") if result is not None and isinstance(result.data, dict) else None
     error = error if isinstance(error, dict) else {}
-    code = error.get("code")
-    error_code = code if isinstance(code, str) else None
+    error_code = error.get("code")
     outcome: ToolOutcome
     if result is None:
         outcome = "running"
-    elif error_code in STOPPED_CODES:
+    elif isinstance(error_code, str) and error_code in STOPPED_CODES:
         outcome = "stopped"
     else:
-        outcome = "error" if is_error or error_code else "ok"
+        outcome = "error" if is_error or bool(error_code) else "ok"  # any code that says something is a failure
     notes: list[ToolNote] = [_note(log.event(seq)) for seq in row.link("hooks") + row.link("approvals")]
     notes += [PrunedAt(seq, _result(log.event(seq).message)[0]) for seq in row.link("pruned")]
     return ToolFacts(

@@ -49,6 +49,9 @@ RowKind = Literal[
     "diagnostic",
 ]
 ROW_KINDS: tuple[RowKind, ...] = get_args(RowKind)
+# A kind that names a family takes its members when rows are filtered by kind: a /compact marker
+# is a compaction too.
+KIND_FAMILIES: Mapping[str, frozenset[str]] = {"compaction": frozenset({"compaction", "manual-compaction"})}
 
 # Rows that are a message of their own, and rows that stand for the message of one of their links:
 # the result a tool row shows, the checkpoint a /compact marker stands for, the empty message a
@@ -139,14 +142,22 @@ class _Inbox:
 
 
 def is_checkpoint(event: Event) -> bool:
+    """A checkpoint's replace of the surface: it becomes a compaction marker (FORMAT.md §5.5)."""
     message = event.message
     return (
         event.type == "user/message"
         and isinstance(event.surface_op, dict)
         and message is not None
-        and message.source.kind == "plugin"
-        and message.source.get("plugin") == "compact"
+        and message.is_checkpoint
     )
+
+
+def appended_kind(source_kind: str, message_id: str, claimed: set[str]) -> RowKind:
+    """The row an appended `user/message` becomes (FORMAT.md §5.5): a person's prompt, or steering when
+    its id was claimed from the `next-step` inbox; any other source is injected context."""
+    if source_kind == "user":
+        return "steering" if message_id in claimed else "user"
+    return "context"
 
 
 def user_message_kind(event: Event, claimed: set[str]) -> RowKind | None:
@@ -155,9 +166,7 @@ def user_message_kind(event: Event, claimed: set[str]) -> RowKind | None:
     if message is None:
         return None
     if event.surface_op == "append":
-        if message.source.kind == "user":
-            return "steering" if message.id in claimed else "user"
-        return "context"
+        return appended_kind(message.source.kind, message.id, claimed)
     return "compaction" if is_checkpoint(event) else None
 
 
@@ -334,12 +343,9 @@ def _assistant(b: _Builder, e: _Lazy) -> None:
 def _user(b: _Builder, e: _Lazy) -> None:
     kind = e.log.source_kinds.get(e.seq)
     if kind is not None and e.surface_op == "append":  # the common case, read from the scan's facts
-        if kind == "user":
-            b.add("steering" if e.log.message_ids[e.seq] in b.inbox.claimed else "user", e.seq)
-        else:
-            if kind == "session-reference":
-                b.recalls.add(e.seq)
-            b.add("context", e.seq)
+        if kind == "session-reference":
+            b.recalls.add(e.seq)
+        b.add(appended_kind(kind, e.log.message_ids[e.seq], b.inbox.claimed), e.seq)
         return
     row_kind = user_message_kind(e.event, b.inbox.claimed)
     if row_kind == "compaction":

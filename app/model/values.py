@@ -126,6 +126,17 @@ class Message:
             "source": self.source.to_json(),
         }
 
+    @property
+    def is_checkpoint(self) -> bool:
+        """A compaction checkpoint: the message a compaction put in place of what it shadowed (FORMAT.md §5.6)."""
+        return self.source.kind == "plugin" and self.source.get("plugin") == "compact"
+
+    @property
+    def is_context(self) -> bool:
+        """Injected context: a user-role message that neither a person nor a tool wrote (FORMAT.md §5.5),
+        a checkpoint included."""
+        return self.role == "user" and self.source.kind not in ("user", "tool")
+
     def text(self) -> str:
         """Adjacent text blocks joined without separator, as adapters do."""
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))

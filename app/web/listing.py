@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from ..history.session import SessionLog
 from .entries import entry_json
 from .registry import Entry
-from .state import WebState, session_url, web
+from .state import State, WebState, session_url
 from .wording import UNREADABLE
 
 router = APIRouter()
@@ -85,19 +85,17 @@ def listing(state: WebState, q: str, page: int, size: int | None = PAGE_SIZE) ->
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
-def index(request: Request, q: str = "", page: int = Query(1, ge=1)) -> HTMLResponse:
-    state = web(request)
+def index(request: Request, state: State, q: str = "", page: int = Query(1, ge=1)) -> HTMLResponse:
     return state.page(request, "index.html", **listing(state, q, page))
 
 
 @router.get("/api/sessions", summary="The loaded sessions (header facts; summaries once read)")
 def api_sessions(
-    request: Request,
+    state: State,
     q: str = "",
     page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; without it, every session"),
     summaries: bool = False,
 ) -> dict[str, Any]:
-    state = web(request)
     data = listing(state, q, page or 1, PAGE_SIZE if page is not None else None)
     if summaries:
         for item in data["sessions"]:
@@ -107,9 +105,8 @@ def api_sessions(
 
 
 @router.get("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)
-def summaries_partial(request: Request, keys: str = "") -> HTMLResponse:
+def summaries_partial(request: Request, state: State, keys: str = "") -> HTMLResponse:
     """Fills a page's titles, counts and verdicts in place (htmx out-of-band swaps)."""
-    state = web(request)
     items = []
     for key in keys.split(",")[:PAGE_SIZE]:
         entry = state.registry.entry(key)

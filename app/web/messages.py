@@ -16,7 +16,7 @@ from ..forms import ContextView, project_context
 from ..forms.message_body import BodyPart, body_parts
 from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity, message_identity
 from ..model.values import Message
-from .model_views import identity_json, is_context, message_url, role_key
+from .model_views import identity_json, message_url, role_key
 from .request_index import page_head, requests_of, transcript_anchors, transcript_link
 from .state import ReadSession, State, WebState
 
@@ -36,7 +36,7 @@ class Content:
 def content_of(message: Message | None) -> Content | None:
     if message is None:
         return None
-    if is_context(message):
+    if message.is_context:
         return Content(role_key(message), message.source.kind, project_context(message), ())
     return Content(role_key(message), message.source.kind, None, body_parts(message))
 

@@ -38,11 +38,6 @@ def short(value: Any) -> str:
     return text if len(text) <= SHORT else text[: SHORT - 1] + "…"
 
 
-def is_context(message: Message) -> bool:
-    """A non-user `user/message` is injected context (FORMAT.md §5.5), a checkpoint included."""
-    return message.role == "user" and message.source.kind not in ("user", "tool")
-
-
 def role_key(message: Message) -> str:
     if message.role == "assistant":
         return "role.assistant"
@@ -50,7 +45,7 @@ def role_key(message: Message) -> str:
         return "role.toolResult"
     if message.source.kind == "user":
         return "role.user"
-    if message.source.kind == "plugin" and message.source.get("plugin") == "compact":
+    if message.is_checkpoint:
         return "role.checkpoint"
     return "role.context" if message.role == "user" else "role.other"
 
@@ -79,7 +74,7 @@ class MessageRow:
 def message_row(
     position: int, seq: int, message: Message, *, replaced: bool = False, inherited: bool = False
 ) -> MessageRow:
-    context = project_context(message) if is_context(message) else None
+    context = project_context(message) if message.is_context else None
     return MessageRow(
         position,
         seq,
@@ -185,7 +180,7 @@ class SettingView:
     name: str
     text: str
     seq: int | None
-    detail: str | None
+    detail: str | None  # where the value came from: `state.fromHeader` worded, or as the log says
     items: tuple[str, ...]  # a todo list, one line per item
 
 
@@ -209,7 +204,8 @@ def setting_view(setting: Setting, t: Strings) -> SettingView:
             text += " · " + t("state.window", tokens=count(window) if isinstance(window, int) else short(window))
     else:
         text = short(value)
-    return SettingView(setting.name, text, setting.seq, setting.detail, items)
+    detail = t("state.fromHeader") if setting.detail == "header" else setting.detail
+    return SettingView(setting.name, text, setting.seq, detail, items)
 
 
 def state_views(state: SessionState, t: Strings) -> tuple[SettingView, ...]:

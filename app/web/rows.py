@@ -41,13 +41,13 @@ from ..history.row_facts import (
     TurnStopFacts,
     UsageCounts,
     reports_error,
+    reports_stop,
     row_facts,
 )
 from ..history.transcript import Row
-from ..model.rules import BOOKKEEPING_TYPES
 from ..model.values import ContentBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from .markdown import render_markdown
-from .strings import Phrase, Text, phrase
+from .strings import Phrase, Text, count, phrase
 from .wording import WORDS
 
 
@@ -117,6 +117,10 @@ class ToolSubcall:
     is_error: bool
     output: Body | None
 
+    @property
+    def state(self) -> str:
+        return "error" if self.is_error else "ok"
+
 
 @dataclass(frozen=True, slots=True)
 class ToolView:
@@ -161,7 +165,7 @@ class CommandView:
 class RetryView:
     """A model request retry notice (`model-retry`, UI.md §5.6)."""
 
-    label: Phrase
+    summary: Phrase  # Retried model request (1/3) · 1.5s (UI.md §5.6)
     retry: str
     maximum: str
     seconds: str
@@ -195,7 +199,6 @@ class EventView:
 
     label: Text
     type: str
-    bookkeeping: bool  # harness bookkeeping, not conversation (`model.rules.BOOKKEEPING_TYPES`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +241,6 @@ class RowView:
     state: str = ""  # the row's `data-state`: ok, error, stopped, running, … (per kind, UI.md §5)
     fact_phrases: tuple[Phrase, ...] = ()  # small labelled facts: durations, token counts, usage
     detail: Body | None = None  # the row's expandable text (command output, raw JSON of a compact row)
-    message_id: str | None = None  # the message the row is: it anchors at `msg-{id}`
 
     @property
     def error(self) -> bool:
@@ -247,15 +249,11 @@ class RowView:
 
     @property
     def dot(self) -> Dot | None:
-        """The state dot the row's header shows instead of its icon: red exactly when it reports an error."""
+        """The state dot the row's header shows instead of its icon: red exactly when it reports an
+        error, amber when it reports a stop (`history.row_facts`)."""
         if self.error:
             return "error"
-        return "stopped" if self.state in ("stopped", "warning") or self.row.kind == "turn-max-tokens" else None
-
-    @property
-    def bookkeeping(self) -> bool:
-        """Whether the row shows harness bookkeeping rather than conversation."""
-        return isinstance(self.part, EventView) and self.part.bookkeeping
+        return "stopped" if reports_stop(self.facts) else None
 
     @property
     def step(self) -> str | None:
@@ -264,16 +262,15 @@ class RowView:
 
     @property
     def identity(self) -> str | None:
-        """The message id the row shows and links to its identity page: the row's own message, else
-        the result a tool row shows or the checkpoint a `/compact` marker stands for. Those rows
-        anchor at their call or command, so the id is theirs to show but not their anchor."""
-        if self.message_id is not None:
-            return self.message_id
-        if isinstance(self.part, ToolView):
-            return self.part.result_message_id
-        if isinstance(self.part, CommandView) and self.part.marker is not None:
-            return self.part.marker.checkpoint_id
-        return None
+        """The message the row stands for (`Row.message`), whose id it shows and whose identity page it
+        links: its own message, or the result a tool row shows, the checkpoint a `/compact` marker stands
+        for, the empty message a partial stream or a step hosts. The row anchors at `msg-{id}`."""
+        return self.row.message
+
+    @property
+    def bookkeeping(self) -> bool:
+        """Whether the row shows harness bookkeeping rather than conversation."""
+        return isinstance(self.facts, EventFacts) and self.facts.bookkeeping
 
     def bodies(self) -> Iterator[Body]:
         """Every body the row shows (context bodies keep their own, contractual bound: UI.md §3)."""
@@ -358,8 +355,13 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
     return tuple(out)
 
 
+def _number(value: object) -> str:
+    """A count as every page prints it (`strings.count`); anything else a log wrote, as JavaScript would."""
+    return count(value) if isinstance(value, int) and not isinstance(value, bool) else js_string(value)
+
+
 def usage_phrases(usage: UsageCounts) -> tuple[Phrase, ...]:
-    return tuple(phrase(WORDS.usage[name], count=count) for name, count in usage)
+    return tuple(phrase(WORDS.usage[name], count=_number(value)) for name, value in usage)
 
 
 def _note(note: ToolNote) -> Phrase:
@@ -390,7 +392,7 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         arguments=Body("in", presentation.arguments),
         output=Body("out", output) if output is not None else None,
         output_error=error,
-        error_code=facts.error_code,
+        error_code=js_string(facts.error_code) if facts.error_code is not None else None,
         subcalls=tuple(
             ToolSubcall(
                 s.name,
@@ -410,7 +412,7 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
 
 def _marker(facts: CompactionFacts, title: Text, fallback: str) -> MarkerView:
     body = Body("summary", facts.summary, markdown=True) if facts.summary else None
-    tokens = js_string(facts.tokens) if facts.tokens is not None else None
+    tokens = _number(facts.tokens) if facts.tokens is not None else None
     summary: Text
     if facts.items is not None and tokens is not None:
         summary = phrase("message.compaction.completed", items=facts.items, tokens=tokens)
@@ -424,10 +426,13 @@ def _retry_view(facts: RetryFacts) -> RetryView:
     seconds = (
         js_string(round(delay / 1000, 3)) if isinstance(delay, int | float) and not isinstance(delay, bool) else "?"
     )
+    retry = js_string(facts.retry)
+    maximum = js_string(facts.max_retries) if facts.max_retries is not None else "∞"
+    label = phrase(WORDS.retry_outcomes[facts.outcome])
     return RetryView(
-        label=phrase(WORDS.retry_outcomes[facts.outcome]),
-        retry=js_string(facts.retry),
-        maximum=js_string(facts.max_retries) if facts.max_retries is not None else "∞",
+        summary=phrase("retry.summary", label=label, retry=retry, maximum=maximum, seconds=seconds),
+        retry=retry,
+        maximum=maximum,
         seconds=seconds,
         delay=phrase("retry.delay", ms=js_string(delay)),
         message=facts.failure_message,
@@ -450,7 +455,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         else:
             labels = session_recall_labels(facts.recall.source) if facts.recall is not None else ()
             part = BubbleView(content_blocks(message.content, markdown=False), labels)
-        return RowView(row, facts, part, anchor, kind_type, message_id=message.id)
+        return RowView(row, facts, part, anchor, kind_type)
     if isinstance(facts, AssistantFacts):
         return RowView(
             row,
@@ -460,7 +465,6 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             kind_type,
             state="stopped" if facts.interrupted else "ok",
             fact_phrases=usage_phrases(facts.usage),
-            message_id=facts.message.id,
         )
     if isinstance(facts, StreamFacts):
         return RowView(
@@ -504,9 +508,9 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             state=facts.outcome,
             detail=Body("detail", text) if "\n" in text else None,
         )
-    if isinstance(facts, CompactionFacts):  # the row is its checkpoint message (`Row.message`)
+    if isinstance(facts, CompactionFacts):
         marker = _marker(facts, phrase("message.compaction"), "")
-        return RowView(row, facts, marker, anchor, kind_type, message_id=row.message)
+        return RowView(row, facts, marker, anchor, kind_type)
     if isinstance(facts, RetryFacts):
         return RowView(row, facts, _retry_view(facts), anchor, kind_type, state=facts.outcome)
     if isinstance(facts, TurnStopFacts):
@@ -529,7 +533,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
     return RowView(
         row,
         facts,
-        EventView(event_label, facts.type, facts.type in BOOKKEEPING_TYPES),
+        EventView(event_label, facts.type),
         anchor,
         kind_type,
         title=facts.type,

@@ -25,7 +25,7 @@ from ..history.row_facts import (
     TurnStopFacts,
     reports_error,
 )
-from ..history.transcript import Row, RowKind
+from ..history.transcript import KIND_FAMILIES, Row, RowKind
 from ..model.values import Message, ReasoningBlock, TextBlock, ToolResultBlock
 
 
@@ -83,16 +83,12 @@ def searchable(row: Row, facts: RowFacts) -> Searchable:
     return Searchable(text.lower(), row.kind, form, tool, reports_error(facts))
 
 
-# a filter that names a family takes its members: a /compact marker is a compaction too
-_KIND_FAMILIES: dict[str, frozenset[str]] = {"compaction": frozenset({"compaction", "manual-compaction"})}
-
-
 def search(
     rows: list[Searchable], *, q: str = "", kind: str = "", form: str = "", tool: str = "", errors: bool = False
 ) -> list[int]:
     """Indexes of the rows matching every given criterion."""
     needle = q.strip().lower()
-    kinds = _KIND_FAMILIES.get(kind, frozenset({kind}))
+    kinds = KIND_FAMILIES.get(kind, frozenset({kind}))
     return [
         i
         for i, f in enumerate(rows)

@@ -17,7 +17,7 @@ from ..history.requests import StepRequests, step_requests
 from ..history.usage import Budget, session_budget
 from ..model.values import Message
 from .budget_chart import budget_chart
-from .model_views import CallView, budget_json, is_context, message_url, role_key, step_json, step_views
+from .model_views import CallView, budget_json, message_url, role_key, step_json, step_views
 from .request_index import page_head, requests_of, transcript_anchors, transcript_link
 from .state import Lang, ReadSession, State, WebState, session_url
 
@@ -103,7 +103,7 @@ def _message_at(session: ReadSession, seq: int) -> Message:
 @router.get("/sessions/{key}/message-bodies/{seq}", response_class=HTMLResponse, include_in_schema=False)
 def message_body(request: Request, state: State, session: ReadSession, seq: int) -> HTMLResponse:
     message = _message_at(session, seq)
-    if is_context(message):
+    if message.is_context:
         return state.page(request, "forms/body.html", view=project_context(message))
     return state.page(request, "messages/body.html", parts=body_parts(message))
 
@@ -111,7 +111,7 @@ def message_body(request: Request, state: State, session: ReadSession, seq: int)
 @router.get("/api/sessions/{key}/message-bodies/{seq}", summary="The message an event holds, as the model read it")
 def api_message_body(session: ReadSession, seq: int) -> dict[str, Any]:
     message = _message_at(session, seq)
-    view = project_context(message) if is_context(message) else None
+    view = project_context(message) if message.is_context else None
     return {
         "seq": seq,
         "role": message.role,

@@ -31,7 +31,6 @@ EN: dict[str, str] = {
     "message.referenceSeparator": ", ",
     "message.compaction": "Context compacted",
     "message.compaction.completed": "Compacted {items} history items (~{tokens} tokens)",
-    "message.unknownSurface": "Unknown surface event: {type}",
     # model view, message identity and context budget (issue 6)
     "model.link": "Model view",
     "model.title": "What the model read · turn {turn} step {step}",
@@ -157,7 +156,6 @@ EN: dict[str, str] = {
     "budget.legendMarker": "compaction or pruning",
     "app.title": "dsh-inspect",
     "app.sessions": "Sessions",
-    "app.theme": "Theme",
     "app.theme.toggle": "Switch between light and dark",
     "session.events": "{count} events",
     "session.messages": "{count} model-visible messages",
@@ -167,7 +165,6 @@ EN: dict[str, str] = {
     "verdict.repaired": "repaired",
     "verdict.refused": "refused",
     "verdict.unsupported": "unsupported",
-    "row.event": "Event",
     "row.unknownEvent": "Unknown event: {type}",
     "row.diagnostic": "Not read by dsh",
     "row.stopped": "Stopped",
@@ -209,6 +206,7 @@ EN: dict[str, str] = {
     "retry.delay": "Retry delay: {ms}ms",
     "retry.reason": "Failure reason: {message}",
     "retry.streamed": "What the failed attempt streamed:",
+    "retry.summary": "{label} ({retry}/{maximum}) · {seconds}s",
     "turn.failed": "This turn failed",
     "turn.maxTokens": "Output token limit reached",
     "turn.maxTokensHint": "The model stopped at its output token limit.",
@@ -422,9 +420,7 @@ ZH: dict[str, str] = {
     "message.referenceSeparator": "、",
     "message.compaction": "上下文已压缩",
     "message.compaction.completed": "已压缩 {items} 条历史记录（约 {tokens} tokens）",
-    "message.unknownSurface": "未知 surface 事件：{type}",
     "app.sessions": "会话",
-    "app.theme": "主题",
     "app.theme.toggle": "切换浅色与深色",
     "session.events": "{count} 个事件",
     "session.messages": "{count} 条模型可见消息",
@@ -434,7 +430,6 @@ ZH: dict[str, str] = {
     "verdict.repaired": "已修复",
     "verdict.refused": "被拒绝",
     "verdict.unsupported": "不支持",
-    "row.event": "事件",
     "row.unknownEvent": "未知事件：{type}",
     "row.diagnostic": "dsh 不会读取",
     "row.stopped": "已停止",
@@ -476,6 +471,7 @@ ZH: dict[str, str] = {
     "retry.delay": "重试延迟：{ms}ms",
     "retry.reason": "失败原因：{message}",
     "retry.streamed": "失败的尝试已输出：",
+    "retry.summary": "{label}（{retry}/{maximum}）· {seconds} 秒",
     "turn.failed": "本轮失败",
     "turn.maxTokens": "已达到输出 token 上限",
     "turn.maxTokensHint": "模型在输出 token 上限处停止。",
@@ -589,7 +585,10 @@ class Strings:
             text = self.table[name]
         except KeyError:
             raise MissingString(f"no interface string {name!r} in {self.lang}") from None
-        return interpolate(text, values) if values else text
+        if not values:
+            return text
+        # a phrase among the values (a label inside a line) is worded in this same language
+        return interpolate(text, {k: self(v) if isinstance(v, Phrase) else v for k, v in values.items()})
 
     def word(self, text: Text) -> str:
         """A view's text: the log's words as they are, a phrase worded in this language."""

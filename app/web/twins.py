@@ -9,7 +9,7 @@ kind-specific facts sit under a key of their own (`tool`, `command`, `compaction
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -31,6 +31,7 @@ from .rows import (
     ToolView,
     rendered_markdown,
 )
+from .strings import ENGLISH
 
 
 class Twin(BaseModel):
@@ -105,7 +106,7 @@ class CommandJson(Twin):
 
 
 class RetryJson(Twin):
-    label: str
+    summary: str
     retry: str
     maximum: str
     seconds: str
@@ -144,12 +145,13 @@ class RowJson(Twin):
     anchor: str
     links: dict[str, list[int]]
     type: str | None
-    message_id: str | None
+    message_id: str | None  # the message the row stands for: it anchors at `msg-{messageId}`
     step: str | None
     title: str
     summary: str
     state: str
     error: bool  # the row reports a failure: a red dot on the page, a hit of *errors only*
+    dot: Literal["error", "stopped"] | None  # the state dot the row shows: red for an error, amber for a stop
     bookkeeping: bool
     facts: list[str]
     detail: str | None
@@ -238,7 +240,7 @@ def _compaction(marker: MarkerView) -> CompactionJson:
 def _context(c: ContextView) -> ContextJson:
     return ContextJson(
         role=c.role,
-        title=c.title_key,
+        title=ENGLISH(c.title_key),
         label=c.label,
         declared_form=c.declared_form,
         rendered_form=c.rendered_form,
@@ -276,12 +278,13 @@ def row_json(view: RowView) -> RowJson:
         anchor=view.anchor,
         links={k: list(v) for k, v in view.row.links},
         type=view.type,
-        message_id=view.message_id,
+        message_id=view.identity,
         step=view.step,
         title=str(view.title),
         summary=str(view.summary),
         state=view.state,
         error=view.error,
+        dot=view.dot,
         bookkeeping=view.bookkeeping,
         facts=[str(p) for p in view.fact_phrases],
         detail=view.detail.text if view.detail is not None else None,
@@ -295,7 +298,7 @@ def row_json(view: RowView) -> RowJson:
         compaction=_compaction(marker) if marker is not None else None,
         retry=(
             RetryJson(
-                label=str(part.label),
+                summary=str(part.summary),
                 retry=part.retry,
                 maximum=part.maximum,
                 seconds=part.seconds,

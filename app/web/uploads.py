@@ -23,7 +23,7 @@ from ..log.sources import escapes
 from ..store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
 from .entries import entry_json
 from .registry import Entry, url_safe_id
-from .state import SessionEntry, State, WebState, web
+from .state import SessionEntry, State, WebState
 
 router = APIRouter()
 CHUNK = 1 << 20
@@ -108,8 +108,7 @@ def _no_room(name: str, exc: OSError) -> JSONResponse:
         }
     },
 )
-async def create_upload(request: Request, name: str | None = Query(None, max_length=1000)) -> Response:
-    state = web(request)
+async def create_upload(request: Request, state: State, name: str | None = Query(None, max_length=1000)) -> Response:
     store = _store(state)
     shown = clean_name(name)
     declared = request.headers.get("content-length", "")
@@ -160,33 +159,28 @@ async def create_upload(request: Request, name: str | None = Query(None, max_len
 
 
 @router.get("/api/uploads", summary="Every stored upload with its sessions")
-def api_uploads(request: Request) -> dict[str, Any]:
-    state = web(request)
+def api_uploads(state: State) -> dict[str, Any]:
     state.registry.refresh()
     return {"uploads": [upload_json(state, u) for u in _store(state).uploads()]}
 
 
 @router.get("/uploads", response_class=HTMLResponse, include_in_schema=False)
-def uploads_page(request: Request) -> HTMLResponse:
-    state = web(request)
-    return state.page(request, "uploads.html", **api_uploads(request))
+def uploads_page(request: Request, state: State) -> HTMLResponse:
+    return state.page(request, "uploads.html", **api_uploads(state))
 
 
 @router.get("/api/uploads/{digest}", summary="One upload and its sessions")
-def api_upload(request: Request, digest: str) -> dict[str, Any]:
-    state = web(request)
+def api_upload(state: State, digest: str) -> dict[str, Any]:
     return upload_json(state, _upload(state, digest))
 
 
 @router.get("/uploads/{digest}", response_class=HTMLResponse, include_in_schema=False)
-def upload_page(request: Request, digest: str) -> HTMLResponse:
-    state = web(request)
-    return state.page(request, "upload.html", upload=api_upload(request, digest))
+def upload_page(request: Request, state: State, digest: str) -> HTMLResponse:
+    return state.page(request, "upload.html", upload=api_upload(state, digest))
 
 
 @router.delete("/api/uploads/{digest}", summary="Delete an upload: its bytes and its sessions")
-def delete_upload(request: Request, digest: str) -> dict[str, Any]:
-    state = web(request)
+def delete_upload(state: State, digest: str) -> dict[str, Any]:
     if not _store(state).delete(digest):
         raise HTTPException(404, f"no upload {digest!r}")
     state.registry.refresh()
@@ -194,8 +188,7 @@ def delete_upload(request: Request, digest: str) -> dict[str, Any]:
 
 
 @router.get("/uploads/{digest}/raw", summary="The uploaded bytes, as sent")
-def upload_raw(request: Request, digest: str) -> FileResponse:
-    state = web(request)
+def upload_raw(state: State, digest: str) -> FileResponse:
     upload = _upload(state, digest)
     return _attachment(str(_store(state).blob_path(upload.digest)), upload.name)
 

@@ -43,9 +43,19 @@ class FlowRow:
         return [t for t in self.element.find_all(True) if t.find_parent("template") is None]
 
     @property
+    def bookkeeping(self) -> bool:
+        """The row is marked as the harness's bookkeeping (`data-bookkeeping`)."""
+        return self.element.has_attr("data-bookkeeping")
+
+    @property
+    def dot(self) -> str | None:
+        """The state dot the row's header shows (`error` red, `stopped` amber), if any."""
+        return next((str(t["data-dot"]) for t in self.header() if t.get("data-dot")), None)
+
+    @property
     def red_dot(self) -> bool:
         """The row shows a red state dot (it reports an error)."""
-        return any(t.get("data-dot") == "error" for t in self.header())
+        return self.dot == "error"
 
 
 def flow_rows(html: str) -> list[FlowRow]:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -197,17 +195,3 @@ def test_projection_never_crashes_on_any_json(content: Any, source: Any) -> None
     assert view.body.kind in ("opaque", "instructions", "catalog", "snapshot", "notice", "relay", "recall")
     assert (view.rendered_form is None) == (view.body.kind == "opaque")
     assert project_context(freeze(content), freeze(source)) == view
-
-
-def test_forms_layer_imports_only_the_model_and_json_values() -> None:
-    package = Path(__file__).resolve().parents[2] / "app" / "forms"
-    for module in package.glob("*.py"):
-        for node in ast.walk(ast.parse(module.read_text())):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            )
-            for name in names:
-                if name.startswith("app."):
-                    assert name.startswith(("app.forms", "app.model", "app.log.jsonvalues")), f"{module.name}: {name}"

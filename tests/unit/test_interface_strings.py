@@ -122,3 +122,36 @@ def test_each_vocabulary_map_covers_its_vocabulary() -> None:
             WORDS.records,
         ):
             assert all(key in table for key in words.values())
+
+
+def test_every_string_is_shown_somewhere() -> None:
+    """No string sits unused: each is named by a template or a module, or is a vocabulary map's."""
+    named = {key for where, key in _python_keys() if where != "web/strings.py" and not key.startswith("f:")}
+    named |= {
+        m.group(1)
+        for path in TEMPLATES.rglob("*.html")
+        for m in re.finditer(r"""["']([a-z]+(?:\.[A-Za-z]+)+)["']""", path.read_text())
+    }
+    for words in (
+        WORDS.verdicts,
+        WORDS.replacements,
+        WORDS.markers,
+        WORDS.fates,
+        WORDS.outcomes,
+        WORDS.settings,
+        WORDS.instructions,
+        WORDS.usage,
+        WORDS.tool_states,
+        WORDS.command_outcomes,
+        WORDS.retry_outcomes,
+        WORDS.turn_outcomes,
+        WORDS.records,
+    ):
+        named |= set(words.values())
+    assert sorted(set(EN) - named) == []
+
+
+def test_a_phrase_inside_a_phrase_is_worded_in_the_same_language() -> None:
+    line = phrase("retry.summary", label=phrase("retry.done"), retry="1", maximum="3", seconds="1.5")
+    assert Strings("en", EN)(line) == "Retried model request (1/3) · 1.5s" == str(line)
+    assert Strings("zh", ZH)(line) == "已重试模型请求（1/3）· 1.5 秒"

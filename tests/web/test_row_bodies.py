@@ -265,9 +265,9 @@ def test_a_step_that_hosts_only_usage_shows_it(server: str) -> None:
         for r in rows(server, "eventful")
         if r["kind"] == "step" and r["title"] == "3" and r["links"].get("usage-only")
     )
-    assert step["facts"][1:] == ["in 10", "out 4096"]
+    assert step["facts"][1:] == ["in 10", "out 4,096"]
     (row,) = [row for row in flow_rows(page_html(server, "eventful")) if row.seq == step["seq"]]
-    assert "out 4096" in texts(row.element, "span.fact")
+    assert "out 4,096" in texts(row.element, "span.fact")
 
 
 def test_a_retry_its_turn_outlived_is_cancelled(server: str) -> None:
@@ -290,7 +290,7 @@ def test_rows_speak_chinese_on_a_chinese_page(server: str) -> None:
     english, chinese = text_of(english_flow), text_of(chinese_flow)
     for en, zh in [
         ("in 10", "输入 10"),
-        ("out 4096", "输出 4096"),
+        ("out 4,096", "输出 4,096"),
         ("hook PreToolUse · h1", "钩子 PreToolUse · h1"),
         ("hook PreToolUse → pass", "钩子 PreToolUse → pass"),
         ("approval asked · outside the workspace", "已请求审批 · outside the workspace"),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 from dsh_inspect.log.writer import write_artifact
+from dsh_inspect.model.rules import BOOKKEEPING_TYPES
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows
@@ -55,13 +56,14 @@ def test_every_row_of_every_window_is_classified_alike(tmp_path: Path) -> None:
         assert_classified_alike(url, "classified")
 
 
-def assert_classified_alike(url: str, key: str) -> tuple[int, int]:
+def assert_classified_alike(url: str, key: str) -> tuple[int, int, int]:
     """Walks the session's windows: the rows with a red dot on the page, the rows whose twin says
-    `"error": true` and the matches of *errors only* are the same rows. Returns how many there are,
-    and how many rows are stopped (an amber dot, no error)."""
+    `"error": true` and the matches of *errors only* are the same rows; every row's dot and bookkeeping
+    mark are its twin's. Returns how many rows report an error, how many tool calls were stopped (an
+    amber dot, no error), and how many rows are bookkeeping."""
     red: list[int] = []
     flagged: list[int] = []
-    stopped = 0
+    stopped = bookkept = 0
     start: int | None = 0
     while start is not None:
         html = httpx.get(f"{url}/sessions/{key}/rows", params={"from": start}).text
@@ -70,11 +72,15 @@ def assert_classified_alike(url: str, key: str) -> tuple[int, int]:
         assert [r.key for r in rows] == [r["key"] for r in twin["rows"]]
         red += [start + i for i, row in enumerate(rows) if row.red_dot]
         flagged += [start + i for i, row in enumerate(twin["rows"]) if row["error"]]
+        assert [row.dot for row in rows] == [row["dot"] for row in twin["rows"]], key
+        assert [row.bookkeeping for row in rows] == [row["bookkeeping"] for row in twin["rows"]], key
+        bookkept += sum(1 for row in twin["rows"] if row["bookkeeping"])
+        assert all(row["type"] in BOOKKEEPING_TYPES for row in twin["rows"] if row["bookkeeping"]), key
         stopped += sum(1 for row in twin["rows"] if row["state"] == "stopped" and row["kind"] == "tool-call")
         start = twin["nextFrom"]
     found = httpx.get(f"{url}/api/sessions/{key}/search", params={"errors": "true"}).json()["matches"]
     assert red == flagged == [m["index"] for m in found], key
-    return len(red), stopped
+    return len(red), stopped, bookkept
 
 
 def test_the_twin_of_a_row_is_declared_in_the_openapi_document(tmp_path: Path) -> None:
@@ -89,3 +95,20 @@ def test_the_twin_of_a_row_is_declared_in_the_openapi_document(tmp_path: Path) -
     assert {"kind", "anchor", "state", "error", "bookkeeping"} | per_kind <= set(declared["properties"])
     assert "extra" not in declared["properties"]
     assert all(set(row) == set(declared["properties"]) for row in rows), "every row carries exactly the declared keys"
+
+
+def test_a_result_whose_error_code_is_a_number_failed(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.add("turn/start", {"turn": 1})
+    b.add("step/start", {"turn": 1, "step": 1})
+    b.user("Fetch the page")
+    failed = b.tool_round(1, 1, "call_http", "")
+    failed["data"]["error"] = {"name": "HttpError", "code": 500}
+    b.add("step/end", {"turn": 1, "step": 1})
+    b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    write_artifact(tmp_path, header("http"), [b.events], "none")
+    with live_server([str(tmp_path)]) as url:
+        (tool,) = [r for r in httpx.get(f"{url}/api/sessions/http").json()["rows"] if r["kind"] == "tool-call"]
+        assert_classified_alike(url, "http")
+    assert (tool["state"], tool["error"], tool["tool"]["errorCode"]) == ("error", True, "500")
+    assert tool["tool"]["output"] == "HttpError: 500"  # an error with no content shows `name: code` (UI.md §5.3)
