@@ -8,7 +8,7 @@ in either language fails at once (`strings.phrase`), not on some page later.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import get_args
 
 from ..forms.bodies import InstructionWording
@@ -39,6 +39,10 @@ class Wording:
     retry_outcomes: Mapping[str, str]  # a retry's outcome → its label's key
     turn_outcomes: Mapping[str, str]  # how a turn ended (`TurnEndReason.kind`, or `open`) → its key
     records: Mapping[str, str]  # an unreadable record's kind → its finding's title key
+
+    def keys(self) -> set[str]:
+        """Every key the maps hold."""
+        return {key for f in fields(self) for key in getattr(self, f.name).values()}
 
 
 def _keys(prefix: str, values: tuple[str, ...]) -> dict[str, str]:
