@@ -35,21 +35,11 @@ import orjson
 import zstandard
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.sources import discover
+from dsh_inspect.testing.browser import CHROMIUM_ARGS, chromium_path
 
 from benchmarks.generate import LONG_ID, ONE_TURN_ID, OUT, W2_ID, Workloads, generate
 
 PROJECT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 MIB = 1 << 20
 
 
@@ -321,7 +311,7 @@ def dom_nodes(server: Server, path: str, name: str) -> Figure:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(f"http://127.0.0.1:{server.port}{path}", wait_until="load")

@@ -108,9 +108,16 @@ class ReadableLog:
         self.result_calls: Mapping[int, str] = _Overlay(calls, log.result_calls) if calls else log.result_calls
         self.empty_assistant: Container[int] = _Either(empty, log.empty_assistant) if empty else log.empty_assistant
         self._reasons = {first + i: r for i, r in enumerate(reasons)}
-        self._firsts: dict[Location, int] = {}  # an outside record → the seq of its first event
+        firsts: dict[Location, int] = {}  # an outside record → the seq of its first event
         for i, record in enumerate(records):
-            self._firsts.setdefault(record.location, first + i)
+            firsts.setdefault(record.location, first + i)
+        # each tail record with the first readable event at or after it, where its findings sit
+        places: list[tuple[TailRecord, int]] = []
+        next_first = self.event_count
+        for t in reversed(log.tail):
+            next_first = firsts.get(t.location, next_first)
+            places.append((t, next_first))
+        self._tail_places = places[::-1]
 
     @property
     def event_count(self) -> int:
@@ -153,15 +160,7 @@ class ReadableLog:
         found = self.log.event_at(key)
         if found is not None:
             return found
-        next_first = self.event_count
-        places: list[tuple[TailRecord, int]] = []
-        for t in reversed(self.log.tail):  # each tail record with the first readable event at or after it
-            next_first = self._firsts.get(t.location, next_first)
-            places.append((t, next_first))
-        for t, first in reversed(places):
-            if key < t.start + max(t.length, 1):
-                return first
-        return self.event_count
+        return next((first for t, first in self._tail_places if key < t.start + max(t.length, 1)), self.event_count)
 
 
 def readable_log(log: SessionLog) -> ReadableLog:

@@ -444,5 +444,8 @@ def _retry_outcome(log: ReadableLog, row: Row) -> RetryOutcome:
     by the crash closers, so a log that stops before the retry cancels it too); else waiting."""
     if row.link("started"):
         return "ok"
-    types = log.types
-    return "cancelled" if any(types[s] == "turn/end" for s in range(row.seq + 1, len(types))) else "waiting"
+    try:
+        log.types.index("turn/end", row.seq + 1)
+    except ValueError:
+        return "waiting"
+    return "cancelled"

@@ -131,7 +131,6 @@ class ToolView:
     call_id: str | None
     arguments: Body  # the IN section
     output: Body | None
-    output_error: bool  # OUT in the error colour
     error_code: str | None
     subcalls: tuple[ToolSubcall, ...]
     notes: tuple[Phrase, ...]  # hooks, approvals, pruning: one line each
@@ -272,6 +271,12 @@ class RowView:
         """Whether the row shows harness bookkeeping rather than conversation."""
         return isinstance(self.facts, EventFacts) and self.facts.bookkeeping
 
+    @property
+    def marker(self) -> MarkerView | None:
+        """The compaction marker the row shows: a compaction's, or the one a /compact command is shown as."""
+        part = self.part
+        return part if isinstance(part, MarkerView) else part.marker if isinstance(part, CommandView) else None
+
     def bodies(self) -> Iterator[Body]:
         """Every body the row shows (context bodies keep their own, contractual bound: UI.md §3)."""
         part = self.part
@@ -284,9 +289,8 @@ class RowView:
             yield from (b for b in (part.output, part.pruned) if b is not None)
             for sub in part.subcalls:
                 yield from (b for b in (sub.arguments, sub.output) if b is not None)
-        marker = part.marker if isinstance(part, CommandView) else part if isinstance(part, MarkerView) else None
-        if marker is not None and marker.body is not None:
-            yield marker.body
+        if self.marker is not None and self.marker.body is not None:
+            yield self.marker.body
         if isinstance(part, RetryView) and part.streamed is not None:
             yield part.streamed
 
@@ -381,7 +385,6 @@ def _note(note: ToolNote) -> Phrase:
 
 def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolView:
     presentation = present_tool(facts.name, facts.arguments, cwd)
-    error = facts.outcome == "error"
     state = WORDS.tool_states.get(facts.outcome)
     pruned = facts.pruned
     pruned_text = result_text(pruned.content) if pruned is not None else None
@@ -391,7 +394,6 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         call_id=facts.call_id,
         arguments=Body("in", presentation.arguments),
         output=Body("out", output) if output is not None else None,
-        output_error=error,
         error_code=js_string(facts.error_code) if facts.error_code is not None else None,
         subcalls=tuple(
             ToolSubcall(
@@ -405,7 +407,7 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         notes=tuple(_note(n) for n in facts.notes),
         pruned=Body("pruned", pruned_text) if pruned_text is not None else None,
         result_message_id=facts.result_id,
-        path=presentation.path if not error else None,
+        path=presentation.path if not reports_error(facts) else None,
         state_text=phrase(state) if state is not None else None,
     )
 
@@ -446,7 +448,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
     facts = row_facts(log, row)
     if isinstance(facts, FindingFacts):
         return _finding_view(row, facts, anchor)
-    kind, kind_type = row.kind, log.types[row.seq]
+    kind, event_type = row.kind, log.types[row.seq]
     if isinstance(facts, MessageFacts):
         message = facts.message
         part: Part
@@ -455,14 +457,14 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         else:
             labels = session_recall_labels(facts.recall.source) if facts.recall is not None else ()
             part = BubbleView(content_blocks(message.content, markdown=False), labels)
-        return RowView(row, facts, part, anchor, kind_type)
+        return RowView(row, facts, part, anchor, event_type)
     if isinstance(facts, AssistantFacts):
         return RowView(
             row,
             facts,
             AnswerView(content_blocks(facts.message.content, markdown=True), facts.interrupted),
             anchor,
-            kind_type,
+            event_type,
             state="stopped" if facts.interrupted else "ok",
             fact_phrases=usage_phrases(facts.usage),
         )
@@ -472,7 +474,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             facts,
             None,
             anchor,
-            kind_type,
+            event_type,
             detail=Body("detail", facts.text),
             fact_phrases=usage_phrases(facts.usage),
         )
@@ -488,7 +490,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             facts,
             tool,
             anchor,
-            kind_type,
+            event_type,
             title=tool.presentation.title,
             summary=summary,
             state=facts.outcome,
@@ -502,7 +504,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             facts,
             CommandView(js_string(facts.args), marker),
             anchor,
-            kind_type,
+            event_type,
             title=facts.name,
             summary=first_line(text) if text else phrase(WORDS.command_outcomes[facts.outcome]),
             state=facts.outcome,
@@ -510,15 +512,15 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         )
     if isinstance(facts, CompactionFacts):
         marker = _marker(facts, phrase("message.compaction"), "")
-        return RowView(row, facts, marker, anchor, kind_type)
+        return RowView(row, facts, marker, anchor, event_type)
     if isinstance(facts, RetryFacts):
-        return RowView(row, facts, _retry_view(facts), anchor, kind_type, state=facts.outcome)
+        return RowView(row, facts, _retry_view(facts), anchor, event_type, state=facts.outcome)
     if isinstance(facts, TurnStopFacts):
         failed = facts.reason == "error"
         title = phrase("turn.failed" if failed else "turn.maxTokens")
         code = js_string(facts.code) if failed and facts.code is not None else None
         stop = StopView(title, facts.message if failed else phrase("turn.maxTokensHint"), code)
-        return RowView(row, facts, stop, anchor, kind_type, title=title, summary=facts.message)
+        return RowView(row, facts, stop, anchor, event_type, title=title, summary=facts.message)
     if isinstance(facts, BoundaryFacts):
         number = js_string(facts.number)
         label = phrase("row.turn", turn=number) if kind == "turn" else phrase("row.step", step=number)
@@ -526,7 +528,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         shown = tuple(x for x in (duration(facts.duration_ms),) if x) + usage_phrases(facts.usage)
         boundary = BoundaryView(label, number, _turn_outcome(outcome) if outcome is not None else None)
         return RowView(
-            row, facts, boundary, anchor, kind_type, title=number, state=facts.outcome or "", fact_phrases=shown
+            row, facts, boundary, anchor, event_type, title=number, state=facts.outcome or "", fact_phrases=shown
         )
     assert isinstance(facts, EventFacts)
     event_label: Text = facts.type if kind == "event" else phrase("row.unknownEvent", type=facts.type)
@@ -535,7 +537,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         facts,
         EventView(event_label, facts.type),
         anchor,
-        kind_type,
+        event_type,
         title=facts.type,
         summary=first_line(", ".join(f"{k}: {js_string(v)}" for k, v in facts.fields)),
         detail=Body("detail", pretty_json(facts.event)),

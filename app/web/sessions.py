@@ -55,8 +55,8 @@ def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]
     }
 
 
-def window_json(t: Transcript, views: list[RowView], start: int, size: int) -> WindowJson:
-    paging = t.paging(start, len(views), size)
+def window_json(t: Transcript, start: int, size: int) -> WindowJson:
+    views, paging = t.window(start, size)
     return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views]})
 
 
@@ -137,9 +137,7 @@ class SessionJson(WindowJson):
 def api_session(state: State, session: ReadSession, start: int = Query(0, alias="from", ge=0)) -> SessionJson:
     entry, log = session.entry, session.log
     t = transcript(state, entry)
-    size = state.settings.window_rows
-    first = t.clamp(start)
-    window = window_json(t, t.views(first, first + size), first, size)
+    window = window_json(t, start, state.settings.window_rows)
     usage = state.registry.derived(entry.key, "usage", session_usage)
     return SessionJson.model_validate(
         {
@@ -166,10 +164,7 @@ def rows_partial(
 
 @router.get("/api/sessions/{key}/rows", summary="A window of rows")
 def api_rows(state: State, session: ReadSession, start: int = Query(0, alias="from", ge=0)) -> WindowJson:
-    t = transcript(state, session.entry)
-    size = state.settings.window_rows
-    first = t.clamp(start)
-    return window_json(t, t.views(first, first + size), first, size)
+    return window_json(transcript(state, session.entry), start, state.settings.window_rows)
 
 
 @router.get("/api/sessions/{key}/search", summary="Rows matching a text and facets, in order")

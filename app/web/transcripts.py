@@ -91,9 +91,11 @@ class Transcript:
         j = bisect_right(self.rows, seq, lo=i, key=lambda row: row.seq)
         return range(i, j)
 
-    def clamp(self, start: int) -> int:
-        """`start` moved inside the transcript."""
-        return max(0, min(start, max(len(self.rows) - 1, 0)))
+    def window(self, start: int, size: int) -> tuple[list[RowView], Paging]:
+        """The views of the `size` rows from `start` (moved inside the transcript), and their paging."""
+        first = max(0, min(start, max(len(self.rows) - 1, 0)))
+        views = self.views(first, first + size)
+        return views, self.paging(first, len(views), size)
 
     def paging(self, start: int, count: int, size: int) -> Paging:
         """Where a window of `count` rows at `start` lies, and where its neighbours start."""
@@ -131,10 +133,7 @@ def rendered_window(
     wanted = (strings.lang, start, direction)
     found = t.windows.get(wanted)
     if found is None:
-        size = state.settings.window_rows
-        first = t.clamp(start)
-        views = t.views(first, first + size)
-        paging = t.paging(first, len(views), size)
+        views, paging = t.window(start, state.settings.window_rows)
         html = _window_html(state, entry, strings, views, paging, direction)
         found = t.windows.put(wanted, (html, paging))
     return found

@@ -16,7 +16,6 @@ from pydantic.alias_generators import to_camel
 
 from ..forms import ContextView
 from ..forms.jsformat import TEXT_LIMIT
-from ..log.diagnostics import Diagnostic
 from .rows import (
     AnswerView,
     Block,
@@ -249,28 +248,15 @@ def _context(c: ContextView) -> ContextJson:
 
 
 def _diagnostic(view: RowView) -> DiagnosticJson | None:
-    d: Diagnostic | None = view.row.diagnostic
+    d, tail = view.row.diagnostic, view.row.tail
     if d is None:
         return None
-    tail = view.row.tail
-    loc = d.location
-    return DiagnosticJson(
-        code=d.code,
-        severity=d.severity,
-        message=d.message,
-        file=loc.file,
-        line=loc.line,
-        row=loc.row,
-        offset=loc.offset,
-        kind=tail.kind if tail is not None else None,
-        reason=tail.reason if tail is not None else None,
-    )
+    record = {"kind": tail.kind, "reason": tail.reason} if tail is not None else {}
+    return DiagnosticJson.model_validate({**d.to_json(), **record})
 
 
 def row_json(view: RowView) -> RowJson:
-    part = view.part
-    # a compaction's marker, or the one a /compact command is shown as
-    marker = part if isinstance(part, MarkerView) else part.marker if isinstance(part, CommandView) else None
+    part, marker = view.part, view.marker
     return RowJson(
         kind=view.row.kind,
         seq=view.row.seq,
