@@ -31,7 +31,6 @@ from .jsformat import (
     field_text,
     interpolate,
     js_entries,
-    js_string,
     pretty_json,
     utf16_len,
 )
@@ -76,7 +75,6 @@ __all__ = [
     "field_text",
     "interpolate",
     "js_entries",
-    "js_string",
     "opaque_body",
     "pretty_json",
     "project_context",

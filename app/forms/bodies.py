@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..log.jsonvalues import is_nonempty_str, is_number
+from ..log.jsonvalues import is_nonempty_str, is_number, js_string
 from ..model.values import MessageSource
 from .content import Bounded, Content, ContentPart, JsonPart, bound, content_parts, unknown_parts
 from .declared_form import Form
-from .jsformat import field_text, js_entries, js_string
+from .jsformat import field_text, js_entries
 from .readers import is_array, is_record, nonempty_str, source_record
 
 InstructionWording = Literal["loaded", "added", "updated", "removed"]

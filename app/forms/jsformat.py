@@ -8,17 +8,14 @@ formatted here rather than with `str`, `len` or `json.dumps`.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeGuard
 
-from ..log.jsonvalues import is_number
+from ..log.jsonvalues import is_number, js_number, js_string
 
 TEXT_LIMIT = 20_000
 
-# Integers up to 2**53 are exact doubles, so their decimal digits are JS's too.
-_EXACT_INT = 2**53
 _ARRAY_INDEX_MAX = 2**32 - 2
 _JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # Well-formed JSON.stringify (ES2019) escapes lone surrogates but keeps pairs.
@@ -47,63 +44,8 @@ def cap_utf16(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
     return head, True
 
 
-def _number(value: int | float) -> str:
-    """ECMAScript Number::toString(10) of a JSON number."""
-    if isinstance(value, int):
-        if -_EXACT_INT <= value <= _EXACT_INT:
-            return str(value)
-        try:
-            value = float(value)
-        except OverflowError:  # JSON.parse reads such a literal as ±Infinity
-            return "Infinity" if value > 0 else "-Infinity"
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "0"  # -0 prints as 0 too
-    sign = "-" if value < 0 else ""
-    # repr gives the shortest round-tripping digits, the same ones JS picks.
-    mantissa, _, exp = repr(abs(value)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = (whole + fraction).lstrip("0")
-    scale = (int(exp) if exp else 0) - len(fraction)
-    stripped = digits.rstrip("0")
-    scale += len(digits) - len(stripped)
-    digits = stripped
-    k = len(digits)
-    n = scale + k  # value = 0.digits × 10**n
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * -n + digits
-    e = n - 1
-    exponent = ("+" if e >= 0 else "-") + str(abs(e))
-    if k == 1:
-        return sign + digits + "e" + exponent
-    return sign + digits[0] + "." + digits[1:] + "e" + exponent
-
-
 def _is_array(value: Any) -> TypeGuard[list[Any] | tuple[Any, ...]]:
     return isinstance(value, (list, tuple))
-
-
-def js_string(value: Any) -> str:
-    """JS `String(value)` of a JSON value: `18.0` → `18`, `True` → `true`, `None` → `null`."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if is_number(value):
-        return _number(value)
-    if _is_array(value):
-        # Array.prototype.join prints null (and undefined) as the empty string.
-        return ",".join("" if item is None else js_string(item) for item in value)
-    return "[object Object]"
 
 
 def _is_array_index(key: str) -> bool:
@@ -133,7 +75,7 @@ def _json_parts(value: Any, indent: str, depth: int) -> Iterator[str]:
     elif isinstance(value, bool):
         yield "true" if value else "false"
     elif is_number(value):
-        text = _number(value)
+        text = js_number(value)
         yield "null" if text in ("NaN", "Infinity", "-Infinity") else text
     elif isinstance(value, Mapping) or _is_array(value):
         items: Sequence[tuple[str | int, Any]]

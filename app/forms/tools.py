@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 import orjson
 
+from ..log.jsonvalues import js_string
 from ..model.values import ContentBlock, TextBlock
-from .jsformat import js_string, pretty_json
+from .jsformat import pretty_json
 
 Variant = Literal["bash", "read", "search", "write", "edit", "code", "others"]
 

@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from ..forms import ContextView, project_context, session_recall_labels
 from ..forms.content import Bounded, bound
-from ..forms.jsformat import TEXT_LIMIT, cap_utf16, js_string, pretty_json
+from ..forms.jsformat import TEXT_LIMIT, cap_utf16, pretty_json
 from ..forms.tools import ToolPresentation, present_tool, result_text
 from ..history.readable import ReadableLog
 from ..history.row_facts import (
@@ -45,6 +45,7 @@ from ..history.row_facts import (
     row_facts,
 )
 from ..history.transcript import Row
+from ..log.jsonvalues import js_string
 from ..model.values import ContentBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from .markdown import render_markdown
 from .strings import Phrase, Text, count, phrase

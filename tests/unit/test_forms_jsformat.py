@@ -13,11 +13,11 @@ from dsh_inspect.forms import (
     field_text,
     interpolate,
     js_entries,
-    js_string,
     pretty_json,
     project_context,
     utf16_len,
 )
+from dsh_inspect.log.jsonvalues import js_string
 from dsh_inspect.model.frozen import freeze
 from hypothesis import given
 from hypothesis import strategies as st
