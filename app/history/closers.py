@@ -23,6 +23,23 @@ TRACKED_TYPES = frozenset(
 )
 
 
+class _Absent:
+    """JavaScript's `undefined`: what dsh's pass reads from a field the data lacks (None is JSON null)."""
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+ABSENT: Any = _Absent()
+# the field dsh's pass reads from each tracked type's data without a guard: absent data makes it throw
+_READS = {"turn/start": "turn", "step/start": "step", "tool/call": "callId"}
+
+
+def _field(data: Any, key: str) -> Any:
+    """`data[key]` as JavaScript reads it from any non-null value: absent unless `data` is an object holding it."""
+    return data.get(key, ABSENT) if isinstance(data, dict) else ABSENT
+
+
 @dataclass(slots=True)
 class _Pending:
     step: Any
@@ -30,51 +47,53 @@ class _Pending:
 
 
 class CrashTracker:
-    """Follows turns, steps and tool calls so an open final turn can be closed."""
+    """Follows turns, steps and tool calls so an open final turn can be closed, as dsh's repair pass
+    (`interruptedTurnClosers`) does: it reads every tracked event, in closed turns too."""
 
     def __init__(self) -> None:
-        self.turn: Any = None
-        self.step: Any = None
+        self.turn: Any = None  # the open turn's `data.turn`; None (JSON null) when no turn is open
+        self.step: Any = None  # the open step's `data.step`; None when none is open
         self.pending: dict[str, _Pending] = {}
 
-    def feed(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        data = event.get("data")
-        if isinstance(kind, str) and kind in TRACKED_TYPES and isinstance(data, dict):
-            self.follow(kind, data, event)
-
-    def follow(self, kind: str, data: dict[str, Any], event: dict[str, Any]) -> None:
-        """`feed`, for a reader that has read the event's type (one of TRACKED_TYPES) and its data (an object)."""
+    def follow(self, kind: str, data: Any, event: dict[str, Any]) -> str | None:
+        """Move on by one event of a TRACKED_TYPES type with this data (ABSENT for none). Returns the
+        TypeError dsh's pass throws on it, where it reads a field of null or absent data."""
+        field = _READS.get(kind)
+        if field is not None and (data is None or data is ABSENT):
+            return f"Cannot read properties of {'null' if data is None else 'undefined'} (reading '{field}')"
         if kind == "turn/start":
-            self.turn, self.step = data.get("turn"), None
+            self.turn, self.step = _field(data, "turn"), None
             self.pending.clear()
         elif kind == "turn/end":
             self.turn, self.step = None, None
             self.pending.clear()
         elif kind == "step/start":
-            self.step = data.get("step")
+            self.step = _field(data, "step")
         elif kind == "step/end":
             self.step = None
             self.pending.clear()
         elif kind == "assistant/message":
-            message = data.get("message")
+            message = data.get("message") if isinstance(data, dict) else None
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else ():
+                if block is None:
+                    return "Cannot read properties of null (reading 'type')"
                 if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(block.get("id"), str):
-                    self.pending[block["id"]] = _Pending(data.get("step"))
+                    self.pending[block["id"]] = _Pending(_field(data, "step"))
         elif kind == "tool/call":
             # only a string can name a pending call (the ids come from tool-call blocks); a list or an
             # object here is a broken log, for the rules to judge, and must not reach a dict lookup
-            call_id = data.get("callId")
+            call_id = _field(data, "callId")
             pending = self.pending.get(call_id) if isinstance(call_id, str) else None
             if pending is not None:
                 pending.call_seq = event.get("seq")
         elif kind == "tool/result":
-            message = data.get("message")
+            message = data.get("message") if isinstance(data, dict) else None
             source = message.get("source") if isinstance(message, dict) else None
             call_id = source.get("callId") if isinstance(source, dict) else None
             if isinstance(call_id, str):
                 self.pending.pop(call_id, None)
+        return None
 
     @property
     def open(self) -> bool:
@@ -97,8 +116,7 @@ class CrashTracker:
                 "seq": seq,
                 "time": time,
                 "data": {
-                    "turn": self.turn,
-                    "step": pending.step,
+                    **_defined(turn=self.turn, step=pending.step),
                     "message": {
                         "id": f"interrupted-tool-result-{call_id}-{seq}",
                         "role": "user",
@@ -123,14 +141,19 @@ class CrashTracker:
             out.append(event)
             seq += 1
         if self.step is not None:
-            out.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": self.turn, "step": self.step}})
+            out.append({"type": "step/end", "seq": seq, "time": time, "data": _defined(turn=self.turn, step=self.step)})
             seq += 1
         out.append(
             {
                 "type": "turn/end",
                 "seq": seq,
                 "time": time,
-                "data": {"turn": self.turn, "reason": {"kind": "interrupted"}},
+                "data": _defined(turn=self.turn, reason={"kind": "interrupted"}),
             }
         )
         return out
+
+
+def _defined(**fields: Any) -> dict[str, Any]:
+    """An object as JSON.stringify writes it: a field whose value is undefined is left out."""
+    return {key: value for key, value in fields.items() if value is not ABSENT}

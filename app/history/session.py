@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..log.diagnostics import Diagnostic, Location
 from ..log.jsonvalues import MAX_SAFE_INTEGER
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
-from ..log.sources import JsonlSessionScan, SessionScan, SessionSource, open_scan, root_identity_warning
+from ..log.sources import JsonlSessionScan, SessionScan, SessionSource, identity_problem, open_scan
 from ..log.sqlite_store import StoreRefused
 from ..model.frozen import freeze
 from ..model.messages import freeze_message
@@ -44,7 +44,7 @@ from ..model.rules import (
     upgrade_event,
 )
 from ..model.values import Event, Header, Message
-from .closers import TRACKED_TYPES, CrashTracker
+from .closers import ABSENT, TRACKED_TYPES, CrashTracker
 from .invariants import NONE, WATCHED_TYPES, InvariantChecker
 from .surface import SurfaceFold
 
@@ -57,10 +57,12 @@ _STAGES: tuple[tuple[str, Category], ...] = (
     ("version", "unsupported"),
     ("header", "refused"),
     ("storage", "refused"),
+    ("identity", "refused"),
     ("legacy-vocabulary", "refused"),
     ("upgrade", "refused"),
     ("message-shape", "refused"),
     ("unknown-type", "unsupported"),
+    ("closers", "refused"),
     ("validation", "refused"),
 )
 _STAGE_INDEX = {name: i for i, (name, _) in enumerate(_STAGES)}
@@ -241,7 +243,13 @@ class SessionLog:
     # -- counts ------------------------------------------------------------
     @property
     def event_count(self) -> int:
+        """Every event in dsh's view: those stored, then any crash closers."""
         return len(self._types)
+
+    @property
+    def stored_count(self) -> int:
+        """The events read from storage, without the closers dsh would add."""
+        return len(self._event_record)
 
     @property
     def message_count(self) -> int:
@@ -395,7 +403,7 @@ class _Reader:
         if self.failures:
             index = min(self.failures)
             reason, location = self.failures[index]
-            return Verdict(_STAGES[index][1], reason, location, tuple(repairs))
+            return Verdict(_STAGES[index][1], reason, location)  # a log dsh refuses, it repairs nothing
         if repairs:
             return Verdict("repaired", "; ".join(repairs), None, tuple(repairs))
         return Verdict("accepted", "dsh would load this log as it is")
@@ -438,9 +446,9 @@ class _Reader:
                     hloc,
                 )
             )
-        warning = root_identity_warning(source, header_raw)
-        if warning:
-            self.diagnostics.append(warning)
+        problem = None if lenient else identity_problem(source, header_raw)
+        if problem:
+            self.fail("identity", problem, Location(file=source.label), code="identity")
         log = SessionLog(source, _carrier(source, scan.mode), header, Verdict("accepted", ""), self.diagnostics, scan)
         log._reader = self
         self.sid = header.id or ""
@@ -589,7 +597,7 @@ class _Reader:
                     append(_KINDS[kind])
                     if kind == "agent/inbox/spliced":
                         self._index_inbox(data, len(types) - 1)
-                    if warnings := follow(kind, data, event):
+                    if warnings := follow(kind, data, event, where, i):
                         self._warn(warnings, where(i))
                     continue
             elif kind in SURFACE_TYPES and (message := _current_message(event, kind, len(types))) is not None:
@@ -598,7 +606,7 @@ class _Reader:
                 self._index_message(kind, seq, message)
                 fold.append(seq)
                 log._surface_ops[seq] = "append"
-                if warnings := follow(kind, data, event):
+                if warnings := follow(kind, data, event, where, i):
                     self._warn(warnings, where(i))
                 continue
             self._take(event, where(i), fold, synthetic=False)
@@ -668,7 +676,7 @@ class _Reader:
         shape = message_shape_problem(event)
         if shape:
             self.fail("message-shape", shape, location)
-        unknown = None if kind in KNOWN_EVENT_TYPES else unknown_type_problem(event)
+        unknown = None if kind in KNOWN_EVENT_TYPES else unknown_type_problem(event, self.sid)
         if unknown:
             self.fail("unknown-type", unknown, location, code="unknown-type")
         envelope = envelope_problem(event)
@@ -687,7 +695,7 @@ class _Reader:
             self._index_inbox(event.get("data"), seq)
         if synthetic:
             return  # closers change no running state: the next read may append real events instead
-        if warnings := self._follow(kind, event.get("data"), event):
+        if warnings := self._follow(kind, event.get("data", ABSENT), event, lambda _: location, 0):
             self._warn(warnings, location)
 
     def _index_message(self, kind: str, seq: int, message: dict[str, Any]) -> None:
@@ -724,15 +732,20 @@ class _Reader:
             if isinstance(message, dict) and isinstance(message.get("id"), str):
                 log._carriers.setdefault(message["id"], []).append(~seq)
 
-    def _follow(self, kind: str | None, data: Any, event: dict[str, Any]) -> list[str]:
-        """Move the running facts on by one real event (with this type and data): the title, the open
-        turn crash closers would close; returns what the writer invariants say of it."""
+    def _follow(
+        self, kind: str | None, data: Any, event: dict[str, Any], where: Callable[[int], Location], i: int
+    ) -> list[str]:
+        """Move the running facts on by one real event (with this type and data, ABSENT for none; located
+        by `where(i)`): the title, the open turn crash closers would close; returns what the writer
+        invariants say of it."""
         if kind == "session/title" and isinstance(data, dict) and isinstance(data.get("title"), str):
             log = self.log
             assert log is not None
             log.title = data["title"]
-        if kind in TRACKED_TYPES and isinstance(data, dict):
-            self.tracker.follow(kind, data, event)
+        if kind in TRACKED_TYPES:
+            error = self.tracker.follow(kind, data, event)
+            if error:
+                self.fail("closers", f'stored session "{self.sid}" failed validation: TypeError: {error}', where(i))
         if kind in WATCHED_TYPES:
             data = data if isinstance(data, dict) else {}
             return self.invariants.check(kind, data, event)

@@ -8,6 +8,7 @@ import stat
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic, Location
+from .jsonvalues import js_string
 from .plaintext import ZSTD_MAGIC, decompress_frame, scan_frames
 
 ARTIFACT_NAMES = ("session.jsonl.zstd", "session.jsonl")
@@ -178,15 +179,53 @@ def read_header_line(path: str) -> bytes | None:
     return text[:nl] if nl >= 0 else None
 
 
+def decode_segment(name: str) -> str | None:
+    """The session id whose `encode_segment` is `name`, or None when no id encodes to it."""
+    units: list[int] = []
+    i = 0
+    while i < len(name):
+        ch = name[i]
+        if ch == "~":
+            hex4 = name[i + 1 : i + 5]
+            if len(hex4) != 4 or not re.fullmatch(r"[0-9A-F]{4}", hex4):
+                return None
+            units.append(int(hex4, 16))
+            i += 5
+        elif _KEPT.fullmatch(ch):
+            units.append(ord(ch))
+            i += 1
+        else:
+            return None
+    data = b"".join(unit.to_bytes(2, "little") for unit in units)
+    session_id = data.decode("utf-16-le", errors="surrogatepass")
+    return session_id if session_id and encode_segment(session_id) == name else None
+
+
+def artifact_root(path: str) -> str | None:
+    """The persistence root an artifact lies in, judged by its place:
+    `<root>/<project>/<session>/session.jsonl[.zstd]`."""
+    session_dir = os.path.dirname(os.path.abspath(path))
+    project_dir = os.path.dirname(session_dir)
+    if os.path.basename(path) not in ARTIFACT_NAMES or not _is_project_dir(os.path.basename(project_dir)):
+        return None
+    return os.path.dirname(project_dir)
+
+
 def identity_problem(root: str, path: str, header: dict[str, object]) -> str | None:
-    """dsh's identity check: the header's cwd and id must lead to this very file."""
-    sid, cwd = header.get("id"), header.get("cwd")
-    if not isinstance(sid, str) or not sid:
-        return "header has no id"
+    """dsh's identity check on resume, in its words: the id asked for (the one the session folder
+    encodes) must be the header's, and the header's cwd and id must lead to this very file."""
+    folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    requested, sid, cwd = decode_segment(folder), header.get("id"), header.get("cwd")
+    if requested is None:
+        return f'corrupt session log "{path}": its folder name {folder!r} encodes no session id for dsh to resume'
+    if sid != requested:
+        return f'corrupt session log "{path}": requested id "{requested}" does not match header id "{js_string(sid)}"'
     try:
-        expected = os.path.join(root, project_key(cwd if isinstance(cwd, str) else None), encode_segment(sid))
-    except ValueError as exc:
-        return str(exc)
-    if os.path.realpath(os.path.dirname(path)) != os.path.realpath(expected):
-        return f"header id and cwd lead to {os.path.relpath(expected, root)}, not to this folder"
+        expected = os.path.join(
+            root, project_key(cwd if isinstance(cwd, str) else None), encode_segment(requested), os.path.basename(path)
+        )
+    except ValueError:
+        return f'corrupt session log "{path}": header id cannot name a storage path'
+    if os.path.realpath(path) != os.path.realpath(expected):
+        return f'corrupt session log "{path}": header id "{requested}" and cwd identify "{expected}"'
     return None

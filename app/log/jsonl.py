@@ -372,6 +372,8 @@ class JsonlScan:
         reason = None
         try:
             value, bad_utf8 = parse_json_line(raw) if parsed is _UNPARSED else (parsed, None)
+            if value is None and not fixture:
+                self._null_record(loc)
             events = decode_record(value, self._running, self.mode)
             if bad_utf8 is not None:
                 self._warn_utf8(line, bad_utf8)
@@ -402,6 +404,17 @@ class JsonlScan:
         if self._dropped_turn_end is None and any(e.get("type") == "turn/end" for e in events):
             self._dropped_turn_end = loc
         return Record("dropped", loc, line.offset, len(raw), events)
+
+    def _null_record(self, loc: Location) -> None:
+        """A JSON `null` record: dsh's scanner reads a field of it outside its guard and throws, so dsh
+        refuses the log wherever the record lies, even in a tail it would drop (dsh's bug, but its verdict)."""
+        field = "seq" if self._defect is None else "type"
+        self.state.corrupt(
+            "null-record",
+            f"dsh's log scanner fails on this null record (TypeError: Cannot read properties of null (reading "
+            f"'{field}')) and refuses the log, though it would drop any other defective record here",
+            loc,
+        )
 
     def _absorb_carrier_problems(self) -> None:
         problems = self.plaintext.problems

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .diagnostics import Diagnostic, Location
-from .dsh_root import FileVersion, RootArtifact, identity_problem, list_root, resolve_root
+from .dsh_root import FileVersion, RootArtifact, artifact_root, list_root, resolve_root
+from .dsh_root import identity_problem as root_identity_problem
 from .jsonl import JsonlScan, Mode, decode_record, parse_json_line
 from .plaintext import ZSTD_MAGIC, BytesPlaintext, FilePlaintext, Plaintext, ZstdPlaintext
 from .records import EventRun, Record, ScanState
@@ -286,7 +287,9 @@ def open_scan(source: SessionSource, *, max_plaintext: int = DEFAULT_MAX_PLAINTE
         return JsonlSessionScan(
             BytesPlaintext(_read_member(source.path, source.member, max_plaintext), source.label), mode="artifact"
         )
-    return JsonlSessionScan(FilePlaintext(source.path, source.label))
+    # a file where dsh keeps artifacts is one, whatever its lines hold: dsh resumes it as such
+    placed = source.root is not None or artifact_root(source.path) is not None
+    return JsonlSessionScan(FilePlaintext(source.path, source.label), mode="artifact" if placed else None)
 
 
 def _read_member(path: str, member: str, limit: int) -> bytes:
@@ -330,10 +333,10 @@ def read_source_header(source: SessionSource) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and value.get("type") == "session" else None
 
 
-def root_identity_warning(source: SessionSource, header: dict[str, Any]) -> Diagnostic | None:
-    if source.root is None:
+def identity_problem(source: SessionSource, header: dict[str, Any]) -> str | None:
+    """Where dsh would resume this artifact from a persistence root (listed from one, or lying in one's
+    layout), its identity check, which refuses a header that does not lead to the file's own place."""
+    if source.kind not in ("jsonl", "jsonl-zstd"):
         return None
-    problem = identity_problem(source.root, source.path, header)
-    if problem is None:
-        return None
-    return Diagnostic("root-identity", "warning", f"dsh's identity check fails: {problem}", Location(file=source.path))
+    root = source.root or artifact_root(source.path)
+    return None if root is None else root_identity_problem(root, source.path, header)

@@ -11,7 +11,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..log.jsonvalues import MAX_SAFE_INTEGER, as_int, is_nonempty_str, is_nonneg_safe_int, is_safe_int
+from ..log.jsonvalues import (
+    MAX_SAFE_INTEGER,
+    as_int,
+    is_nonempty_str,
+    is_nonneg_safe_int,
+    is_number,
+    is_safe_int,
+    js_string,
+)
 
 KNOWN_EVENT_TYPES = frozenset(
     [
@@ -84,6 +92,10 @@ BOOKKEEPING_TYPES = frozenset(
 )
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 SESSION_FORMAT_VERSION = 0
+# The dsh release whose verdicts these rules give: the session code the differential tests run
+# (tests/oracle/package.json), unchanged through NEWEST_SAME_SESSION_CODE (FORMAT.md §8).
+DSH_RELEASE = "0.1.0-rc.8"
+NEWEST_SAME_SESSION_CODE = "0.1.1-rc.2"
 _LLM_FAILURE_KEYS = frozenset({"message", "code", "status", "providerRetryAfterMs", "requestId"})
 _BARE_TURN_END_KINDS = frozenset({"completed", "blocked", "max-tokens", "interrupted"})
 
@@ -108,17 +120,24 @@ def _is_absolute(path: str) -> bool:
 
 
 def header_unsupported(header: dict[str, Any], *, lenient: bool) -> str | None:
-    """The version gate: dsh's SessionFormatUnsupportedError, checked first."""
+    """The version gate: dsh's SessionFormatUnsupportedError, checked first, in dsh's words. Any number
+    but 0 is a version dsh does not read, an integer or not (0.5 is "newer"); anything else is no version."""
     if "version" not in header and lenient:
         return None
     version = header.get("version")
-    if not is_safe_int(version):
+    if not is_number(version) or version == SESSION_FORMAT_VERSION:
         return None  # not a version at all: a refusal, reported by header_problem
-    if as_int(version) > SESSION_FORMAT_VERSION:
-        return f"session format version {as_int(version)} was written by a newer harness: upgrade to read it"
-    if as_int(version) < SESSION_FORMAT_VERSION:
-        return f"session format version {as_int(version)} is older than this reader and has no upgrade path"
-    return None
+    sid, v = js_string(header.get("id", ...)), js_string(version)
+    assert isinstance(version, (int, float))
+    if version > SESSION_FORMAT_VERSION:
+        return (
+            f'session "{sid}" uses log format v{v}, but this harness reads only v{SESSION_FORMAT_VERSION}: '
+            "the log was written by a newer harness — upgrade the harness to open it"
+        )
+    return (
+        f'session "{sid}" uses log format v{v}, older than the supported v{SESSION_FORMAT_VERSION}, '
+        "and this build ships no upgrade path for it"
+    )
 
 
 _PLACEHOLDER = re.compile(r"\{\{[^{}]+\}\}")  # `{{cwd}}`, `{{cwd}}/workspace`
@@ -133,8 +152,8 @@ def is_placeholder(value: str) -> bool:
 def header_problem(header: dict[str, Any], *, lenient: bool, sqlite: bool = False) -> str | None:
     """Why dsh would refuse this header, or None. Fixtures (`lenient`) may omit
     `version` and `delegationDepth`; any log may hold a `{{placeholder}}` cwd."""
-    if "version" in header and not is_safe_int(header["version"]):
-        return "header version is not an integer"
+    if "version" in header and not is_number(header["version"]):
+        return "header version is not a number"
     if "version" not in header and not lenient:
         return "header has no version"
     if not is_nonempty_str(header.get("id")):
@@ -198,7 +217,9 @@ def _upgrade_turn_start(data: Any) -> Any:
 
 
 def _upgrade_turn_end(data: Any) -> Any:
-    if not isinstance(data, dict) or set(data) != {"turn", "reason"}:
+    if not isinstance(data, dict):
+        return data  # as dsh's upgrade passes it through; nothing later reads a turn/end's data
+    if set(data) != {"turn", "reason"}:
         raise UpgradeError("turn/end data must have exactly the keys turn and reason")
     if not is_safe_int(data["turn"]) or data["turn"] < 1:
         raise UpgradeError("turn/end turn is not an integer ≥ 1")
@@ -392,13 +413,17 @@ def message_problem(kind: str, message: Any) -> str | None:
 # --- unknown types (§2.4) ----------------------------------------------------
 
 
-def unknown_type_problem(event: dict[str, Any]) -> str | None:
-    kind = event.get("type")
-    if not isinstance(kind, str):
-        return None  # not a type at all: the envelope rule says so
-    if kind in KNOWN_EVENT_TYPES or event.get("ignorable") is True:
+def unknown_type_problem(event: dict[str, Any], session_id: str) -> str | None:
+    """dsh's unknown-type refusal, in its words. It runs before the envelope rule, so a `type` that is
+    missing or not a string is an unknown type too, printed as JavaScript prints it ("undefined", "7")."""
+    kind = event.get("type", ...)
+    if (isinstance(kind, str) and kind in KNOWN_EVENT_TYPES) or event.get("ignorable") is True:
         return None
-    return f"event type {kind!r} is unknown to this harness and not marked ignorable"
+    return (
+        f'session "{session_id}" contains event type "{js_string(kind)}" (seq {js_string(event.get("seq", ...))}) '
+        "unknown to this harness and not marked ignorable; refusing to interpret the log — it was likely "
+        "written by a newer harness"
+    )
 
 
 # --- envelope (§2.2) and request/header (§3.3) -----------------------------
@@ -466,8 +491,20 @@ def envelope_problem(event: dict[str, Any]) -> str | None:
     if problem:
         return problem
     if "sourceEventSeqs" in event:
+        cited = event["sourceEventSeqs"]
+        if isinstance(cited, list) and not all(is_nonneg_safe_int(s) for s in cited):
+            problem = f'session event "{kind}" sourceEventSeqs must densely contain non-negative safe integers'
+            if any(isinstance(s, list) for s in cited):
+                try:
+                    decode_source_event_seqs(cited)
+                    problem += (
+                        f" (a release after {NEWEST_SAME_SESSION_CODE} reads this range form and would accept it)"
+                    )
+                except ValueError:
+                    pass
+            return problem
         try:
-            seqs = decode_source_event_seqs(event["sourceEventSeqs"])
+            seqs = decode_source_event_seqs(cited)
         except ValueError as exc:
             return str(exc)
         if not seqs and kind != "assistant/message":

@@ -235,7 +235,7 @@ def test_non_utf8_bytes_are_replaced_and_warned_about(tmp_path: Path) -> None:
     assert "Read \ufffd.txt" in log.history_at()[0].text()
 
 
-def test_range_form_source_event_seqs_are_read(tmp_path: Path) -> None:
+def test_range_form_source_event_seqs_are_refused_as_the_pinned_release_refuses_them(tmp_path: Path) -> None:
     builder = two_turns()
     builder.add("turn/start", {"turn": 3})
     builder.add("step/start", {"turn": 3, "step": 1})
@@ -247,16 +247,141 @@ def test_range_form_source_event_seqs_are_read(tmp_path: Path) -> None:
     builder.add("step/end", {"turn": 3, "step": 1})
     builder.add("turn/end", {"turn": 3, "reason": {"kind": "completed"}})
     first, last = chunks[0]["seq"], chunks[-1]["seq"]
-    message["sourceEventSeqs"] = [[first, last]]
-    log = read(tmp_path, lines_of(builder.events))
+    for form in ([[first, last]], [first, [first + 1, last]]):
+        message["sourceEventSeqs"] = form
+        log = read(tmp_path, lines_of(builder.events))
+        assert log.verdict.category == "refused"
+        assert log.verdict.reason == (
+            'session event "assistant/message" sourceEventSeqs must densely contain non-negative safe integers'
+            " (a release after 0.1.1-rc.2 reads this range form and would accept it)"
+        )
+        assert log.verdict.location.line == message["seq"] + 2
+        assert log.event(message["seq"]).source_event_seqs == tuple(range(first, last + 1)), "still read for display"
+    for broken in ([[last, first]], [last, [first, first + 1]]):  # not a range any release reads
+        message["sourceEventSeqs"] = broken
+        log = read(tmp_path, lines_of(builder.events))
+        assert log.verdict.category == "refused" and "would accept" not in log.verdict.reason
+
+
+def _renumbered(events: list[Event]) -> list[Event]:
+    for i, e in enumerate(events):
+        e["seq"] = i
+    return events
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"), [(..., "undefined"), (7, "7"), (None, "null"), (["x"], "x"), ({"a": 1}, "[object Object]")]
+)
+def test_a_type_missing_or_not_a_string_is_an_unknown_type_as_dsh_says(
+    tmp_path: Path, value: Any, printed: str
+) -> None:
+    events = two_turns().events
+    if value is ...:
+        del events[4]["type"]
+    else:
+        events[4]["type"] = value
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "unsupported"
+    assert log.verdict.reason == (
+        f'session "session-test" contains event type "{printed}" (seq 4) unknown to this harness and not marked '
+        "ignorable; refusing to interpret the log — it was likely written by a newer harness"
+    )
+    assert log.verdict.location.line == 6
+    events[4]["ignorable"] = True  # then the envelope rule refuses it
+    assert read(tmp_path, lines_of(events)).verdict.reason == "invalid event envelope: type is not a string"
+
+
+def test_a_version_that_is_a_number_but_not_an_integer_is_unsupported(tmp_path: Path) -> None:
+    log = read(tmp_path, lines_of(two_turns().events, header(version=0.5)))
+    assert log.verdict.category == "unsupported"
+    assert log.verdict.reason == (
+        'session "session-test" uses log format v0.5, but this harness reads only v0: the log was written by a '
+        "newer harness — upgrade the harness to open it"
+    )
+    assert read(tmp_path, lines_of(two_turns().events, header(version="0"))).verdict.category == "refused"
+
+
+def test_a_header_that_does_not_lead_to_its_place_in_a_dsh_root_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    place = root / "--work-project--" / "session-test" / "session.jsonl"
+    place.parent.mkdir(parents=True)
+    cases = {
+        "id": (header("session-other"), 'requested id "session-test" does not match header id "session-other"'),
+        "cwd": (
+            header(cwd="/work/elsewhere"),
+            f'header id "session-test" and cwd identify "{root}/--work-elsewhere--/session-test/session.jsonl"',
+        ),
+        "no cwd": (
+            {k: v for k, v in header().items() if k != "cwd"},
+            f'header id "session-test" and cwd identify "{root}/_no-cwd/session-test/session.jsonl"',
+        ),
+    }
+    for label, (head, words) in cases.items():
+        place.write_bytes(b"".join(line + b"\n" for line in lines_of(two_turns().events, head)))
+        for given in (root, place):  # handed the root, or the artifact in it
+            log = load_path(given)
+            assert log.verdict.category == "refused", label
+            assert log.verdict.reason == f'corrupt session log "{place}": {words}', label
+    place.write_bytes(b"".join(line + b"\n" for line in lines_of(two_turns().events)))
+    assert load_path(root).verdict.category == "accepted"
+    loose = tmp_path / "copy" / "session.jsonl"  # the same bytes outside any root: no place to check
+    loose.parent.mkdir()
+    loose.write_bytes(b"".join(line + b"\n" for line in lines_of(two_turns().events, header("session-other"))))
+    assert load_path(loose).verdict.category == "accepted"
+
+
+@pytest.mark.parametrize("where", ["after the last event", "after a defective line"])
+def test_a_null_record_in_the_droppable_tail_is_refused_as_dsh_fails_on_it(tmp_path: Path, where: str) -> None:
+    lines = lines_of(two_turns().events)
+    if where == "after a defective line":
+        lines.append(b"not json")
+    lines.append(b"null")
+    log = read(tmp_path, lines)
+    field = "seq" if where == "after the last event" else "type"
+    assert log.verdict.category == "refused"
+    assert log.verdict.reason.startswith(
+        f"dsh's log scanner fails on this null record (TypeError: Cannot read properties of null (reading '{field}'))"
+    )
+    assert log.verdict.location.line == len(lines)
+    assert log.verdict.repairs == (), "a refused log lists no repairs"
+    lines[-1] = b"{}"  # any other defective record there is dropped
+    assert read(tmp_path, lines).verdict.category == "repaired"
+
+
+@pytest.mark.parametrize("data", [None, [], [1], 3, "x", True])
+def test_a_turn_end_whose_data_is_not_an_object_is_accepted_as_dsh_accepts_it(tmp_path: Path, data: Any) -> None:
+    events = two_turns().events
+    events[-1]["data"] = data
+    log = read(tmp_path, lines_of(events))
     assert log.verdict.category == "accepted"
-    assert log.event(message["seq"]).source_event_seqs == tuple(range(first, last + 1))
-    message["sourceEventSeqs"] = [first, [first + 1, last]]
-    assert read(tmp_path, lines_of(builder.events)).verdict.category == "accepted"
-    message["sourceEventSeqs"] = [[last, first]]
-    assert read(tmp_path, lines_of(builder.events)).verdict.category == "refused"
-    message["sourceEventSeqs"] = [last, [first, first + 1]]  # pairs demand a strictly increasing list
-    assert read(tmp_path, lines_of(builder.events)).verdict.category == "refused"
+    assert not log.closers, "it closes its turn all the same"
+
+
+@pytest.mark.parametrize(("kind", "field"), [("turn/start", "turn"), ("step/start", "step"), ("tool/call", "callId")])
+def test_null_data_that_dshs_repair_pass_reads_is_refused_in_closed_turns_too(
+    tmp_path: Path, kind: str, field: str
+) -> None:
+    events = two_turns().events
+    first = next(e for e in events if e["type"] == kind)
+    first["data"] = None
+    log = read(tmp_path, lines_of(events))
+    assert log.verdict.category == "refused"
+    assert log.verdict.reason == (
+        'stored session "session-test" failed validation: '
+        f"TypeError: Cannot read properties of null (reading '{field}')"
+    )
+    assert log.verdict.location.line == first["seq"] + 2
+
+
+def test_events_count_only_what_is_stored_and_a_refused_log_repairs_nothing(tmp_path: Path) -> None:
+    builder = two_turns()
+    builder.turn(3, close=False)
+    log = read(tmp_path, lines_of(builder.events))
+    assert log.verdict.category == "repaired"
+    assert log.stored_count == len(builder.events) and log.event_count == len(builder.events) + len(log.closers)
+    lines = [*lines_of(builder.events), b'{"type":"step/start","seq":999,"time":0,"data":{}}', b"null"]
+    refused = read(tmp_path, lines)
+    assert refused.verdict.category == "refused" and refused.verdict.repairs == ()
 
 
 def test_an_empty_session_file_is_refused_as_dsh_refuses_it(tmp_path: Path) -> None:
