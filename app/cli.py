@@ -15,6 +15,7 @@ from .history.session import SessionLog, load_session
 from .history.transcript import transcript_rows
 from .log.records import NotASessionLog
 from .log.sources import Discovery, UnreadablePath, discover
+from .model.rules import DSH_RELEASE
 from .web.settings import Settings
 
 
@@ -37,7 +38,8 @@ def session_report(log: SessionLog) -> dict[str, Any]:
         "path": log.source.label,
         "id": log.header.id if log.header else None,
         "carrier": log.carrier,
-        "events": log.event_count if log.header else None,
+        "events": log.stored_count if log.header else None,  # as stored: never the closers dsh would add
+        "closers": len(log.closers) if log.header else None,  # those dsh would add on resume
         "messages": log.message_count if log.header else None,
         "verdict": verdict.category,
         "accepted": verdict.accepted,
@@ -101,7 +103,12 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
         sessions.append(session_report(log))
     progress.close()
     if as_json:
-        doc = {"sessions": sessions, "refused": refused, "diagnostics": [d.to_json() for d in found.diagnostics]}
+        doc = {
+            "dsh": DSH_RELEASE,
+            "sessions": sessions,
+            "refused": refused,
+            "diagnostics": [d.to_json() for d in found.diagnostics],
+        }
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         for d in found.diagnostics:
@@ -123,6 +130,7 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
         total = len(sessions)
         ok = sum(1 for s in sessions if s["accepted"])
         out.write(f"{ok} of {total} session(s) accepted or repaired; {len(refused)} input(s) not session logs\n")
+        out.write(f"verdicts as dsh {DSH_RELEASE} gives them\n")
     bad = any(not s["accepted"] for s in sessions) or bool(refused)
     return 1 if bad else 0
 

@@ -23,7 +23,7 @@ def summary_of(log: SessionLog) -> dict[str, Any]:
         "title": log.title,
         "turns": log.turns,
         "steps": log.steps,
-        "events": log.event_count,
+        "events": log.stored_count,
         "verdict": log.verdict.category,
     }
 

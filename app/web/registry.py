@@ -18,20 +18,26 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..history.session import SessionLog, load_session
-from ..log.dsh_root import encode_segment
 from ..log.records import NotASessionLog
 from ..log.sources import KindCache, NotASession, SessionSource, discover, read_source_header
 from ..store import UploadStore
 
 T = TypeVar("T")
 _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
+_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def url_safe_id(session_id: str) -> str:
-    """The id itself when URL-safe, else dsh's injective segment encoding."""
-    return (
-        session_id if _URL_SAFE.fullmatch(session_id) and session_id not in (".", "..") else encode_segment(session_id)
-    )
+    """The id itself when URL-safe; else a readable slug of it and a digest of the whole id, which a
+    plain id (never holding `~`) cannot spell: `{{sessionId}}` reads `sessionId~1f3a…`, not `~007B~007B…`."""
+    if _URL_SAFE.fullmatch(session_id) and session_id not in (".", ".."):
+        return session_id
+    return f"{id_slug(session_id)}~{hashlib.sha256(session_id.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
+def id_slug(session_id: str) -> str:
+    """The readable part of a key: the id's URL-safe runs, joined by `-`."""
+    return _UNSAFE_RUN.sub("-", session_id).strip("-.")[:64] or "session"
 
 
 def path_hash(source: SessionSource) -> str:
@@ -126,7 +132,7 @@ class Registry:
             if isinstance(sid, str) and sid and ids[sid] == 1:
                 key = url_safe_id(sid)
             else:
-                base = url_safe_id(sid) if isinstance(sid, str) and sid else "session"
+                base = id_slug(sid) if isinstance(sid, str) and sid else "session"
                 # an upload is named by its digest (PRODUCT.md Interfaces); two sessions
                 # of one upload sharing an id fall back to their member's name
                 key = f"{base}~{digest[:8] if digest else path_hash(source)}"

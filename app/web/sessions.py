@@ -12,6 +12,7 @@ from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..history.transcript import ROW_KINDS
 from ..model.frozen import thaw
+from ..model.rules import DSH_RELEASE
 from .entries import entry_json, related_sessions
 from .registry import Entry
 from .rows import RowView
@@ -45,8 +46,9 @@ def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]
             "reason": verdict.reason,
             "location": verdict.location.describe() if verdict.location else None,
             "repairs": list(verdict.repairs),
+            "dsh": DSH_RELEASE,  # the release whose verdict this is
         },
-        "events": log.event_count,
+        "events": log.stored_count,  # as stored: never the closers dsh would add
         "messages": log.message_count,
         "turns": log.turns,
         "steps": log.steps,

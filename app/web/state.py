@@ -21,6 +21,7 @@ from ..forms import RENDERED_FORMS
 from ..history.session import SessionLog
 from ..history.transcript import ROW_KINDS
 from ..log.records import NotASessionLog
+from ..model.rules import DSH_RELEASE
 from ..store import UploadStore
 from .registry import Entry, Registry
 from .settings import Settings
@@ -71,6 +72,7 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["row_kinds"] = ROW_KINDS
     templates.env.globals["rendered_forms"] = RENDERED_FORMS
     templates.env.globals["words"] = WORDS
+    templates.env.globals["dsh_release"] = DSH_RELEASE
     templates.env.filters["count"] = count
     return templates
 

@@ -38,6 +38,7 @@ def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
         "id": "session-test",
         "carrier": "jsonl",
         "events": len(two_turns().events),
+        "closers": 0,
         "messages": 8,
         "verdict": "accepted",
         "accepted": True,
@@ -162,3 +163,32 @@ def test_corpus_context_counts(corpus_dir: Path) -> None:
     _, out, _ = check(path)
     (session,) = json.loads(out)["sessions"]
     assert session["contexts"]["instructions"] >= 1 and session["contexts"]["snapshot"] >= 1
+
+
+def test_check_names_the_dsh_release_whose_verdicts_it_gives_the_one_the_oracle_runs(tmp_path: Path) -> None:
+    path = write_log(tmp_path / "a/session.jsonl", two_turns().events)
+    code, out, _ = check(path)
+    assert code == 0
+    pinned = json.loads((Path(__file__).parents[1] / "oracle" / "package.json").read_text())["dependencies"]
+    assert (
+        json.loads(out)["dsh"]
+        == pinned["@deepseek-ai/dsh-session"]
+        == pinned["@deepseek-ai/dsh-session-persistence-jsonl"]
+    )
+    _, text, _ = check(path, as_json=False)
+    assert text.rstrip().endswith(f"verdicts as dsh {pinned['@deepseek-ai/dsh-session']} gives them")
+
+
+def test_events_are_the_stored_ones_and_a_refused_log_lists_no_repairs(tmp_path: Path) -> None:
+    builder = two_turns()
+    builder.turn(3, close=False)
+    repaired = write_log(tmp_path / "open/session.jsonl", builder.events)
+    (report,) = json.loads(check(repaired)[1])["sessions"]
+    assert report["verdict"] == "repaired"
+    assert (report["events"], report["closers"]) == (len(builder.events), 1)  # its turn/end
+    broken = [*builder.events, {"type": "step/start", "seq": len(builder.events), "time": 0, "data": None}]
+    refused = write_log(tmp_path / "refused/session.jsonl", broken)
+    (report,) = json.loads(check(refused)[1])["sessions"]
+    assert report["verdict"] == "refused"
+    assert report["events"] == len(broken), "stored events, not the closers an open turn would get"
+    assert report["repairs"] == []
