@@ -10,6 +10,7 @@ and is written where dsh keeps the base session in a persistence root, so dsh re
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -307,6 +308,67 @@ def repair_read_data(a: Artifact, rng: random.Random, name: str) -> Artifact | N
     return _with_line(a, at, [dumps(record)], f"repair-read {kind} {what} at line {_number(a, at)}")
 
 
+def message_field(a: Artifact, rng: random.Random, name: str) -> Artifact | None:
+    """A surface event's message (FORMAT.md §4.1) or surfaceOp changed: its id, role, source, content,
+    provider, or the span a replace covers."""
+    found = [at for at in _lines(a) if b'"surfaceOp"' in _line(a, at)]
+    if not found:
+        return None
+    at = found[-1] if rng.random() < 0.4 else rng.choice(found)
+    record = orjson.loads(_line(a, at))
+    data = record.get("data")
+    message = data.get("message", data) if isinstance(data, dict) else None
+    if not isinstance(message, dict):
+        return None
+    target = rng.choice(["id", "role", "source", "source.kind", "source.callId", "content", "block", "provider", "op"])
+    value = rng.choice(("", 5, None, "user", "assistant", [], [None], "x", {"kind": "model"}, {}))
+    if target == "op":
+        seq = record.get("seq", 0)
+        record["surfaceOp"] = rng.choice(
+            [
+                "append",
+                {"op": "replace", "start": 0, "end": 0},
+                {"op": "replace", "start": max(seq - 3, 0), "end": max(seq - 1, 0)},
+                {"op": "replace", "start": seq, "end": seq},
+                "prepend",
+                {"op": "replace", "start": 2, "end": 1},
+            ]
+        )
+        what = f"surfaceOp = {orjson.dumps(record['surfaceOp']).decode()}"
+    elif target == "block":
+        content = message.get("content")
+        if not isinstance(content, list) or not content:
+            return None
+        block = content[rng.randrange(len(content))]
+        if not isinstance(block, dict) or not block:
+            return None
+        key = rng.choice(sorted(block))
+        block[key] = value
+        what = f"a content block's {key} = {orjson.dumps(value).decode()}"
+    elif target == "provider":
+        source = message.get("source")
+        if not isinstance(source, dict):
+            return None
+        source[rng.choice(["provider", "model"])] = value
+        what = f"source provider/model = {orjson.dumps(value).decode()}"
+    elif "." in target:
+        source = message.get("source")
+        if not isinstance(source, dict):
+            return None
+        source[target.split(".")[1]] = value
+        what = f"message {target} = {orjson.dumps(value).decode()}"
+    elif target == "id" and rng.random() < 0.4:
+        ids = [m.group(1) for m in re.finditer(rb'"id":"([^"]+)"', b"\n".join(_line(a, x) for x in found))]
+        if not ids:
+            return None
+        message["id"] = rng.choice(ids).decode()
+        what = f"message id = another message's {message['id']!r}"
+    else:
+        message[target] = value
+        what = f"message {target} = {orjson.dumps(value).decode()}"
+    return _with_line(a, at, [dumps(record)], f"message {record.get('type')} {what} at line {_number(a, at)}")
+
+
 def event_type(a: Artifact, rng: random.Random, name: str) -> Artifact | None:
     def edit(record: dict[str, Any]) -> str | None:
         old = record.get("type")
@@ -459,6 +521,7 @@ LOGICAL: tuple[Mutation, ...] = (
     envelope_field,
     retype_data,
     repair_read_data,
+    message_field,
     event_type,
     range_seqs,
     header_field,
