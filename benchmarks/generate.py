@@ -6,6 +6,9 @@ sessions, and a one-turn session (the long session's first turn alone, the
 reference the windowing budget compares against).
 W2: one plain-JSONL session of about 100 MB, tool-heavy, with some tool
 results over 1 MB.
+W3 (`generate_w3`, for the memory budgets): one plain-JSONL session of about
+100 MB made of small events, W1's long session's turns again and again
+(about 440,000 events of 240 bytes on average).
 
 Every message is made by the project's `create_*` helpers (through
 `dsh_inspect.demo.builder.SessionBuilder`) with a seeded id source, every text comes
@@ -35,6 +38,8 @@ T0 = 1_797_000_000_000
 LONG_ID = "w1-long"
 ONE_TURN_ID = "w1-one-turn"
 W2_ID = "w2-large"
+W3_ID = "w3-small-events"
+W3_VERSION = "1"  # W3 has its own stamp: making it never rebuilds W1 and W2
 MIB = 1 << 20
 
 Event = dict[str, Any]
@@ -361,6 +366,23 @@ def build_w2(spec: Spec) -> tuple[dict[str, Any], list[list[Event]]]:
 # -- writing ---------------------------------------------------------------------------
 
 
+def build_w3(size: int, spec: Spec) -> tuple[dict[str, Any], list[list[Event]]]:
+    """W3: tool turns as W1's long session has them (a context of each form every 10 turns) until `size` bytes."""
+    text = Text(spec.seed + 5, spec.corpus_bytes)
+    b = SessionBuilder(W3_ID, spec.seed + 5, "/home/bench/small-events", T0)
+    batches = []
+    written = 0
+    turn = 0
+    while written < size:
+        turn += 1
+        since = len(b.events)
+        tool_turn(b, turn, text, with_contexts=(turn - 1) % spec.context_every == 0)
+        batch = _turn_batches(b, since)
+        written += sum(len(orjson.dumps(e)) + 1 for e in batch)
+        batches.append(batch)
+    return b.header(), batches
+
+
 def write_w1(root: Path, spec: Spec) -> tuple[Path, Path, tuple[Path, ...]]:
     header, batches = build_long(LONG_ID, spec.long_turns, spec, spec.seed + 1)
     long_path = write_artifact(root, header, batches, "zstd")
@@ -412,6 +434,22 @@ def generate(out: Path = OUT, spec: Spec = FULL, *, force: bool = False) -> Work
     )
     stamp.write_text(spec.digest())
     return where
+
+
+def generate_w3(out: Path = OUT, size: int = 100 * MIB, spec: Spec = FULL, *, force: bool = False) -> Path:
+    """Write W3 below `out` (its own folder and stamp), unless this very W3 is there; its path."""
+    root = out / "w3"
+    path = artifact_path(root, {"id": W3_ID, "cwd": "/home/bench/small-events"}, "none")
+    stamp = out / "w3.stamp"
+    key = f"{W3_VERSION}:{size}:{spec.digest()}"
+    if not force and stamp.is_file() and stamp.read_text() == key and path.is_file():
+        return path
+    if root.exists():
+        shutil.rmtree(root)
+    written = write_artifact(root, *build_w3(size, spec), "none")
+    assert written == path
+    stamp.write_text(key)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:

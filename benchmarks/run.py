@@ -34,10 +34,12 @@ from typing import Literal
 import orjson
 import zstandard
 from dsh_inspect.history.session import load_session
+from dsh_inspect.log.plaintext import DEFAULT_LIMITS
 from dsh_inspect.log.sources import discover
 from dsh_inspect.testing.browser import CHROMIUM_ARGS, chromium_path
 
-from benchmarks.generate import LONG_ID, ONE_TURN_ID, OUT, W2_ID, Workloads, generate
+from benchmarks.generate import LONG_ID, ONE_TURN_ID, OUT, W2_ID, W3_ID, Workloads, generate, generate_w3
+from tests.support.bombs import long_line_zstd, subagents_zip, tiny_records_zstd
 
 PROJECT = Path(__file__).resolve().parents[1]
 MIB = 1 << 20
@@ -166,12 +168,16 @@ class Server:
 
 
 def get(conn: http.client.HTTPConnection, path: str) -> bytes:
-    conn.request("GET", path)
+    return send(conn, "GET", path)
+
+
+def send(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None = None) -> bytes:
+    conn.request(method, path, body=body)
     response = conn.getresponse()
-    body = response.read()
-    if response.status != 200:
-        raise RuntimeError(f"GET {path}: {response.status} {body[:300]!r}")
-    return body
+    answer = response.read()
+    if response.status not in (200, 201):
+        raise RuntimeError(f"{method} {path}: {response.status} {answer[:300]!r}")
+    return answer
 
 
 def timed_get(conn: http.client.HTTPConnection, path: str) -> float:
@@ -360,6 +366,173 @@ def w2_cold(w: Workloads, scratch: Path, runs: int) -> list[Figure]:
     return [*figures, dom]
 
 
+# -- memory and the read limits (issue 15) ---------------------------------------------------------
+
+
+def read_whole(server: Server, key: str) -> None:
+    """What a reader's first visit costs: the first screen, then the facts, which read the log whole."""
+    conn = server.connect()
+    get(conn, f"/sessions/{key}")
+    get(conn, f"/sessions/{key}/facts")
+    conn.close()
+
+
+def small_events_memory(w3: Path, scratch: Path, runs: int) -> list[Figure]:
+    """W3 (100 MB of small events) read whole by a fresh server: its peak resident memory growth against
+    W3's size; then four logs of W3's size opened in turn, against one (the `cache_mb` bound)."""
+    size = w3.stat().st_size
+    growths = []
+    for _ in range(runs):
+        with serve([w3], scratch) as server:
+            idle = server.memory_kib("VmRSS")
+            read_whole(server, W3_ID)
+            growths.append((server.memory_kib("VmHWM") - idle) * 1024)
+    growth = statistics.median(growths)
+    # four sessions as big as W3, each its own file (hard links: no copies on disk)
+    copies = []
+    for i in range(4):
+        folder = scratch / "in-turn" / f"s{i}"
+        folder.mkdir(parents=True)
+        os.link(w3, folder / f"w3-{i}.jsonl")
+        copies.append(folder)
+    with serve(copies, scratch) as server:
+        idle = server.memory_kib("VmRSS")
+        conn = server.connect()
+        keys = [s["key"] for s in orjson.loads(get(conn, "/api/sessions"))["sessions"]]
+        conn.close()
+        after = []
+        for key in keys:
+            read_whole(server, key)
+            after.append((server.memory_kib("VmRSS") - idle) * 1024)
+    return [
+        Figure(
+            "W3 peak memory growth / size (small events), after reading it whole",
+            f"{growth / MIB:.0f} MiB for {size / MIB:.0f} MiB",
+            growth / size,
+            Budget("<", 3.0),
+        ),
+        # kept whole, four such sessions would hold four times what one does; `cache_mb` (256) holds about two
+        Figure(
+            "memory growth, 4 logs of W3's size opened in turn / 1 (cache_mb; one sample)",
+            f"{after[-1] / MIB:.0f} MiB vs {after[0] / MIB:.0f} MiB",
+            after[-1] / after[0],
+            Budget("<", 3.0),
+        ),
+    ]
+
+
+def open_delete_cycles(scratch: Path, cycles: int = 20) -> Figure:
+    """A 10 MB small-event log uploaded, read whole, searched and deleted again and again: the server's
+    memory growth after the last cycle against after the first (a deleted upload keeps nothing)."""
+    log = generate_w3(scratch / "cycles", 10 * MIB).read_bytes()
+    with serve([], scratch) as server:
+        idle = server.memory_kib("VmRSS")
+        grown = []
+        conn = server.connect()
+        for _ in range(cycles):
+            upload = orjson.loads(send(conn, "POST", "/api/uploads?name=cycle.jsonl", log))["upload"]
+            key = upload["sessions"][0]["key"]
+            get(conn, f"/sessions/{key}")
+            get(conn, f"/sessions/{key}/facts")
+            get(conn, f"/api/sessions/{key}/search?q=module")
+            send(conn, "DELETE", f"/api/uploads/{upload['digest']}")
+            grown.append((server.memory_kib("VmRSS") - idle) * 1024)
+        conn.close()
+    return Figure(
+        f"memory growth after {cycles} upload/open/delete cycles / after 1",
+        f"{grown[-1] / MIB:.0f} MiB vs {grown[0] / MIB:.0f} MiB",
+        grown[-1] / grown[0],
+        Budget("<=", 1.5),
+    )
+
+
+# One read in a fresh process: how long it takes and how far its resident memory grows past the process's
+# once the reader is imported. `read` reads every session found; `upload` reads a file as an upload is read.
+_READ_ONCE = """
+import json, sys, time
+from pathlib import Path
+from dsh_inspect.history.session import load_session
+from dsh_inspect.log.sources import discover
+from dsh_inspect.store.contents import read_contents
+from dsh_inspect.store.limits import Limits
+
+def status(field):
+    line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+idle = status("VmRSS")
+start = time.perf_counter()
+if sys.argv[1] == "upload":
+    found = read_contents(sys.argv[2], "bench", Limits(max_sessions_per_upload=100_000))
+    verdicts = [s.verdict for s in found.sessions]
+else:
+    verdicts = [load_session(s).verdict.category for s in discover([sys.argv[2]]).sources]
+took = time.perf_counter() - start
+print(json.dumps({"seconds": took, "growth": status("VmHWM") - idle, "verdicts": sorted(set(verdicts))}))
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOnce:
+    seconds: float
+    growth: int  # bytes of peak resident memory past the idle reader's
+
+
+def read_once(how: Literal["read", "upload"], path: Path) -> ReadOnce:
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_ONCE, how, str(path)], cwd=PROJECT, capture_output=True, check=True, timeout=900
+    )
+    found = orjson.loads(done.stdout.splitlines()[-1])
+    return ReadOnce(found["seconds"], found["growth"])
+
+
+def median_reads(how: Literal["read", "upload"], path: Path, runs: int) -> ReadOnce:
+    reads = [read_once(how, path) for _ in range(runs)]
+    return ReadOnce(statistics.median(r.seconds for r in reads), statistics.median(r.growth for r in reads))
+
+
+def hostile_reads(scratch: Path, runs: int) -> list[Figure]:
+    """Hostile files within the upload limits, each read in a fresh process: time linear in what they
+    decode, memory bounded by what is kept and by `max_line_mb`."""
+    folder = scratch / "hostile"
+    folder.mkdir()
+    one = tiny_records_zstd(folder / "tiny-1m.jsonl.zstd", 1_000_000)
+    two = tiny_records_zstd(folder / "tiny-2m.jsonl.zstd", 2_000_000)
+    decoded = 2_000_000 * 3
+    small, large = median_reads("read", one, runs), median_reads("read", two, runs)
+    line = long_line_zstd(folder / "long-line.jsonl.zstd", 1000 * MIB)
+    long = median_reads("read", line, runs)
+    zips = [subagents_zip(folder / f"subagents-{n}.zip", n) for n in (1000, 4000)]
+    few, many = (median_reads("upload", z, runs) for z in zips)
+    limit = DEFAULT_LIMITS.max_line_bytes
+    return [
+        Figure(
+            "2M `{}` lines from 1 KB of zstd: peak memory growth / decoded size",
+            f"{large.growth / MIB:.1f} MiB for {decoded / MIB:.1f} MiB, {two.stat().st_size} B of file",
+            large.growth / decoded,
+            Budget("<", 3.0),
+        ),
+        Figure(
+            "reading 2M vs 1M `{}` lines (linear: 2×)",
+            f"{ms(large.seconds)} vs {ms(small.seconds)}",
+            large.seconds / small.seconds,
+            Budget("<=", 3.0),
+        ),
+        Figure(
+            "one 1,000 MiB line (32 KB of zstd): peak memory growth / max_line_mb",
+            f"{long.growth / MIB:.0f} MiB, limit {limit / MIB:.0f} MiB, in {ms(long.seconds)}",
+            long.growth / limit,
+            Budget("<", 3.0),
+        ),
+        Figure(
+            "an export ZIP of 4,000 vs 1,000 subagent logs, read as an upload (linear: 4×)",
+            f"{ms(many.seconds)} vs {ms(few.seconds)}",
+            many.seconds / few.seconds,
+            Budget("<", 8.0),
+        ),
+    ]
+
+
 # -- report --------------------------------------------------------------------------------
 
 
@@ -398,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help="where the workloads are (generated if missing)")
     parser.add_argument(
         "--only",
-        choices=("read", "w1", "w2"),
+        choices=("read", "w1", "w2", "memory"),
         action="append",
         help="measure only these groups (repeatable); the default measures all",
     )
@@ -408,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generating workloads in {args.out} (cached when up to date) ...", flush=True)
     w = generate(args.out)
     scratch = Path(tempfile.mkdtemp(prefix="bench-", dir=args.out))
-    groups = set(args.only or ("read", "w1", "w2"))
+    groups = set(args.only or ("read", "w1", "w2", "memory"))
     figures: list[Figure] = []
     note = ""
     try:
@@ -422,6 +595,11 @@ def main(argv: list[str] | None = None) -> int:
         if "w2" in groups:
             print("W2 cold first screen and memory ...", flush=True)
             figures += w2_cold(w, scratch, runs)
+        if "memory" in groups:
+            print("memory: W3 small events, logs in turn, upload/delete cycles, hostile reads ...", flush=True)
+            figures += small_events_memory(generate_w3(args.out), scratch, runs)
+            figures.append(open_delete_cycles(scratch))
+            figures += hostile_reads(scratch, runs)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print()

@@ -158,12 +158,10 @@
   }
   document.body.addEventListener("htmx:sseMessage", function (event) {
     reopenSwapped();  // after the whole update: a row removed and sent again is back by now too
+    // A notice says the log was rewritten (its rows replaced in place along with it) or is gone.
     if (event.target.hasAttribute("data-live-notice")) {
       event.target.hidden = false;
-      var url = new URL(location.href);
-      url.searchParams.set("notice", "replaced");
-      setTimeout(function () { location.replace(url.toString()); }, 1200);
-    } else if (follow && follow.checked) {
+    } else if (event.target.hasAttribute("data-live-rows") && follow && follow.checked) {
       window.scrollTo(0, document.documentElement.scrollHeight);
     }
   });

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import orjson
 
-from ..log.jsonvalues import js_string
+from ..log.jsonvalues import js_string, nests_deeper, parse_json
 from ..model.values import ContentBlock, TextBlock
 from .jsformat import pretty_json
 
@@ -68,9 +68,11 @@ def parse_arguments(raw: Any) -> Any:
     if not isinstance(raw, str):
         return raw
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return raw
+    # arguments nested deeper than the readers keep are shown as their text from there, as log lines are
+    return parse_json(raw)[0] if nests_deeper(value) else value
 
 
 def _first_line(text: str) -> str:

@@ -8,6 +8,7 @@ record lies, its type, its message id); event bodies are decoded on demand.
 
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, Literal
 
-from ..log.diagnostics import Diagnostic, Location
+from ..log.diagnostics import Diagnostic, Findings, Location
 from ..log.jsonvalues import MAX_SAFE_INTEGER
+from ..log.plaintext import DEFAULT_LIMITS, OVER_LIMIT, LineTooLong, ReadLimits
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
 from ..log.sources import JsonlSessionScan, SessionScan, SessionSource, identity_problem, open_scan
 from ..log.sqlite_store import StoreRefused
@@ -56,6 +58,8 @@ Carrier = Literal["jsonl", "jsonl-zstd", "sqlite", "zip", "fixture"]
 _STAGES: tuple[tuple[str, Category], ...] = (
     ("version", "unsupported"),
     ("header", "refused"),
+    # a line or a session's text over a limit (`ReadLimits`): not read, so this reader cannot say what dsh would
+    ("limit", "unsupported"),
     ("storage", "refused"),
     ("identity", "refused"),
     ("legacy-vocabulary", "refused"),
@@ -363,7 +367,7 @@ def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
             seqs = None
     return Event(
         seq=int(raw.get("seq", -1)),
-        time=int(raw.get("time", 0)) if isinstance(raw.get("time"), (int, float)) else 0,
+        time=int(raw["time"]) if isinstance(raw.get("time"), (int, float)) and math.isfinite(raw["time"]) else 0,
         type=kind,
         data=freeze(raw.get("data")),
         surface_op=freeze(raw.get("surfaceOp")),
@@ -378,10 +382,11 @@ def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
 class _Reader:
     """The pass behind `load_session`, kept alive so a growing log is read on from where it stopped."""
 
-    def __init__(self, source: SessionSource) -> None:
+    def __init__(self, source: SessionSource, limits: ReadLimits = DEFAULT_LIMITS) -> None:
         self.source = source
+        self.limits = limits
         self.failures: dict[int, tuple[str, Location | None]] = {}
-        self.diagnostics: list[Diagnostic] = []
+        self.diagnostics = Findings()
         self.scan_repairs: list[str] = []
         self.fold = SurfaceFold()
         self.tracker = CrashTracker()
@@ -411,7 +416,7 @@ class _Reader:
     def read(self, events: int | None = None) -> SessionLog:
         source = self.source
         try:
-            scan = open_scan(source)
+            scan = open_scan(source, limits=self.limits)
             header_raw = scan.read_header()
         except StoreRefused as exc:
             self.fail("version" if exc.unsupported else "header", exc.reason, Location(file=source.label))
@@ -420,6 +425,9 @@ class _Reader:
             raise
         except HeaderlessLog as exc:
             self.fail("header", exc.reason, exc.location, code="bad-header")
+            return SessionLog(source, _carrier(source, "artifact"), None, self.verdict([]), self.diagnostics)
+        except LineTooLong as exc:
+            self.fail("limit", str(exc), Location(file=source.label, line=1, offset=0), code="line-too-long")
             return SessionLog(source, _carrier(source, "artifact"), None, self.verdict([]), self.diagnostics)
         except (OSError, ValueError) as exc:
             self.fail("storage", f"cannot read: {exc}", Location(file=source.label))
@@ -474,7 +482,7 @@ class _Reader:
         try:
             self._drop_closers()
             log._tail.clear()
-            self.diagnostics[:] = [d for d in self.diagnostics if d.code not in ("pending-line", "torn-frame")]
+            self.diagnostics.drop(("pending-line", "torn-frame"))
             self.scan_repairs.clear()
             self._consume(scan.resume())
         finally:
@@ -513,8 +521,10 @@ class _Reader:
         log.turns, log.steps = types.count("turn/start"), types.count("step/start")
         if scan.state.corruption is not None:
             c = scan.state.corruption
-            self.failures.setdefault(_STAGE_INDEX["storage"], (c.message, c.location))
+            stage = "limit" if c.code in OVER_LIMIT else "storage"
+            self.failures.setdefault(_STAGE_INDEX[stage], (c.message, c.location))
         self.diagnostics.extend(scan.state.diagnostics)
+        self.diagnostics.settle()
         self.scan_repairs = list(scan.state.repairs)
         if limit is not None and len(types) >= limit:
             log.partial = True  # a first screen's prefix: no closers, no verdict yet
@@ -820,7 +830,9 @@ def _carrier(source: SessionSource, mode: str) -> Carrier:
     return source.kind
 
 
-def load_session(source: SessionSource, *, events: int | None = None) -> SessionLog:
-    """Read one session log, or only its first `events` events (`partial`: no verdict, for a
-    first screen that must not wait for a long log). Raises NotASessionLog for input that is not one."""
-    return _Reader(source).read(events)
+def load_session(
+    source: SessionSource, *, events: int | None = None, limits: ReadLimits = DEFAULT_LIMITS
+) -> SessionLog:
+    """Read one session log within `limits`, or only its first `events` events (`partial`: no verdict, for
+    a first screen that must not wait for a long log). Raises NotASessionLog for input that is not one."""
+    return _Reader(source, limits).read(events)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -50,3 +51,57 @@ class Diagnostic:
             "row": loc.row,
             "offset": loc.offset,
         }
+
+
+# Findings of one code that a reader keeps. A log of a million bad lines would make a million findings, and
+# a page a row for each: past these, findings are counted, and one more says how many and from where.
+FINDINGS_LISTED = 1000
+UNLISTED = "unlisted"
+
+
+class Findings(list[Diagnostic]):
+    """A reader's diagnostics: the first FINDINGS_LISTED of each code, in order; the rest counted in
+    `unlisted` and told by `settle`."""
+
+    def __init__(self, items: Iterable[Diagnostic] = ()) -> None:
+        super().__init__()
+        self._counts: dict[str, int] = {}
+        self.unlisted: dict[str, tuple[int, Location]] = {}  # code → how many went unlisted, and the first's place
+        self.extend(items)
+
+    def append(self, item: Diagnostic, /) -> None:
+        n = self._counts[item.code] = self._counts.get(item.code, 0) + 1
+        if n <= FINDINGS_LISTED:
+            super().append(item)
+        else:
+            unlisted, first = self.unlisted.get(item.code, (0, item.location))
+            self.unlisted[item.code] = (unlisted + 1, first)
+
+    def extend(self, items: Iterable[Diagnostic], /) -> None:
+        for item in items:
+            self.append(item)
+        if isinstance(items, Findings):  # what another reader counted and did not keep
+            for code, (n, first) in items.unlisted.items():
+                unlisted, earlier = self.unlisted.get(code, (0, first))
+                self.unlisted[code] = (unlisted + n, earlier)
+                self._counts[code] = self._counts.get(code, 0) + n
+
+    def drop(self, codes: Collection[str]) -> None:
+        """Forget every finding of these codes, listed or counted (a reading on of a growing log says them anew)."""
+        self[:] = [d for d in self if d.code not in codes]
+        for code in codes:
+            self._counts.pop(code, None)
+            self.unlisted.pop(code, None)
+
+    def settle(self) -> None:
+        """One finding for each code with findings unlisted, in place of any said before."""
+        self[:] = [d for d in self if d.code != UNLISTED]
+        for code, (n, first) in self.unlisted.items():
+            where = f"line {first.line:,}" if first.line is not None else first.describe()
+            if first.row is not None:
+                where = f"row seq {first.row:,}"
+            message = (
+                f"{n:,} more {code} findings, from {where} on, are not listed: a session lists the first "
+                f"{FINDINGS_LISTED:,} of each kind"
+            )
+            super().append(Diagnostic(UNLISTED, "info", message, first))

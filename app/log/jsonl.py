@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from itertools import accumulate, chain, islice, repeat
+from itertools import accumulate, chain, compress, count, islice, repeat
 from operator import sub
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
 from .diagnostics import Diagnostic, Location
+from .jsonvalues import MAX_DEPTH, nests_deeper, parse_json
 from .packed import PACKED_TAGS, PackedRowError, expand_packed
 from .plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, iter_lines, line_batches
 from .records import EventRun, HeaderlessLog, NotASessionLog, Record, ScanState
@@ -25,6 +26,9 @@ from .records import EventRun, HeaderlessLog, NotASessionLog, Record, ScanState
 _ARTIFACT_NAME = re.compile(r"session(?:\.\d+)?\.jsonl(?:\.zstd)?")
 Mode = Literal["artifact", "fixture"]
 RAW_CAP = 4096
+# Records of the tail dsh drops (after a defect) that a log lists, each with its place and reason; the rest
+# are read only for the verdict, so a log of tiny records costs no memory per line past its defect.
+TAIL_LISTED = 1000
 
 
 class RecordError(ValueError):
@@ -34,34 +38,60 @@ class RecordError(ValueError):
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _reject_constant(name: str) -> Any:
-    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+class JsonLine(NamedTuple):
+    """A line read as dsh reads it, and what the reading changed."""
+
+    value: Any
+    bad_utf8: int | None  # where (in the line) the first text UTF-8 cannot carry lies, replaced by U+FFFD
+    deep: int | None  # where the first array or object nested deeper than MAX_DEPTH begins, read as its text
+
+
+def read_json_line(raw: bytes) -> JsonLine:
+    """Parse one line as Node's `JSON.parse` would (`parse_json`).
+
+    Invalid UTF-8 becomes U+FFFD, as dsh's decoder makes it, and so do lone
+    surrogate escapes, which JSON.parse accepts but UTF-8 cannot carry.
+    """
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _read_slowly(raw)
+    if _shallow(raw) or not nests_deeper(value):
+        return JsonLine(value, None, None)
+    return _read_slowly(raw)
 
 
 def parse_json_line(raw: bytes) -> tuple[Any, int | None]:
-    """Parse one line as Node's `JSON.parse` would.
+    """`read_json_line` for a reader that reports no warning: the value, and where bad UTF-8 was replaced."""
+    value, bad, _ = read_json_line(raw)
+    return value, bad
 
-    Invalid UTF-8 becomes U+FFFD, as dsh's decoder makes it (returned: the offset
-    of the first bad byte within the line). Numbers orjson cannot hold go through
-    the standard library instead of becoming defects, and so do lone surrogate
-    escapes, which JSON.parse accepts but UTF-8 cannot carry: they become U+FFFD
-    too, reported the same way.
-    """
-    try:
-        return orjson.loads(raw), None
-    except orjson.JSONDecodeError:
-        pass
+
+# A line of at most this many bytes with at most MAX_DEPTH "[" and "{" is shallow, counted in C; any other is
+# walked once parsed, at a cost that follows its values, not its bytes (mostly long strings, in a large line).
+_COUNTED = 2048
+_ALL_BUT_OPENERS_AND_LF = bytes(set(range(256)) - set(b"[{\n"))  # deleted, what is left of a line counts
+_CROWDED = re.compile(b"[^\n]{%d}" % (MAX_DEPTH + 1))  # a line of what is left that counts more
+
+
+def _shallow(raw: bytes) -> bool:
+    return len(raw) <= _COUNTED and raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
+
+
+def _read_slowly(raw: bytes) -> JsonLine:
     bad = None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         bad = exc.start
         text = raw.decode("utf-8", errors="replace")
-    value = json.loads(text, parse_constant=_reject_constant)
+    value, deep = parse_json(text)
     scrubbed = _without_surrogates(value)
     if scrubbed is not value and bad is None:
         bad = max(raw.lower().find(b"\\ud"), 0)
-    return scrubbed, bad
+    # the byte offset of the deep part: exact but where bytes UTF-8 cannot carry precede it (each then counts
+    # as the three bytes of its U+FFFD)
+    return JsonLine(scrubbed, bad, None if deep is None else len(text[:deep].encode()))
 
 
 def _without_surrogates(value: Any) -> Any:
@@ -122,15 +152,37 @@ def describe_not_session(first: Any) -> str:
     return f"first line is a JSON {type(first).__name__}, expected a session header object"
 
 
-_UNPARSED = object()  # a line orjson refuses: `JsonlScan._line_record` parses it as dsh would
+_UNPARSED = object()  # a line orjson refuses, or nested deep: `JsonlScan._line_record` parses it as dsh would
 
 
 def _parse_lines(lines: list[bytes]) -> list[Any]:
-    """Each line parsed by orjson once, in C for a whole batch that parses (nearly every one)."""
+    """Each line parsed by orjson once, in C for a whole batch that parses (nearly every one); a line
+    nested deeper than MAX_DEPTH is left `_UNPARSED`, for `read_json_line` to read and warn about."""
     try:
-        return list(map(orjson.loads, lines))
+        values = list(map(orjson.loads, lines))
     except orjson.JSONDecodeError:
-        return [_loads_or_unparsed(raw) for raw in lines]
+        values = [_loads_or_unparsed(raw) for raw in lines]
+    for i in _unproved(lines):
+        if nests_deeper(values[i]):
+            values[i] = _UNPARSED
+    return values
+
+
+def _unproved(lines: list[bytes]) -> list[int]:
+    """Which of `lines` (each with its LF) `_shallow` cannot prove shallow, found in C for the whole batch:
+    the long ones, and the short ones with more than MAX_DEPTH "[" and "{", counted in one pass over them all."""
+    longs = list(compress(count(), map(_COUNTED.__lt__, map(len, lines))))
+    shorts = [line for line in lines if len(line) <= _COUNTED] if longs else lines
+    if _CROWDED.search(b"".join(shorts).translate(None, _ALL_BUT_OPENERS_AND_LF)) is None:
+        return longs
+    return longs + [i for i, line in enumerate(lines) if len(line) <= _COUNTED and not _shallow(line)]
+
+
+def _read_or_unparsed(raw: bytes) -> Any:
+    try:
+        return read_json_line(raw).value
+    except json.JSONDecodeError:
+        return _UNPARSED
 
 
 def _loads_or_unparsed(raw: bytes) -> Any:
@@ -171,6 +223,10 @@ class JsonlScan:
         self._running = 0
         self._defect: Record | None = None
         self._dropped_turn_end: Location | None = None
+        # the tail dsh drops, listed up to TAIL_LISTED records, and only skimmed from `_unlisted` on
+        self._listed = 0
+        self._unlisted: Location | None = None
+        self._unlisted_lines = 0
         self.has_event_lines = True
         # where a later scan of a grown file resumes: after the last record read whole
         self.resume_offset = 0
@@ -207,7 +263,7 @@ class JsonlScan:
             return None
         self.header_location = Location(file=self.plaintext.label, line=line.number, offset=line.offset)
         try:
-            value, bad_utf8 = parse_json_line(line.raw)
+            value, bad_utf8, deep = read_json_line(line.raw)
         except json.JSONDecodeError as exc:
             reason = (
                 "corrupt session log: the header line is not valid JSON"
@@ -221,8 +277,7 @@ class JsonlScan:
             raise HeaderlessLog(
                 "empty or header-less session log: the header line has no line feed", self.header_location
             )
-        if bad_utf8 is not None:
-            self._warn_utf8(line, bad_utf8)
+        self._warn_read(line, bad_utf8, deep)
         self.header = value
         self.resume_offset = line.offset + len(line.raw) + 1
         self.resume_line = line.number
@@ -259,15 +314,27 @@ class JsonlScan:
             return "artifact" if isinstance(self.plaintext, ZstdPlaintext) else "fixture"
         return "fixture"
 
-    def _warn_utf8(self, line: Line, bad: int) -> None:
-        self.state.diagnostics.append(
-            Diagnostic(
+    def _warn_read(self, line: Line, bad_utf8: int | None, deep: int | None) -> None:
+        """Say where reading `line` changed what it holds (`JsonLine`)."""
+        if bad_utf8 is not None:
+            self._warn(
                 "invalid-utf8",
-                "warning",
                 "text UTF-8 cannot carry (invalid bytes, or a lone surrogate escape) replaced with U+FFFD, "
                 "as dsh's decoder does for bytes",
-                Location(file=self.plaintext.label, line=line.number, offset=line.offset + bad),
+                line.offset + bad_utf8,
+                line,
             )
+        if deep is not None:
+            self._warn(
+                "deep-json",
+                f"nested deeper than {MAX_DEPTH} levels: shown as its JSON text from there",
+                line.offset + deep,
+                line,
+            )
+
+    def _warn(self, code: str, message: str, offset: int, line: Line) -> None:
+        self.state.diagnostics.append(
+            Diagnostic(code, "warning", message, Location(file=self.plaintext.label, line=line.number, offset=offset))
         )
 
     def resume(self) -> Iterator[Record | EventRun]:
@@ -298,6 +365,7 @@ class JsonlScan:
         self._running = self.resume_running
         self._defect = None
         self._dropped_turn_end = None
+        self._listed, self._unlisted, self._unlisted_lines = 0, None, 0
         try:
             for batch in self._batches:
                 if len(problems) > self._absorbed:  # a frame decoded with this batch had a problem
@@ -314,6 +382,9 @@ class JsonlScan:
                             i, offset = i + len(run.events), run.end
                             if i == len(lines):
                                 break
+                    if self._listed >= TAIL_LISTED and terminated:
+                        self._skim(lines[i:], None if values is None else values[i:], number + i, offset)
+                        break
                     # a line no run takes: a packed row, a defect, a line after one, a fixture's, a torn fragment
                     line = lines[i]
                     record = self._line_record(
@@ -323,10 +394,13 @@ class JsonlScan:
                     i += 1
                     offset += len(line)
                     if record is not None:
+                        if record.kind != "events":
+                            self._listed += 1
                         yield record
         finally:
             self._absorb_carrier_problems()
             self._finish(self._defect, self._dropped_turn_end)
+            self._tell_unlisted()
 
     def _event_run(
         self, lines: list[bytes], values: list[Any], start: int, number: int, offset: int
@@ -371,12 +445,11 @@ class JsonlScan:
         events: list[dict[str, Any]] | None = None
         reason = None
         try:
-            value, bad_utf8 = parse_json_line(raw) if parsed is _UNPARSED else (parsed, None)
+            value, bad_utf8, deep = read_json_line(raw) if parsed is _UNPARSED else JsonLine(parsed, None, None)
             if value is None and not fixture:
                 self._null_record(loc)
             events = decode_record(value, self._running, self.mode)
-            if bad_utf8 is not None:
-                self._warn_utf8(line, bad_utf8)
+            self._warn_read(line, bad_utf8, deep)
         except json.JSONDecodeError as exc:
             reason = f"not valid JSON: {exc}"
         except RecordError as exc:
@@ -415,6 +488,40 @@ class JsonlScan:
             f"'{field}')) and refuses the log, though it would drop any other defective record here",
             loc,
         )
+
+    def _skim(self, lines: list[bytes], values: list[Any] | None, number: int, offset: int) -> None:
+        """Complete lines of the tail dsh drops, past the TAIL_LISTED records it lists: read only for what
+        still changes the verdict (a null record; a turn/end, which makes the defect committed corruption),
+        and counted, not kept (two million `{}` lines came from 725 bytes of zstd)."""
+        if self._unlisted is None:
+            self._unlisted = Location(self.plaintext.label, number, None, offset)
+        self._unlisted_lines += len(lines)
+        if values is None:
+            values = [_loads_or_unparsed(raw) for raw in lines]
+        if self._dropped_turn_end is not None and None not in values and _UNPARSED not in values:
+            return  # nothing here can change the verdict (tested in C)
+        fixture = self.mode == "fixture"
+        for raw, parsed in zip(lines, values, strict=True):
+            value = parsed if parsed is not _UNPARSED else _read_or_unparsed(raw)
+            if value is None and not fixture:
+                self._null_record(Location(self.plaintext.label, number, None, offset))
+            elif self._dropped_turn_end is None and type(value) is dict and value.get("type") == "turn/end":
+                self._dropped_turn_end = Location(self.plaintext.label, number, None, offset)
+            number += 1
+            offset += len(raw)
+
+    def _tell_unlisted(self) -> None:
+        if self._unlisted is not None and self._defect is not None:
+            self.state.diagnostics.append(
+                Diagnostic(
+                    "tail-unlisted",
+                    "info",
+                    f"{self._unlisted_lines:,} more lines after the defect at line {self._defect.location.line}, "
+                    f"from line {self._unlisted.line:,} on, are read for the verdict but not listed: a log lists "
+                    f"the first {TAIL_LISTED:,} records after a defect",
+                    self._unlisted,
+                )
+            )
 
     def _absorb_carrier_problems(self) -> None:
         problems = self.plaintext.problems

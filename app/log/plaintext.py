@@ -12,7 +12,7 @@ import io
 import mmap
 import os
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple, Protocol
@@ -21,10 +21,42 @@ import zstandard
 
 from .diagnostics import Diagnostic, Location
 
-READ_CHUNK = 1 << 20
+MIB = 1 << 20
+READ_CHUNK = MIB
 # lines in a batch, at most: a reader parses a batch at once, and that many events alive at a time
 # stay in the processor's caches and out of the cycle collector's way
 BATCH_LINES = 128
+LINES_AT_ONCE = 1 << 16  # bytes of a chunk split into lines at a time
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLimits:
+    """How much of one session a reader decodes: the server's `max_line_mb` and `max_decompressed_mb`
+    settings, whose defaults `check` and `render` use too. A line (or SQLite data blob) over its limit is
+    never held whole: reading stops before it, with a located finding, and what precedes it reads."""
+
+    max_line_bytes: int = 64 * MIB
+    # the decoded text of one session from a compressed carrier (zstd frames, a ZIP member)
+    max_session_bytes: int = 1024 * MIB
+
+    def too_long(self, what: str) -> str:
+        """Why `what` (a line, a SQLite row's data) is not read."""
+        return f"{what} is over the {self.max_line_bytes / MIB:g} MiB line limit (setting max_line_mb): not read"
+
+    def session_too_large(self) -> str:
+        return (
+            f"the decoded text is over the {self.max_session_bytes / MIB:g} MiB limit for one session "
+            "(setting max_decompressed_mb): not read from here on"
+        )
+
+
+DEFAULT_LIMITS = ReadLimits()
+# The codes of a carrier problem that stops reading at a limit: the verdict is then this reader's, not dsh's.
+OVER_LIMIT = frozenset({"line-too-long", "too-large"})
+
+
+class LineTooLong(ValueError):
+    """The first line of a text is over the line limit: there is no header to read."""
 
 
 class Plaintext(Protocol):
@@ -63,20 +95,27 @@ class LineBatch(NamedTuple):
 
 def line_batches(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> Iterator[LineBatch]:
     """Lines of the text, a batch per chunk; `number` and `base` say how many lines and bytes precede `chunks`."""
-    carry = b""
+    carry: list[bytes] = []  # a line begun in earlier chunks: joined once its LF comes, not once per chunk
     for chunk in chunks:
         if not chunk:
             continue
-        text = carry + chunk if carry else chunk
-        lines = io.BytesIO(text).readlines()  # LFs found by memchr, where bytes.split tests byte by byte
-        carry = b"" if lines[-1].endswith(b"\n") else lines.pop()
-        for i in range(0, len(lines), BATCH_LINES):
-            batch = lines[i : i + BATCH_LINES] if len(lines) > BATCH_LINES else lines
-            yield LineBatch(number + 1, base, batch, True)
-            number += len(batch)
-            base += sum(map(len, batch))
+        if carry and b"\n" not in chunk:
+            carry.append(chunk)
+            continue
+        text = io.BytesIO(b"".join((*carry, chunk)) if carry else chunk)
+        carry = []
+        # LFs found by memchr, where bytes.split tests byte by byte; a slice of the chunk at a time, so a chunk of
+        # tiny lines is not made a million line objects at once
+        while lines := text.readlines(LINES_AT_ONCE):
+            if not lines[-1].endswith(b"\n"):
+                carry = [lines.pop()]  # the chunk's last line goes on in the next
+            for i in range(0, len(lines), BATCH_LINES):
+                batch = lines[i : i + BATCH_LINES] if len(lines) > BATCH_LINES else lines
+                yield LineBatch(number + 1, base, batch, True)
+                number += len(batch)
+                base += sum(map(len, batch))
     if carry:
-        yield LineBatch(number + 1, base, [carry], False)
+        yield LineBatch(number + 1, base, [b"".join(carry)], False)
 
 
 def iter_lines(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> Iterator[Line]:
@@ -94,23 +133,132 @@ def batch_lines(batch: LineBatch) -> Iterator[Line]:
         offset += len(line)
 
 
+def within_limits(text: Plaintext, chunks: Iterator[bytes], offset: int, limits: ReadLimits) -> Iterator[bytes]:
+    """`chunks` (the text from `offset`) in whole lines, up to the first line over the line limit: the text
+    ends before that line, and `text.problems` says where it is. Each line is held back until its LF shows
+    it within the limit, so nothing of a line too long reaches a reader, and at most the limit of it is held.
+    A final fragment without LF comes last, as it is."""
+    limit = limits.max_line_bytes
+    held: list[bytes] = []  # a line begun in earlier chunks
+    held_size = 0
+    pos = offset  # where the next chunk starts in the text
+    for chunk in chunks:
+        first = chunk.find(b"\n")
+        if first < 0:
+            held.append(chunk)
+            held_size += len(chunk)
+            pos += len(chunk)
+            if held_size > limit:
+                _over_line_limit(text, pos - held_size, limits)
+                return
+            continue
+        if held_size + first > limit:
+            _over_line_limit(text, pos - held_size, limits)
+            return
+        last = chunk.rfind(b"\n")
+        inner = _long_line(chunk, first, last, limit) if last - first > limit else None
+        cut = inner if inner is not None else last + 1
+        if inner is None and len(chunk) - cut > limit:
+            inner = cut  # the chunk ends in a line already too long
+        whole = chunk if cut == len(chunk) else chunk[:cut]
+        yield b"".join((*held, whole)) if held else whole
+        if inner is not None:
+            _over_line_limit(text, pos + inner, limits)
+            return
+        held = [chunk[cut:]] if cut < len(chunk) else []
+        held_size = len(chunk) - cut
+        pos += len(chunk)
+    if held:
+        yield b"".join(held)
+
+
+def _long_line(chunk: bytes, first: int, last: int, limit: int) -> int | None:
+    """Where a line over `limit` bytes begins between the chunk's first and last LF, if one does. (Every
+    line in a window of `limit + 1` bytes that holds an LF is within it: the window moves past them at once.)"""
+    start = first + 1
+    while last - start > limit:
+        lf = chunk.rfind(b"\n", start, start + limit + 1)
+        if lf < 0:
+            return start
+        start = lf + 1
+    return None
+
+
+def _over_line_limit(text: Plaintext, at: int, limits: ReadLimits) -> None:
+    """Record that the line at `at` is too long (once: a text may be read more than once). Raises
+    LineTooLong for the first line, which leaves nothing to read."""
+    number = _line_at(text, at)
+    message = limits.too_long(f"line {number}")
+    if at == 0:
+        raise LineTooLong(message)
+    problem = Diagnostic("line-too-long", "error", message, Location(file=text.label, line=number, offset=at))
+    if problem not in text.problems:
+        text.problems.append(problem)
+
+
+def _line_at(text: Plaintext, at: int) -> int:
+    """The number of the line that starts at `at`, counted from the start again: only on the way to a finding."""
+    number, pos = 1, 0
+    while pos < at:
+        piece = text.read(pos, min(READ_CHUNK, at - pos))
+        if not piece:
+            break
+        number += piece.count(b"\n")
+        pos += len(piece)
+    return number
+
+
+class PlaintextTooLarge(ValueError):
+    pass
+
+
+def read_text(read: Callable[[int], bytes], limits: ReadLimits) -> tuple[bytearray, Diagnostic | None]:
+    """A whole text from `read`, to be held in memory (a bytearray: never copied whole), and why it stops
+    short, if it does: before a line over the line limit (of which nothing is kept), or after the last whole
+    line within the session limit. The problem's location names no file: the caller's label goes there.
+    Raises LineTooLong when the first line is too long."""
+    out = bytearray()
+    line_start = 0
+    while chunk := read(READ_CHUNK):
+        out += chunk
+        last = chunk.rfind(b"\n")
+        if last >= 0:
+            line_start = len(out) - len(chunk) + last + 1
+        if len(out) - line_start > limits.max_line_bytes:
+            del out[line_start:]
+            number = out.count(b"\n") + 1
+            if line_start == 0:
+                raise LineTooLong(limits.too_long("line 1"))
+            where = Location(line=number, offset=line_start)
+            return out, Diagnostic("line-too-long", "error", limits.too_long(f"line {number}"), where)
+        if len(out) > limits.max_session_bytes:
+            del out[out.rfind(b"\n", 0, limits.max_session_bytes) + 1 :]
+            return out, Diagnostic("too-large", "error", limits.session_too_large(), Location(offset=len(out)))
+    return out, None
+
+
 class BytesPlaintext:
     """Text already in memory: an upload, a ZIP member, a test's bytes."""
 
-    def __init__(self, data: bytes, label: str) -> None:
+    def __init__(self, data: bytes | bytearray, label: str, limits: ReadLimits = DEFAULT_LIMITS) -> None:
         self._data = data
         self.label = label
+        self.limits = limits
         self.problems: list[Diagnostic] = []
 
     def chunks(self) -> Iterator[bytes]:
         return self.chunks_from(0)
 
     def chunks_from(self, offset: int) -> Iterator[bytes]:
+        return within_limits(self, self._pieces(offset), offset, self.limits)
+
+    def _pieces(self, offset: int) -> Iterator[bytes]:
+        view = memoryview(self._data)
         for start in range(offset, len(self._data), READ_CHUNK):
-            yield self._data[start : start + READ_CHUNK]
+            yield bytes(view[start : start + READ_CHUNK])
 
     def read(self, start: int, length: int) -> bytes:
-        return self._data[start : start + length]
+        return bytes(memoryview(self._data)[start : start + length])
 
     @property
     def complete_end(self) -> int | None:
@@ -120,15 +268,19 @@ class BytesPlaintext:
 class FilePlaintext:
     """A plain JSONL file on disk, read in chunks and re-read by offset."""
 
-    def __init__(self, path: str, label: str | None = None) -> None:
+    def __init__(self, path: str, label: str | None = None, limits: ReadLimits = DEFAULT_LIMITS) -> None:
         self.path = path
         self.label = label or path
+        self.limits = limits
         self.problems: list[Diagnostic] = []
 
     def chunks(self) -> Iterator[bytes]:
         return self.chunks_from(0)
 
     def chunks_from(self, offset: int) -> Iterator[bytes]:
+        return within_limits(self, self._pieces(offset), offset, self.limits)
+
+    def _pieces(self, offset: int) -> Iterator[bytes]:
         with open(self.path, "rb") as f:
             f.seek(offset)
             while chunk := f.read(READ_CHUNK):
@@ -199,10 +351,6 @@ def scan_frames(buf: bytes | mmap.mmap) -> FrameScan:
     return FrameScan(tuple(frames), None, None)
 
 
-class PlaintextTooLarge(ValueError):
-    pass
-
-
 def decompress_frame(frame: bytes, limit: int, dctx: zstandard.ZstdDecompressor | None = None) -> bytes:
     """One complete frame, checksum verified by libzstd; at most `limit` bytes. A scan passes
     one `dctx` for all its frames: making a decompression context per frame costs more than a small frame."""
@@ -222,28 +370,37 @@ def decompress_frame(frame: bytes, limit: int, dctx: zstandard.ZstdDecompressor 
     return bytes(out)
 
 
-def recover_torn_frame(frame: bytes, limit: int) -> bytes:
-    """Whatever plaintext a frame cut short by EOF still yields."""
-    dobj = zstandard.ZstdDecompressor().decompressobj()
+def recover_torn_frame(frame: bytes, limits: ReadLimits) -> tuple[bytearray, Diagnostic | None]:
+    """Whatever plaintext a frame cut short by EOF still yields, held as `read_text` holds a text."""
+    reader = zstandard.ZstdDecompressor().stream_reader(frame, read_across_frames=False)
     try:
-        out = dobj.decompress(frame)
+        return read_text(reader.read, limits)
     except zstandard.ZstdError:
-        return b""
-    return out[:limit]
+        return bytearray(), None
+
+
+# A frame that declares more text than this, or does not say, is decoded in pieces of READ_CHUNK, never whole.
+STREAMED_FRAME = 4 * MIB
+# Decoded frames kept for random reads, in bytes (the last one read always stays, whatever its size).
+FRAME_CACHE_BYTES = 32 * MIB
 
 
 class ZstdPlaintext:
     """Concatenated zstd frames (FORMAT.md §1.1): complete frames are decoded
     one by one with checksums; a final torn frame yields what it can.
 
-    Random reads decode only the frames they touch (a small LRU keeps the
-    most recent), so a window of a long session costs a few frames.
+    Random reads decode only the frames they touch (a small LRU, bounded in
+    bytes, keeps the most recent), so a window of a long session costs a few
+    frames; a frame too large to decode whole is decoded only as far as a read needs.
     """
 
-    def __init__(self, path: str, *, data: bytes | None = None, limit: int = 1 << 34, label: str | None = None) -> None:
+    def __init__(
+        self, path: str, *, data: bytes | None = None, limits: ReadLimits = DEFAULT_LIMITS, label: str | None = None
+    ) -> None:
         self.path = path
         self.label = label or path
-        self._limit = limit
+        self.limits = limits
+        self._limit = limits.max_session_bytes
         self._from_file = data is None
         self._buf = data if data is not None else _read_file(path)
         self.framing = scan_frames(self._buf)
@@ -251,9 +408,10 @@ class ZstdPlaintext:
         self._starts: list[int] = []
         self._ranges: list[tuple[int, int]] = []
         self._complete_end: int | None = None
-        self.torn_plaintext = b""
+        self.torn_plaintext = bytearray()
         self.problems: list[Diagnostic] = []
         self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cached = 0  # bytes in `_cache`
 
     @property
     def complete_end(self) -> int | None:
@@ -263,6 +421,9 @@ class ZstdPlaintext:
         return self.chunks_from(0)
 
     def chunks_from(self, offset: int) -> Iterator[bytes]:
+        return within_limits(self, self._decoded(offset), offset, self.limits)
+
+    def _decoded(self, offset: int) -> Iterator[bytes]:
         """Decode frames from the one holding `offset`; frames before it are known and unchanged."""
         if offset and self._from_file:
             self._buf = _read_file(self.path)  # the file grew: only frames past `offset` are decoded
@@ -273,10 +434,11 @@ class ZstdPlaintext:
         total = self._starts[first] if first < len(self._starts) else (self._complete_end or 0)
         del self._starts[first:], self._ranges[first:]
         self.problems.clear()
-        self.torn_plaintext = b""
+        self.torn_plaintext = bytearray()
         # kept current while frames decode: a scan asks it whether a line lies in a complete frame
         self._complete_end = total
         self._cache.clear()
+        self._cached = 0
         framing = self.framing
         dctx = zstandard.ZstdDecompressor()
         if not framing.frames:
@@ -289,11 +451,7 @@ class ZstdPlaintext:
                 group_start = total
                 for (start, end), size in group:
                     if not self._starts and text[:size].count(b"\n") != 1:
-                        self._problem(
-                            "header-frame",
-                            "corrupt session log: the header frame must contain exactly one complete line",
-                            start,
-                        )
+                        self._header_frame_problem(start)
                     self._starts.append(total)
                     self._ranges.append((start, end))
                     total += size
@@ -305,20 +463,22 @@ class ZstdPlaintext:
                 continue
             start, end = frames[k]
             k += 1
+            if not 0 <= _declared_size(self._buf, start) <= STREAMED_FRAME:
+                total, full = yield from self._stream_frame(start, end, offset, dctx)
+                if full:
+                    self._problem("too-large", self.limits.session_too_large(), start)
+                    return
+                continue
             try:
                 text = decompress_frame(self._buf[start:end], self._limit - total, dctx)
             except zstandard.ZstdError as exc:
                 self._problem("bad-frame", f"zstd frame does not decode: {exc}", start)
                 text = b""
-            except PlaintextTooLarge as exc:
-                self._problem("too-large", str(exc), start)
+            except PlaintextTooLarge:
+                self._problem("too-large", self.limits.session_too_large(), start)
                 return
             if not self._starts and text.count(b"\n") != 1:
-                self._problem(
-                    "header-frame",
-                    "corrupt session log: the header frame must contain exactly one complete line",
-                    start,
-                )
+                self._header_frame_problem(start)
             self._starts.append(total)
             self._ranges.append((start, end))
             skip = max(offset - total, 0)
@@ -330,7 +490,11 @@ class ZstdPlaintext:
             error_offset, reason = framing.error
             self._problem("bad-framing", f"{reason} at byte {error_offset} of the file", error_offset)
         elif framing.torn_start is not None and framing.frames:
-            self.torn_plaintext = recover_torn_frame(self._buf[framing.torn_start :], self._limit - total)
+            room = ReadLimits(self.limits.max_line_bytes, max(self._limit - total, 0))
+            try:
+                self.torn_plaintext, stop = recover_torn_frame(self._buf[framing.torn_start :], room)
+            except LineTooLong:  # the torn text's first line
+                self.torn_plaintext, stop = bytearray(), Diagnostic("line-too-long", "error", "", Location(offset=0))
             self.problems.append(
                 Diagnostic(
                     "torn-frame",
@@ -340,9 +504,52 @@ class ZstdPlaintext:
                     Location(file=self.label, offset=framing.torn_start),
                 )
             )
+            if stop is not None and stop.code == "too-large":
+                self._problem("too-large", stop.message, framing.torn_start)
+            elif stop is not None:
+                at = total + (stop.location.offset or 0)
+                number = _line_at(self, at)
+                self._problem("line-too-long", self.limits.too_long(f"line {number}"), at, line=number)
             skip = max(offset - total, 0)
             if skip < len(self.torn_plaintext):
-                yield self.torn_plaintext[skip:]
+                yield bytes(memoryview(self.torn_plaintext)[skip:])
+
+    def _stream_frame(
+        self, start: int, end: int, offset: int, dctx: zstandard.ZstdDecompressor
+    ) -> Generator[bytes, None, tuple[int, bool]]:
+        """A frame too large to decode whole (or that does not say its size), in pieces as they decode, up to
+        the session limit; returns where its text ends and whether it reached the limit. A frame that fails part
+        way keeps the text it gave; the failure is its problem."""
+        total = self._complete_end or 0
+        header = not self._starts
+        self._starts.append(total)
+        self._ranges.append((start, end))
+        newlines = 0
+        full = False
+        try:
+            with dctx.stream_reader(self._buf[start:end], read_across_frames=False) as reader:
+                while piece := reader.read(READ_CHUNK):
+                    if total + len(piece) > self._limit:
+                        piece, full = piece[: self._limit - total], True
+                    if header:
+                        newlines += piece.count(b"\n")
+                    skip = max(offset - total, 0)
+                    total += len(piece)
+                    self._complete_end = total
+                    if skip < len(piece):
+                        yield piece[skip:] if skip else piece
+                    if full:
+                        break
+        except zstandard.ZstdError as exc:
+            self._problem("bad-frame", f"zstd frame does not decode: {exc}", start)
+        if header and newlines != 1:
+            self._header_frame_problem(start)
+        return total, full
+
+    def _header_frame_problem(self, start: int) -> None:
+        self._problem(
+            "header-frame", "corrupt session log: the header frame must contain exactly one complete line", start
+        )
 
     def _decode_group(
         self, frames: tuple[tuple[int, int], ...], k: int, limit: int, dctx: zstandard.ZstdDecompressor
@@ -354,11 +561,8 @@ class ZstdPlaintext:
         group: list[tuple[tuple[int, int], int]] = []
         size_sum = 0
         for start, end in islice(frames, k, None):
-            try:
-                size = zstandard.frame_content_size(self._buf[start : start + FRAME_HEADER_MAX])
-            except zstandard.ZstdError:
-                break
-            if size < 0 or size_sum + size > limit:
+            size = _declared_size(self._buf, start)
+            if size < 0 or size > STREAMED_FRAME or size_sum + size > limit:
                 break
             group.append(((start, end), size))
             size_sum += size
@@ -372,16 +576,16 @@ class ZstdPlaintext:
             return [], b""
         return (group, text) if len(text) == size_sum else ([], b"")
 
-    def _problem(self, code: str, message: str, offset: int) -> None:
-        self.problems.append(Diagnostic(code, "error", message, Location(file=self.label, offset=offset)))
+    def _problem(self, code: str, message: str, offset: int, line: int | None = None) -> None:
+        self.problems.append(Diagnostic(code, "error", message, Location(self.label, line, None, offset)))
 
     def read(self, start: int, length: int) -> bytes:
         out = bytearray()
         end = start + length
         i = max(bisect.bisect_right(self._starts, start) - 1, 0)
         while len(out) < length and i < len(self._ranges):
-            text = self._frame_text(i)
             fstart = self._starts[i]
+            text = self._frame_text(i, end - fstart)
             out += text[max(start - fstart, 0) : end - fstart]
             i += 1
         if len(out) < length and self._complete_end is not None and end > self._complete_end:
@@ -389,17 +593,48 @@ class ZstdPlaintext:
             out += self.torn_plaintext[tstart : end - self._complete_end]
         return bytes(out)
 
-    def _frame_text(self, i: int) -> bytes:
+    def _frame_text(self, i: int, upto: int) -> bytes:
+        """The text of frame `i`, as far as `upto` bytes at least (a frame too large to decode whole is decoded
+        no further than a read needs, and only as far as the scan read it)."""
         text = self._cache.get(i)
-        if text is None:
-            a, b = self._ranges[i]
-            text = decompress_frame(self._buf[a:b], self._limit)
-            self._cache[i] = text
-            if len(self._cache) > 8:
-                self._cache.popitem(last=False)
-        else:
+        if text is not None and len(text) >= min(upto, self._size_of(i)):
             self._cache.move_to_end(i)
+            return text
+        a, b = self._ranges[i]
+        if 0 <= _declared_size(self._buf, a) <= STREAMED_FRAME:
+            text = decompress_frame(self._buf[a:b], self._limit)
+        else:
+            text = self._stream_prefix(a, b, min(self._size_of(i), -(-upto // READ_CHUNK) * READ_CHUNK))
+        if i in self._cache:
+            self._cached -= len(self._cache.pop(i))
+        self._cache[i] = text
+        self._cached += len(text)
+        while self._cached > FRAME_CACHE_BYTES and len(self._cache) > 1:
+            self._cached -= len(self._cache.popitem(last=False)[1])
         return text
+
+    def _size_of(self, i: int) -> int:
+        """The bytes of text frame `i` gave the scan."""
+        following = self._starts[i + 1] if i + 1 < len(self._starts) else self._complete_end
+        return (following or 0) - self._starts[i]
+
+    def _stream_prefix(self, start: int, end: int, size: int) -> bytes:
+        out = bytearray()
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(self._buf[start:end], read_across_frames=False) as reader:
+                while len(out) < size and (piece := reader.read(min(READ_CHUNK, size - len(out)))):
+                    out += piece
+        except zstandard.ZstdError:
+            pass  # the scan met the same failure here and read only what came before it
+        return bytes(out)
+
+
+def _declared_size(buf: bytes, start: int) -> int:
+    """The text size the frame at `start` declares; -1 when it does not say or its header does not read."""
+    try:
+        return int(zstandard.frame_content_size(buf[start : start + FRAME_HEADER_MAX]))
+    except zstandard.ZstdError:
+        return -1
 
 
 def _read_file(path: str) -> bytes:

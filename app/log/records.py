@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, final
 
-from .diagnostics import Diagnostic, Location
+from .diagnostics import Diagnostic, Findings, Location
 
 RecordKind = Literal["events", "defect", "dropped", "pending"]
 
@@ -89,7 +89,7 @@ class ScanState:
     """Facts a storage scan learns while its records stream past."""
 
     corruption: Diagnostic | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics: Findings = field(default_factory=Findings)
     repairs: list[str] = field(default_factory=list)
 
     def corrupt(self, code: str, message: str, location: Location) -> None:

@@ -6,23 +6,33 @@ Carriers are told apart by their bytes, never by file name (PRODUCT.md).
 from __future__ import annotations
 
 import os
+import threading
 import zipfile
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field, replace
+from typing import IO, Any, Literal, Protocol
 
 from .diagnostics import Diagnostic, Location
 from .dsh_root import FileVersion, RootArtifact, artifact_root, list_root, resolve_root
 from .dsh_root import identity_problem as root_identity_problem
 from .jsonl import JsonlScan, Mode, decode_record, parse_json_line
-from .plaintext import ZSTD_MAGIC, BytesPlaintext, FilePlaintext, Plaintext, ZstdPlaintext
+from .plaintext import (
+    DEFAULT_LIMITS,
+    ZSTD_MAGIC,
+    BytesPlaintext,
+    FilePlaintext,
+    Plaintext,
+    ReadLimits,
+    ZstdPlaintext,
+    read_text,
+)
 from .records import EventRun, Record, ScanState
 from .sqlite_store import SQLITE_MAGIC, SqliteScan, SqliteStore, StoreRefused
 
 Kind = Literal["jsonl", "jsonl-zstd", "sqlite", "zip"]
 ZIP_MAGIC = b"PK\x03\x04"
-DEFAULT_MAX_PLAINTEXT = 1 << 34  # decoded bytes one log may expand to
 
 
 class UnreadablePath(Exception):
@@ -179,24 +189,16 @@ def _discover_file(path: str, found: Discovery, *, root: str | None, kind: Kind 
     elif kind == "sqlite":
         try:
             store = SqliteStore(path)
-        except Exception as exc:  # sqlite3 raises many kinds for a damaged file
-            found.refused.append(NotASession(path, f"SQLite database cannot be opened: {exc}"))
-            return
-        try:
-            store.check()
         except StoreRefused as exc:
-            if "application_id" in exc.reason:
-                found.refused.append(NotASession(path, exc.reason))
-            else:
-                found.sources.append(SessionSource(path, "sqlite", member=None))
+            found.refused.append(NotASession(path, f"SQLite database cannot be opened: {exc.reason}"))
             return
-        finally:
-            store.close()
-        store = SqliteStore(path)
         try:
-            ids = [header["id"] for header, _ in store.headers()]
-        except StoreRefused:  # sessions table unreadable: the read says where
-            found.sources.append(SessionSource(path, "sqlite", member=None))
+            ids = [header["id"] for header, _ in store.headers()]  # the schema checked first
+        except StoreRefused as exc:
+            if exc.foreign:
+                found.refused.append(NotASession(path, exc.reason))
+            else:  # a store dsh would not open, or cannot read: its read says why, and where
+                found.sources.append(SessionSource(path, "sqlite", member=None))
             return
         finally:
             store.close()
@@ -205,10 +207,61 @@ def _discover_file(path: str, found: Discovery, *, root: str | None, kind: Kind 
         found.sources.append(SessionSource(path, kind, root=root))
 
 
+# Open archives by file version, the most recent few: a ZIP's central directory is parsed once, not once
+# for each member read (an export of 10,000 subagent logs parsed its 10,000 entries 10,000 times over).
+_ARCHIVES: OrderedDict[tuple[str, int, int, int], tuple[zipfile.ZipFile, threading.Lock]] = OrderedDict()
+_ARCHIVES_KEPT = 4
+_archives_lock = threading.Lock()
+
+
+def _archive(path: str) -> tuple[zipfile.ZipFile, threading.Lock]:
+    """The archive at `path` as it is now, opened once for all its members, and the lock its opens take.
+    Raises what `zipfile.ZipFile` raises."""
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+    with _archives_lock:
+        found = _ARCHIVES.get(key)
+        if found is not None:
+            _ARCHIVES.move_to_end(key)
+            return found
+    opened = (zipfile.ZipFile(path), threading.Lock())
+    with _archives_lock:
+        found = _ARCHIVES.setdefault(key, opened)
+        _ARCHIVES.move_to_end(key)
+        stale = [k for k in _ARCHIVES if k[0] == path and k != key]  # older versions of this file
+        stale += [k for k in _ARCHIVES if k[0] != path][: max(len(_ARCHIVES) - len(stale) - _ARCHIVES_KEPT, 0)]
+        closing = [_ARCHIVES.pop(k) for k in stale]
+    if found is not opened:
+        closing.append(opened)
+    _close(closing)
+    return found
+
+
+def _close(archives: list[tuple[zipfile.ZipFile, threading.Lock]]) -> None:
+    for zf, lock in archives:
+        with lock:  # not while a member is being opened; one already open keeps the file until it is done
+            zf.close()
+
+
+def open_member(path: str, member: str) -> IO[bytes]:
+    """One member of the archive at `path`, to read and close. Raises what `zipfile` raises."""
+    while True:
+        zf, lock = _archive(path)
+        with lock:  # opening counts the archive's readers, which is no atomic step
+            if zf.fp is not None:  # else closed since: a newer one is opened
+                return zf.open(member)
+
+
+def forget_archive(path: str) -> None:
+    """Close the archive at `path` if it is open (it was deleted, or will be)."""
+    with _archives_lock:
+        closing = [_ARCHIVES.pop(k) for k in [k for k in _ARCHIVES if k[0] == path]]
+    _close(closing)
+
+
 def _zip_session_members(path: str) -> list[str]:
     try:
-        with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
+        names = _archive(path)[0].namelist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         return []
     main = [n for n in names if n == "session.jsonl"]
@@ -249,10 +302,12 @@ class JsonlSessionScan(JsonlScan):
 class SqliteSessionScan(SqliteScan):
     """One session of a store; the header is its `sessions` row."""
 
-    def __init__(self, path: str, session_id: str | None, label: str | None = None) -> None:
+    def __init__(
+        self, path: str, session_id: str | None, label: str | None = None, limits: ReadLimits = DEFAULT_LIMITS
+    ) -> None:
         store = SqliteStore(path)
         store.check()  # raises StoreRefused for a store dsh would not open
-        super().__init__(store, session_id or "")
+        super().__init__(store, session_id or "", limits)
         if label is not None:
             self.label = label
         self.header_location = Location(file=self.label)
@@ -276,31 +331,32 @@ class SqliteSessionScan(SqliteScan):
         return self.records()  # a store's rows come one by one
 
 
-def open_scan(source: SessionSource, *, max_plaintext: int = DEFAULT_MAX_PLAINTEXT) -> SessionScan:
-    """A fresh scan of one source. Raises StoreRefused for an unusable SQLite store."""
+def open_scan(source: SessionSource, *, limits: ReadLimits = DEFAULT_LIMITS) -> SessionScan:
+    """A fresh scan of one source, reading within `limits`. Raises StoreRefused for an unusable SQLite store."""
     if source.kind == "sqlite":
-        return SqliteSessionScan(source.path, source.member, source.label if source.display else None)
+        return SqliteSessionScan(source.path, source.member, source.label if source.display else None, limits)
     if source.kind == "jsonl-zstd":
-        return JsonlSessionScan(ZstdPlaintext(source.path, limit=max_plaintext, label=source.label), mode="artifact")
+        return JsonlSessionScan(ZstdPlaintext(source.path, limits=limits, label=source.label), mode="artifact")
     if source.kind == "zip":
         assert source.member is not None
-        return JsonlSessionScan(
-            BytesPlaintext(_read_member(source.path, source.member, max_plaintext), source.label), mode="artifact"
-        )
+        return JsonlSessionScan(_member_plaintext(source, limits), mode="artifact")
     # a file where dsh keeps artifacts is one, whatever its lines hold: dsh resumes it as such
     placed = source.root is not None or artifact_root(source.path) is not None
-    return JsonlSessionScan(FilePlaintext(source.path, source.label), mode="artifact" if placed else None)
+    return JsonlSessionScan(FilePlaintext(source.path, source.label, limits), mode="artifact" if placed else None)
 
 
-def _read_member(path: str, member: str, limit: int) -> bytes:
+def _member_plaintext(source: SessionSource, limits: ReadLimits) -> BytesPlaintext:
+    """A ZIP member's text, decoded once and held (deflate cannot be re-read from the middle), within `limits`."""
+    assert source.member is not None
     try:
-        with zipfile.ZipFile(path) as zf, zf.open(member) as f:
-            data = f.read(limit + 1)
+        with open_member(source.path, source.member) as f:
+            data, stop = read_text(f.read, limits)
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
-        raise ValueError(f"the ZIP member {member} cannot be read: {exc}") from None
-    if len(data) > limit:
-        raise ValueError(f"{path}!{member} expands past {limit} bytes")
-    return data
+        raise ValueError(f"the ZIP member {source.member} cannot be read: {exc}") from None
+    text = BytesPlaintext(data, source.label, limits)
+    if stop is not None:
+        text.problems.append(replace(stop, location=stop.location._replace(file=source.label)))
+    return text
 
 
 def read_source_header(source: SessionSource) -> dict[str, Any] | None:
@@ -316,7 +372,7 @@ def read_source_header(source: SessionSource) -> dict[str, Any] | None:
                 store.close()
         if source.kind == "zip":
             assert source.member is not None
-            with zipfile.ZipFile(source.path) as zf, zf.open(source.member) as f:
+            with open_member(source.path, source.member) as f:
                 line = f.readline(1 << 20)
         elif source.kind == "jsonl-zstd":
             line = read_header_line(source.path) or b""

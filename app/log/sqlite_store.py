@@ -1,29 +1,36 @@
 """The SQLite session store (FORMAT.md §1.3), opened read-only.
 
-Identity pragmas and the exact schema are checked first; then a session's
-rows decode to events (zstd data blobs, varint `sourceEventSeqs`, packed
-rows) under dsh's `scanRows` rule for corruption versus a torn tail.
+Identity pragmas and the exact schema are checked first, from `sqlite_schema`
+alone, before any row is read; then a session's rows decode to events (zstd
+data blobs, varint `sourceEventSeqs`, packed rows) under dsh's `scanRows` rule
+for corruption versus a torn tail. Every statement runs under a clock, so a
+hostile or damaged file is refused in seconds, saying where reading stopped.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 import re
 import sqlite3
+import threading
+import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
-import orjson
 import zstandard
 
 from .diagnostics import Diagnostic, Location
 from .jsonl import parse_json_line
 from .jsonvalues import is_nonneg_safe_int, is_safe_int
 from .packed import PACKED_TAGS, PackedRowError, expand_packed
+from .plaintext import DEFAULT_LIMITS, ReadLimits
 from .records import Record, ScanState
 
 APPLICATION_ID = 1146308688  # "DSHP"
@@ -79,20 +86,22 @@ def normalize_sql(sql: str) -> str:
     return re.sub(r"\s*([(),])\s*", r"\1", sql)
 
 
-_CANONICAL = sorted(normalize_sql(s) for s in CANONICAL_SCHEMA)
-
-
 class StoreRefused(Exception):
     """The file is a SQLite database that dsh would not open as its store."""
 
-    def __init__(self, reason: str, *, unsupported: bool = False) -> None:
+    def __init__(self, reason: str, *, unsupported: bool = False, foreign: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.unsupported = unsupported
+        self.foreign = foreign  # another program's database (its application_id says so), not a dsh store
 
 
 class RowError(ValueError):
     pass
+
+
+class DataTooLarge(RowError):
+    """A row's data over the line limit: not decoded further than shows it (a 47 KB blob can hold gigabytes)."""
 
 
 def decode_varint_seqs(blob: bytes) -> list[int]:
@@ -146,15 +155,17 @@ def encode_varint_seqs(seqs: list[int]) -> bytes:
     return bytes(out)
 
 
-def _decode_data(value: object, *, limit: int | None = None) -> Any:
+def _decode_data(value: object, *, limit: int | None = None, max_data: int = DEFAULT_LIMITS.max_line_bytes) -> Any:
     if isinstance(value, bytes):
         try:
             reader = zstandard.ZstdDecompressor().stream_reader(value, read_across_frames=False)
-            text = reader.read(limit + 1) if limit is not None else reader.readall()
+            text = reader.read((limit if limit is not None else max_data) + 1)
         except zstandard.ZstdError as exc:
             raise RowError(f"data blob does not decompress: {exc}") from exc
         if limit is not None and len(text) > limit:
             raise RowError(f"packed data over {limit} bytes")
+        if len(text) > max_data:
+            raise DataTooLarge
         try:
             text.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -163,6 +174,8 @@ def _decode_data(value: object, *, limit: int | None = None) -> Any:
         text = value.encode("utf-8")
         if limit is not None and len(text) > limit:
             raise RowError(f"packed data over {limit} bytes")
+        if len(text) > max_data:
+            raise DataTooLarge
     else:
         raise RowError(f"data column holds a {type(value).__name__}, expected TEXT or BLOB")
     try:
@@ -171,8 +184,8 @@ def _decode_data(value: object, *, limit: int | None = None) -> Any:
         raise RowError(f"data is not JSON: {exc}") from exc
 
 
-def decode_row(row: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """One physical row → its logical events, or RowError."""
+def decode_row(row: tuple[Any, ...], max_data: int = DEFAULT_LIMITS.max_line_bytes) -> list[dict[str, Any]]:
+    """One physical row → its logical events, or RowError (DataTooLarge for data over `max_data` bytes)."""
     seq, type_, time, data, seqs, surface_op, ignorable = row
     if ignorable == 0:
         if type_ not in PACKED_TAGS:
@@ -186,14 +199,14 @@ def decode_row(row: tuple[Any, ...]) -> list[dict[str, Any]]:
             raise RowError(str(exc)) from exc
     if not is_safe_int(seq) or not is_safe_int(time):
         raise RowError("seq or time is not a safe integer")
-    event: dict[str, Any] = {"type": type_, "seq": seq, "time": time, "data": _decode_data(data)}
+    event: dict[str, Any] = {"type": type_, "seq": seq, "time": time, "data": _decode_data(data, max_data=max_data)}
     if seqs is not None:
         if not isinstance(seqs, bytes):
             raise RowError("source_event_seqs is not a BLOB")
         event["sourceEventSeqs"] = decode_varint_seqs(seqs)
     if surface_op is not None:
         try:
-            event["surfaceOp"] = orjson.loads(surface_op)
+            event["surfaceOp"] = parse_json_line(surface_op.encode())[0]
         except (json.JSONDecodeError, TypeError) as exc:
             raise RowError(f"surface_op is not JSON text: {exc}") from exc
     if ignorable == 1:
@@ -203,94 +216,352 @@ def decode_row(row: tuple[Any, ...]) -> list[dict[str, Any]]:
     return [event]
 
 
-@contextmanager
-def _damage_refused() -> Iterator[None]:
-    """A damaged database file is one dsh could not open as its store either."""
+# How long one step of a read may run: opening the file, a pragma, its schema, or one row of a listing or
+# of a session. dsh's stores answer each in milliseconds whatever their size; a hostile file (a view that
+# recurses forever, damage SQLite walks round in circles) would hold a thread, and a server's shutdown,
+# for good. Past it the store is refused, saying so.
+READ_SECONDS = 10.0
+_PROGRESS_OPS = 1000  # SQLite virtual-machine steps between two looks at the clock: microseconds apart
+
+_stopping = threading.Event()
+
+
+def stop_reads() -> None:
+    """Stop every SQLite read now running, and each later one, at its next step: the process is
+    shutting down, and no read may keep it alive."""
+    _stopping.set()
+
+
+class ReadStopped(StoreRefused):
+    """A read stopped before it ended: past READ_SECONDS, or by `stop_reads`."""
+
+
+class _Clock(threading.local):
+    """The deadline of the statement one thread steps on a connection, and why the statement was stopped."""
+
+    deadline = math.inf
+    stopped: str | None = None
+
+
+# dsh's tables by name, each with its statement as `normalize_sql` makes it
+_TABLE_SQL = {statement.split()[2]: normalize_sql(statement) for statement in CANONICAL_SCHEMA}
+_LISTED_PROBLEMS = 4  # a hostile schema may hold thousands of objects: the first few say enough
+_COLUMNS_SQL = "SELECT * FROM pragma_table_xinfo(?)"  # on the schema only: no row of the table is read
+
+
+def _columns_of(rows: Iterator[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """(name, type, notnull, default, pk, hidden) of each column, from `pragma_table_xinfo` rows."""
+    return [tuple(row[1:]) for row in rows]
+
+
+@functools.cache
+def _canonical_columns() -> dict[str, list[tuple[Any, ...]]]:
+    conn = sqlite3.connect(":memory:")
     try:
-        yield
-    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # damaged schema text fails to decode
-        raise StoreRefused(f"the database cannot be read: {exc}") from None
+        for statement in CANONICAL_SCHEMA:
+            conn.execute(statement)
+        return {name: _columns_of(conn.execute(_COLUMNS_SQL, (name,))) for name in _TABLE_SQL}
+    finally:
+        conn.close()
+
+
+def _shown(name: object) -> str:
+    text = str(name)
+    return repr(text if len(text) <= 80 else text[:80] + "…")
+
+
+def _declared(column: tuple[Any, ...]) -> str:
+    _, type_, notnull, default, pk, _ = column
+    return " ".join(
+        part
+        for part in (type_ or "untyped", "NOT NULL" if notnull else "", f"DEFAULT {default}" if default else "")
+        if part
+    ) + (" (in the primary key)" if pk else "")
+
+
+def _table_problem(name: str, have: list[tuple[Any, ...]]) -> str:
+    """How dsh's table `name`, declared otherwise than dsh declares it, differs, by its columns."""
+    want = _canonical_columns()[name]
+    have_names, want_names = [c[0] for c in have], [c[0] for c in want]
+    parts = []
+    missing = [n for n in want_names if n not in have_names]
+    extra = [str(n) for n in have_names if n not in want_names]
+    if missing:
+        parts.append("no column " + ", ".join(missing))
+    if extra:
+        parts.append("an extra column " + ", ".join(_shown(n) for n in extra[:_LISTED_PROBLEMS]))
+    if not parts and have_names != want_names:
+        parts.append("dsh's columns in another order")
+    if not parts:
+        parts += [
+            f"column {h[0]} declared {_declared(h)}, where dsh declares {_declared(w)}"
+            for h, w in zip(have, want, strict=True)
+            if h != w
+        ]
+    return f"table {name}: " + (", ".join(parts) or "dsh's columns, but a constraint or table option that is not dsh's")
 
 
 class SqliteStore:
-    """A dsh SQLite store, opened read-only; one file holds many sessions."""
+    """A dsh SQLite store, opened read-only; one file holds many sessions.
+
+    No row of it is read before `check` has found dsh's schema (a view or a trigger where dsh has a
+    table could run anything, or forever, when queried), and every statement steps under a clock:
+    damage, a step past READ_SECONDS, or a shutdown is a StoreRefused that says what was being read."""
 
     def __init__(self, path: str) -> None:
+        """Raises StoreRefused when the file cannot be opened at all."""
         self.path = path
-        self._conn = _open_readonly(path)
+        self._clock = _Clock()
+        self._checked = False
+        self._refusal: StoreRefused | None = None
+        self._damaged = False  # a step met damage: the next statement opens the file afresh
+        self._conn = self._open()
 
     def close(self) -> None:
         self._conn.close()
 
-    def check(self) -> None:
-        """Raise StoreRefused unless dsh would open this database as its store."""
-        with _damage_refused():
-            conn = self._conn
-            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if app_id != APPLICATION_ID:
-                raise StoreRefused(f'application_id is {app_id}, expected {APPLICATION_ID} ("DSHP"): not a dsh store')
-            if version != SCHEMA_VERSION:
-                newer = version > SCHEMA_VERSION
-                raise StoreRefused(
-                    f"store schema user_version {version} is not {SCHEMA_VERSION}"
-                    + (" (written by a newer dsh; this reader knows schema 17)" if newer else ""),
-                    unsupported=newer,
-                )
-            objects = sorted(
-                normalize_sql(sql)
-                for (sql,) in conn.execute(
-                    "SELECT sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND sql IS NOT NULL"
-                )
+    def _open(self) -> sqlite3.Connection:
+        """Read-only, and writing nothing beside the file (PRODUCT.md Safety): an idle WAL database holds
+        everything in its main file, so it is opened immutable; so is one whose live WAL cannot be
+        opened read-only from here (its -shm cannot be made), as its main file stands."""
+        modes = ["immutable=1"] if _idle_wal(self.path) else ["mode=ro", "immutable=1"]
+        for mode in modes:
+            try:
+                conn = sqlite3.connect(f"file:{quote(self.path)}?{mode}", uri=True, check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise self._failure("opening it", exc) from None
+            conn.set_progress_handler(self._progress, _PROGRESS_OPS)
+            self._arm()
+            try:
+                # the schema may name no function to run; pages are read, never mapped (a mapped file cut
+                # short under the reader kills the process with SIGBUS)
+                conn.execute("PRAGMA trusted_schema = OFF")
+                conn.execute("PRAGMA mmap_size = 0")
+                if mode != modes[-1]:  # on the last, damage the file holds is for `check` to say
+                    conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
+                return conn
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                if _interrupted(exc) or mode == modes[-1]:
+                    raise self._failure("opening it", exc) from None
+        raise AssertionError("the last mode returns or raises")
+
+    # -- every statement steps under the clock --------------------------------
+    def _progress(self) -> int:
+        clock = self._clock
+        if _stopping.is_set():
+            clock.stopped = "shutdown"
+        elif time.monotonic() > clock.deadline:
+            clock.stopped = "time"
+        else:
+            return 0
+        return 1
+
+    def _arm(self) -> None:
+        self._clock.deadline = time.monotonic() + READ_SECONDS
+        self._clock.stopped = None
+
+    def _failure(self, what: str, exc: Exception) -> StoreRefused:
+        """The refusal a failed step makes. Raises KeyboardInterrupt for a Ctrl-C that landed in the
+        progress handler (sqlite3 reports it as an interrupted statement, and nothing more)."""
+        if not _interrupted(exc):
+            self._damaged = True
+            return StoreRefused(f"the database cannot be read ({what}): {exc}")
+        if self._clock.stopped == "time":
+            return ReadStopped(
+                f"the store took longer than {READ_SECONDS:g} s to read ({what}): "
+                "a dsh store answers in milliseconds, so this file is not read on"
             )
-            if objects != _CANONICAL:
-                raise StoreRefused("schema objects differ from dsh's canonical schema 17")
+        if self._clock.stopped == "shutdown":
+            return ReadStopped(f"the read was stopped ({what}): dsh-inspect is shutting down")
+        raise KeyboardInterrupt
 
-    def headers(self) -> list[tuple[dict[str, Any], list[str]]]:
-        """Every session row as a JSONL-shaped header, with row-level problems."""
-        with _damage_refused():
-            cols = ", ".join(c for c, _ in _HEADER_COLUMNS)
-            out = []
-            for row in self._conn.execute(f"SELECT id, {cols}, incarnation, revision FROM sessions"):
-                header: dict[str, Any] = {"type": "session", "id": row[0]}
-                for (_, key), value in zip(_HEADER_COLUMNS, row[1:-2], strict=True):
-                    if value is not None:
-                        header[key] = value
-                problems = []
-                try:
-                    uuid.UUID(str(row[-2]))
-                except ValueError:
-                    problems.append(f"incarnation {row[-2]!r} is not a UUID")
-                if not is_nonneg_safe_int(row[-1]):
-                    problems.append(f"revision {row[-1]!r} is not a non-negative integer")
-                out.append((header, problems))
-            return out
+    def _connection(self) -> sqlite3.Connection:
+        """The connection, opened afresh after damage: once SQLite has met a damaged page, the same
+        connection can miss rows a fresh one finds (a row the scan read, then not found by its rowid).
+        One still in use elsewhere is closed when it is dropped."""
+        if self._damaged:
+            self._damaged = False
+            self._conn = self._open()
+        return self._conn
 
-    def rows(self, session_id: str) -> Iterator[tuple[Any, ...]]:
-        return self._conn.execute(
-            "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
-            "FROM events WHERE session_id = ? ORDER BY seq",
-            (session_id,),
-        )
-
-    def row(self, session_id: str, seq: int) -> tuple[Any, ...] | None:
-        row: tuple[Any, ...] | None = self._conn.execute(  # the default row factory makes tuples
-            "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
-            "FROM events WHERE session_id = ? AND seq = ?",
-            (session_id, seq),
-        ).fetchone()
+    def _one(self, what: str, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        conn = self._connection()
+        self._arm()
+        try:
+            row: tuple[Any, ...] | None = conn.execute(sql, args).fetchone()  # the default factory's tuples
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # damaged text fails to decode
+            raise self._failure(what, exc) from None
         return row
 
-    def last_turn_end_row(self, session_id: str) -> int | None:
-        """Physical seq of the last row that decodes and holds a turn/end."""
-        seq: int  # the events table is STRICT, its seq INTEGER NOT NULL
-        for (seq,) in self._conn.execute(
-            "SELECT seq FROM events WHERE session_id = ? AND type = 'turn/end' ORDER BY seq DESC",
-            (session_id,),
-        ):
-            row = self.row(session_id, seq)
+    def _each(self, sql: str, args: tuple[Any, ...], what: Callable[[Any], str]) -> Iterator[tuple[Any, ...]]:
+        """The rows of one statement, each step under the clock; `what(last)` says what was being read when a
+        step fails, `last` being the first column of the row before (None before the first)."""
+        last: Any = None
+        conn = self._connection()
+        self._arm()
+        try:
+            cursor = conn.execute(sql, args)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise self._failure(what(last), exc) from None
+        while True:
+            self._arm()
             try:
-                if row is not None and any(e["type"] == "turn/end" for e in decode_row(row)):
+                row: tuple[Any, ...] | None = cursor.fetchone()
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+                raise self._failure(what(last), exc) from None
+            if row is None:
+                return
+            last = row[0]
+            yield row
+
+    # -- what dsh would open ---------------------------------------------------
+    def check(self) -> None:
+        """Raise StoreRefused unless dsh would open this database as its store (once: then as it said)."""
+        if not self._checked:
+            try:
+                self._check()
+            except StoreRefused as exc:
+                self._refusal = exc
+            self._checked = True
+        if self._refusal is not None:
+            raise self._refusal
+
+    def _check(self) -> None:
+        (app_id,) = self._one("its application_id", "PRAGMA application_id") or (None,)
+        (version,) = self._one("its user_version", "PRAGMA user_version") or (None,)
+        if app_id != APPLICATION_ID:
+            raise StoreRefused(
+                f'application_id is {app_id}, expected {APPLICATION_ID} ("DSHP"): not a dsh store', foreign=True
+            )
+        if version != SCHEMA_VERSION:
+            newer = isinstance(version, int) and version > SCHEMA_VERSION
+            raise StoreRefused(
+                f"store schema user_version {version} is not {SCHEMA_VERSION}"
+                + (" (written by a newer dsh; this reader knows schema 17)" if newer else ""),
+                unsupported=newer,
+            )
+        problems = self._schema_problems()
+        if problems:
+            more = len(problems) - _LISTED_PROBLEMS
+            raise StoreRefused(
+                f"the store's schema is not dsh's schema {SCHEMA_VERSION} (dsh compares it exactly): "
+                + "; ".join(problems[:_LISTED_PROBLEMS])
+                + (f"; and {more} more" if more > 0 else "")
+            )
+
+    def _schema_problems(self) -> list[str]:
+        """How the schema objects differ from dsh's canonical set (FORMAT.md §1.3), read from `sqlite_schema`
+        alone: a view, a trigger, an index, a virtual table is named, never queried."""
+        objects = list(
+            self._each(
+                "SELECT name, type, tbl_name, sql FROM sqlite_schema "
+                "WHERE name NOT LIKE 'sqlite_%' AND sql IS NOT NULL",
+                (),
+                lambda last: "its schema" if last is None else f"its schema, after {_shown(last)}",
+            )
+        )
+        problems = []
+        tables = set()
+        for name, type_, table, sql in objects:
+            if type_ == "table" and name in _TABLE_SQL:
+                tables.add(name)
+                if normalize_sql(sql) == _TABLE_SQL[name]:
+                    continue
+                if not re.match(r"(?i)\s*CREATE\s+TABLE", sql):
+                    problems.append(f"{name} is a virtual table, where dsh has a table")
+                    continue
+                problems.append(_table_problem(name, self._columns(name)))
+            elif name in _TABLE_SQL:
+                problems.append(f"{name} is a {type_}, not a table")
+            elif type_ in ("index", "trigger"):
+                problems.append(f"an extra {type_} {_shown(name)} on {_shown(table)}")
+            else:
+                problems.append(f"an extra {type_} {_shown(name)}")
+        named = {name for name, *_ in objects}
+        problems += [f"no table {name}" for name in _TABLE_SQL if name not in named]
+        return problems
+
+    def _columns(self, table: str) -> list[tuple[Any, ...]]:
+        return _columns_of(self._each(_COLUMNS_SQL, (table,), lambda _: f"the columns of {table}"))
+
+    # -- content, once checked -------------------------------------------------
+    def headers(self) -> list[tuple[dict[str, Any], list[str]]]:
+        """Every session row as a JSONL-shaped header, with row-level problems."""
+        self.check()
+        cols = ", ".join(c for c, _ in _HEADER_COLUMNS)
+        out = []
+        for row in self._each(
+            f"SELECT id, {cols}, incarnation, revision FROM sessions",
+            (),
+            lambda last: "its sessions" if last is None else f"its sessions, after {_shown(last)}",
+        ):
+            header: dict[str, Any] = {"type": "session", "id": row[0]}
+            for (_, key), value in zip(_HEADER_COLUMNS, row[1:-2], strict=True):
+                if value is not None:
+                    header[key] = value
+            problems = []
+            try:
+                uuid.UUID(str(row[-2]))
+            except ValueError:
+                problems.append(f"incarnation {row[-2]!r} is not a UUID")
+            if not is_nonneg_safe_int(row[-1]):
+                problems.append(f"revision {row[-1]!r} is not a non-negative integer")
+            out.append((header, problems))
+        return out
+
+    def session_count(self) -> int:
+        """How many sessions the store holds, none of them read."""
+        self.check()
+        (count,) = self._one("counting its sessions", "SELECT count(*) FROM sessions") or (0,)
+        return int(count)
+
+    def data_blobs(self) -> Iterator[tuple[str, int, bytes]]:
+        """(session id, row seq, data) of every row whose data is a BLOB (zstd, FORMAT.md §1.3)."""
+        self.check()
+        for seq, session_id, blob in self._each(
+            "SELECT seq, CAST(session_id AS BLOB), data FROM events WHERE typeof(data) = 'blob'",
+            (),
+            lambda last: "its data blobs" if last is None else f"its data blobs, after one of row seq {last}",
+        ):
+            yield session_id.decode("utf-8", "replace"), seq, blob  # a damaged id must not stop the count
+
+    def rows(self, session_id: str) -> Iterator[tuple[Any, ...]]:
+        """The session's rows in seq order: its columns as `decode_row` takes them, then the rowid."""
+        self.check()
+        return self._each(
+            "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable, rowid "
+            "FROM events WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+            lambda last: (
+                f"the rows of session {_shown(session_id)}" + ("" if last is None else f", after row seq {last}")
+            ),
+        )
+
+    def row_at(self, rowid: int) -> tuple[Any, ...] | None:
+        """The row at `rowid`, its columns as `decode_row` takes them but `seq`."""
+        self.check()
+        return self._one(
+            f"the row at rowid {rowid}",
+            "SELECT type, time, data, source_event_seqs, surface_op, ignorable FROM events WHERE rowid = ?",
+            (rowid,),
+        )
+
+    def last_turn_end_row(self, session_id: str, max_data: int = DEFAULT_LIMITS.max_line_bytes) -> int | None:
+        """Physical seq of the last row that decodes (its data within `max_data`) and holds a turn/end."""
+        self.check()
+        for row in self._each(
+            "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
+            "FROM events WHERE session_id = ? AND type = 'turn/end' ORDER BY seq DESC",
+            (session_id,),
+            lambda last: (
+                f"the last turn/end of session {_shown(session_id)}"
+                + ("" if last is None else f", before row seq {last}")
+            ),
+        ):
+            try:
+                if any(e["type"] == "turn/end" for e in decode_row(row, max_data)):
+                    seq: int = row[0]  # the events table is STRICT, its seq INTEGER NOT NULL
                     return seq
             except RowError:
                 continue
@@ -300,39 +571,60 @@ class SqliteStore:
 class SqliteScan:
     """One session of a store, scanned with dsh's `scanRows` rule."""
 
-    def __init__(self, store: SqliteStore, session_id: str) -> None:
+    def __init__(self, store: SqliteStore, session_id: str, limits: ReadLimits = DEFAULT_LIMITS) -> None:
         self.store = store
         self.session_id = session_id
+        self.limits = limits
         self.state = ScanState()
         self.label = f"{store.path}#{session_id}"
         self._at: int | None = None  # the row being read, to locate damage
+        # the rowid of each row read, by physical seq (ascending as the scan reads them; a damaged index
+        # may hand one out of order, kept apart), so a reread reaches a row as the scan did
+        self._seqs = array("q")
+        self._rowids = array("q")
+        self._strays: dict[int, int] = {}
+        self._lost: dict[int, tuple[Any, ...]] | None = None  # see `_astray`
 
     def records(self) -> Iterator[Record]:
-        """The rows in seq order; a database too damaged to read on is corruption where it stops."""
+        """The rows in seq order; a database too damaged (or too slow) to read on is corruption where it stops."""
         try:
             yield from self._records()
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            where = "" if self._at is None else f" after row seq {self._at}"
-            self.state.corrupt(
-                "damaged-store", f"the database cannot be read{where}: {exc}", Location(file=self.label, row=self._at)
-            )
+        except StoreRefused as exc:
+            code = "read-stopped" if isinstance(exc, ReadStopped) else "damaged-store"
+            self.state.corrupt(code, exc.reason, Location(file=self.label, row=self._at))
 
     def _records(self) -> Iterator[Record]:
         self._at = None  # set here, not in `records`, which reads it once this generator stops
-        committed_through = self.store.last_turn_end_row(self.session_id)
+        try:
+            committed_through = self.store.last_turn_end_row(self.session_id, self.limits.max_line_bytes)
+            unread: StoreRefused | None = None
+        except StoreRefused as exc:
+            # dsh reads the rows in seq order and searches them in memory: the damage this search met
+            # is told where that walk meets it, or, if the walk passes it, only where the search's answer
+            # counts (a defect to tell committed from torn); the rows before it still show
+            committed_through, unread = None, exc
         running = 0
         torn_from: int | None = None
-        for row in self.store.rows(self.session_id):
+        for stored in self.store.rows(self.session_id):
+            row, rowid = stored[:7], stored[7]
             physical = row[0]
+            if type(physical) is not int:  # STRICT, NOT NULL and the primary key: only damage makes it so
+                raise StoreRefused(f"the database is damaged: a row after row seq {self._at} holds seq {physical!r}")
             self._at = physical
+            self._remember(physical, rowid)
             loc = Location(file=self.label, row=physical)
             try:
-                events = decode_row(row)
+                events = decode_row(row, self.limits.max_line_bytes)
                 reason = (
                     None
                     if torn_from is not None or events[0]["seq"] == running
                     else (f"row seq {events[0]['seq']} does not continue the log (expected {running})")
                 )
+            except DataTooLarge:
+                if torn_from is None:  # else it lies in a tail dsh drops, as any row there would
+                    self.state.corrupt("line-too-long", self.limits.too_long(f"row seq {physical}'s data"), loc)
+                    return
+                events, reason = [], self.limits.too_long("its data")
             except RowError as exc:
                 events, reason = [], str(exc)
             if torn_from is None and reason is None:
@@ -353,10 +645,59 @@ class SqliteScan:
                     torn_from = physical
                 continue
             yield Record("dropped" if events else "defect", loc, physical, 0, events, reason=reason)
+        if unread is not None and torn_from is not None:
+            self._at = None
+            raise unread
+
+    def _remember(self, physical: int, rowid: int) -> None:
+        if not self._seqs or physical > self._seqs[-1]:
+            self._seqs.append(physical)
+            self._rowids.append(rowid)
+        else:
+            self._strays[physical] = rowid
 
     def read(self, physical: int) -> list[dict[str, Any]]:
-        row = self.store.row(self.session_id, physical)
-        return decode_row(row) if row is not None else []
+        """The events of the row the scan read at `physical`, read again by its rowid (a damaged index can
+        lose, to a lookup by seq, a row its walk in seq order found; and the seq the scan read is the
+        index's, whatever the row holds). Raises ValueError when that row cannot be read again."""
+        i = bisect_left(self._seqs, physical)
+        found = i < len(self._seqs) and self._seqs[i] == physical
+        rowid = self._rowids[i] if found else self._strays.get(physical)
+        if rowid is None:
+            raise ValueError(f"{self.label}: no row seq {physical} was read from this store")
+        try:
+            row = self.store.row_at(rowid)
+        except StoreRefused:
+            row = None
+        if row is None:
+            row = self._astray().get(physical)
+        if row is None:
+            raise ValueError(f"{self.label}: row seq {physical} can no longer be read (the store changed)")
+        return decode_row((physical, *row), self.limits.max_line_bytes)
+
+    def _astray(self) -> dict[int, tuple[Any, ...]]:
+        """The rows a walk in seq order reads but a lookup by rowid misses, by physical seq, found once by
+        walking again: damage to an interior page sends a lookup from the root astray, where a walk goes on
+        from leaf to leaf. Only a damaged store has any, and these few are held."""
+        if self._lost is None:
+            lost: dict[int, tuple[Any, ...]] = {}
+            try:
+                for stored in self.store.rows(self.session_id):
+                    try:
+                        again = self.store.row_at(stored[7])
+                    except StoreRefused:
+                        again = None
+                    if again is None:
+                        lost[stored[0]] = stored[1:7]
+            except StoreRefused:
+                pass  # the walk stops at the damage, as the scan's did
+            self._lost = lost
+        return self._lost
+
+
+def _interrupted(exc: Exception) -> bool:
+    """A statement the progress handler stopped (sqlite3 names the error code on some errors only)."""
+    return isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted"
 
 
 def _idle_wal(path: str) -> bool:
@@ -369,16 +710,3 @@ def _idle_wal(path: str) -> bool:
         return False
     live = os.path.exists(path + "-wal") and os.path.exists(path + "-shm")
     return head.startswith(SQLITE_MAGIC) and head[18:20] == b"\x02\x02" and not live
-
-
-def _open_readonly(path: str) -> sqlite3.Connection:
-    """Read-only, and writing nothing beside the file (PRODUCT.md Safety): an idle
-    WAL database holds everything in its main file, so it is opened immutable."""
-    uri = f"file:{quote(path)}?" + ("immutable=1" if _idle_wal(path) else "mode=ro")
-    try:
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
-    except sqlite3.DatabaseError:
-        conn = sqlite3.connect(f"file:{quote(path)}?immutable=1", uri=True, check_same_thread=False)
-    conn.execute("PRAGMA trusted_schema = OFF")
-    return conn

@@ -3,15 +3,14 @@ and the parts that are not session logs, each with a located reason."""
 
 from __future__ import annotations
 
-import sqlite3
 import zipfile
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import quote
 
 from ..history.session import load_session
 from ..log.records import NotASessionLog
 from ..log.sources import Kind, discover, read_source_header, sniff
+from ..log.sqlite_store import SqliteStore, StoreRefused
 from .expansion import decoded_size
 from .limits import LimitExceeded, Limits
 
@@ -68,7 +67,7 @@ def read_contents(path: str, name: str, limits: Limits) -> Contents:
     for source in found.sources:
         shown = replace(source, display=name)
         try:
-            log = load_session(shown)
+            log = load_session(shown, limits=limits.read_limits())
         except NotASessionLog as exc:
             refused.append(Refusal(shown.label, f"{exc.reason} ({exc.location.describe()})"))
             continue
@@ -96,13 +95,15 @@ def _session_count(path: str, kind: Kind) -> int:
     """Sessions an upload claims, counted without reading any of them."""
     if kind == "sqlite":
         try:
-            conn = sqlite3.connect(f"file:{quote(path)}?immutable=1", uri=True)
-            try:
-                return int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
-            finally:
-                conn.close()
-        except (sqlite3.Error, UnicodeDecodeError):  # a damaged store: the read says how
+            store = SqliteStore(path)
+        except StoreRefused:
             return 1
+        try:
+            return store.session_count()  # only from dsh's schema: a `sessions` view could run forever
+        except StoreRefused:  # not dsh's store, or a damaged one: the read says how
+            return 1
+        finally:
+            store.close()
     if kind == "zip":
         try:
             with zipfile.ZipFile(path) as zf:

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import mmap
 import os
-import sqlite3
 import zipfile
 import zlib
 from collections.abc import Callable
 from contextlib import suppress
 from typing import IO, cast
-from urllib.parse import quote
 
 import zstandard
 
 from ..log.plaintext import scan_frames
 from ..log.sources import Kind
+from ..log.sqlite_store import SqliteStore, StoreRefused
 from .limits import LimitExceeded, Limits, mib
 
 CHUNK = 1 << 20
@@ -174,20 +173,17 @@ def _count_headers(f: IO[bytes], cd_size: int, stop_after: int) -> int:
 def _sqlite_blobs(path: str, budget: _Budget) -> None:
     budget.take(os.path.getsize(path), "the database file")
     try:
-        conn = sqlite3.connect(f"file:{quote(path)}?immutable=1", uri=True)
-    except sqlite3.Error:
+        store = SqliteStore(path)
+    except StoreRefused:
         return
-    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")  # a damaged id must not stop the count
-    try:
-        conn.execute("PRAGMA trusted_schema = OFF")
-        rows = conn.execute("SELECT session_id, seq, data FROM events WHERE typeof(data) = 'blob'")
-        for session_id, seq, blob in rows:
+    try:  # only from dsh's schema, every step under the store's clock: a hostile file stops in seconds
+        for session_id, seq, blob in store.data_blobs():
             with (
                 zstandard.ZstdDecompressor().stream_reader(blob, read_across_frames=False) as reader,
                 suppress(zstandard.ZstdError),
             ):
                 _drain(reader.read, budget, f"the data blob of session {session_id!r} row seq {seq}")
-    except (sqlite3.Error, UnicodeDecodeError):
-        return  # not a dsh store, or a damaged one (its schema text too): discovery says which
+    except StoreRefused:
+        return  # not a dsh store, or a damaged one: discovery says which
     finally:
-        conn.close()
+        store.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-MIB = 1 << 20
+from ..log.plaintext import DEFAULT_LIMITS, MIB, ReadLimits
 
 LimitName = Literal["max_upload_bytes", "max_decompressed_bytes", "max_sessions_per_upload"]
 
@@ -15,9 +15,16 @@ LimitName = Literal["max_upload_bytes", "max_decompressed_bytes", "max_sessions_
 class Limits:
     max_upload_bytes: int = 256 * MIB
     # Everything a reader may decode from one upload: zstd frames, the ZIP
-    # members it reads, the zstd data blobs of a SQLite store, plain text.
-    max_decompressed_bytes: int = 1024 * MIB
+    # members it reads, the zstd data blobs of a SQLite store, plain text
+    # (and what each session's own reading holds to).
+    max_decompressed_bytes: int = DEFAULT_LIMITS.max_session_bytes
     max_sessions_per_upload: int = 1000
+    # the longest line (or SQLite row data) a reader decodes: a longer one is a finding, not read
+    max_line_bytes: int = DEFAULT_LIMITS.max_line_bytes
+
+    def read_limits(self) -> ReadLimits:
+        """What each session of an upload is read within."""
+        return ReadLimits(self.max_line_bytes, self.max_decompressed_bytes)
 
     @property
     def max_zip_entries(self) -> int:
@@ -37,3 +44,6 @@ class LimitExceeded(Exception):
 
 def mib(n: int) -> str:
     return f"{n / MIB:g} MiB"
+
+
+__all__ = ["MIB", "LimitExceeded", "LimitName", "Limits", "mib"]  # MIB: the readers' unit, the store's too

@@ -6,14 +6,18 @@ each router module keeps a page and its twin side by side.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 from fastapi import FastAPI, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..store import UploadStore
+from ..log.records import NotASessionLog
+from ..store import MIB, UploadStore
 from . import (
     bodies,
     listing,
@@ -24,11 +28,20 @@ from . import (
     steps,
     uploads,
 )
-from .registry import Registry
+from .entries import entry_json
+from .registry import Registry, SessionGone
 from .settings import Settings
-from .state import STATIC, WebState
+from .state import STATIC, AmbiguousKey, WebState
 
-CSP = "default-src 'self'; script-src 'self'; style-src 'self'"
+# No page of this server may be framed by another one (clickjacking): `frame-ancestors` says so to
+# browsers that read CSP, X-Frame-Options to those that do not.
+FRAME_ANCESTORS = "frame-ancestors 'none'"
+CSP = f"default-src 'self'; script-src 'self'; style-src 'self'; {FRAME_ANCESTORS}"
+SAFETY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -46,29 +59,109 @@ def cross_site(request: Request) -> bool:
     return origin.strip().lower() != own
 
 
-class SafetyHeaders(BaseHTTPMiddleware):
-    """CSP on every response; a Host header that names another site is refused (DNS rebinding)."""
+def with_safety_headers(message: Message) -> Message:
+    """A response start with the safety headers; a CSP the response brought keeps its rules and gains ours."""
+    headers = MutableHeaders(scope=message)
+    own = headers.get("content-security-policy")
+    if own is None:
+        headers["Content-Security-Policy"] = CSP
+    elif "frame-ancestors" not in own:
+        headers["Content-Security-Policy"] = f"{own.rstrip('; ')}; {FRAME_ANCESTORS}"
+    for name, value in SAFETY_HEADERS.items():
+        headers[name] = value
+    return message
 
-    def __init__(self, app: Any, settings: Settings) -> None:
-        super().__init__(app)
+
+class SafetyHeaders:
+    """The safety headers on every response, errors included; a Host header that names another site is
+    refused (DNS rebinding), and so is a state-changing request from another site's page.
+
+    Plain ASGI, not `BaseHTTPMiddleware`: it sees every response start, a 500 it sends itself included."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
         self.settings = settings
 
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_safely(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message = with_safety_headers(message)
+            await send(message)
+
+        refusal = self.refusal(Request(scope))
+        if refusal is not None:
+            await refusal(scope, receive, send_safely)
+            return
+        try:
+            await self.app(scope, receive, send_safely)
+        except Exception:
+            if not started:  # the server's own 500 would go out without our headers
+                await PlainTextResponse("Internal Server Error", status_code=500)(scope, receive, send_safely)
+            raise
+
+    def refusal(self, request: Request) -> Response | None:
         if not self.settings.host_allowed(request.headers.get("host")):
             return PlainTextResponse(
                 "This server answers only to its own address (Host header refused).", status_code=421
             )
         if request.method not in SAFE_METHODS and cross_site(request):
             return PlainTextResponse(
-                "Refused: uploads and deletes are accepted from this server's own pages "
+                "Refused: uploads, deletes and other posts are accepted from this server's own pages "
                 "and from scripts that send no Origin header, not from another site.",
                 status_code=403,
             )
-        response = await call_next(request)
-        response.headers["Content-Security-Policy"] = CSP
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+        return None
+
+
+def page_path(request: Request) -> bool:
+    """A page or one of its partials, answered in HTML: not the JSON API, not a static file."""
+    path = request.url.path
+    return not path.startswith(("/api/", "/static/")) and path != "/openapi.json"
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """A page's 404 as a page a reader can read (a session whose log was deleted, emptied or rewritten
+    with another session); every other error, and any under /api/, as FastAPI answers it (JSON)."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code != 404 or not page_path(request):
+        return await http_exception_handler(request, exc)
+    web: WebState = request.app.state.web
+    response = web.page(request, "missing.html", detail=exc.detail)
+    response.status_code = 404
+    return response
+
+
+async def ambiguous_key(request: Request, exc: Exception) -> Response:
+    """A short key several copies share: each copy with its source and its own key, never a guess."""
+    assert isinstance(exc, AmbiguousKey)
+    copies = [entry_json(e) for e in exc.copies]
+    if not page_path(request):
+        detail = f"{exc.key!r} names {len(copies)} loaded sessions: ask for one by its key"
+        return JSONResponse({"detail": detail, "key": exc.key, "copies": copies}, status_code=300)
+    # the rest of the address (a step, a message) goes with each copy's link
+    suffix = request.url.path.partition(f"/sessions/{exc.key}")[2]
+    web: WebState = request.app.state.web
+    response = web.page(request, "chooser.html", key=exc.key, copies=copies, suffix=suffix)
+    response.status_code = 300
+    return response
+
+
+async def session_gone(request: Request, exc: Exception) -> Response:
+    """A session that went while a request read it: a 404, as for a key never known."""
+    return await http_error(request, HTTPException(404, f"no session {exc.args[0]!r}"))
+
+
+async def not_a_log(request: Request, exc: Exception) -> Response:
+    """A file found as a session that reads as none: 422 with where reading stopped, as `WebState.session` says."""
+    assert isinstance(exc, NotASessionLog)
+    return await http_error(request, HTTPException(422, f"{exc.reason} ({exc.location.describe()})"))
 
 
 def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
@@ -77,9 +170,15 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     # the OpenAPI document itself is served at /openapi.json.
     app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs", docs_url=None, redoc_url=None)
     store = UploadStore(settings.data_dir, settings.limits()) if settings.data_dir else None
-    app.state.web = WebState(settings=settings, registry=Registry(paths, store), store=store)
+    registry = Registry(paths, store, limits=settings.read_limits(), cache_bytes=settings.cache_mb * MIB)
+    app.state.web = WebState(settings=settings, registry=registry, store=store)
     app.state.web.templates.env.globals["uploads_enabled"] = store is not None
+    app.state.web.templates.env.globals["live_mark"] = partial(live.page_mark, app.state.web)
     app.add_middleware(SafetyHeaders, settings=settings)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(SessionGone, session_gone)
+    app.add_exception_handler(AmbiguousKey, ambiguous_key)
+    app.add_exception_handler(NotASessionLog, not_a_log)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(listing.router)
     app.include_router(sessions.router)

@@ -18,6 +18,7 @@ def entry_json(entry: Entry) -> dict[str, Any]:
         "path": entry.source.label,
         "carrier": entry.source.kind,
         "url": session_url(entry.key),
+        "unique": entry.unique,  # the key that names this copy alone, whatever else is loaded
         "download": f"{session_url(entry.key)}/raw",
         "upload": entry.upload,
         "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else None,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
+from starlette.concurrency import run_in_threadpool
 
 from ..history.session import SessionLog
 from .entries import entry_json
@@ -16,6 +18,7 @@ from .wording import UNREADABLE
 
 router = APIRouter()
 PAGE_SIZE = 50
+SUMMARIES_BODY = 4 << 20  # a page's keys: 50 of them, however long, but not without end
 
 
 def summary_of(log: SessionLog) -> dict[str, Any]:
@@ -104,12 +107,25 @@ def api_sessions(
     return data
 
 
-@router.get("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)
-def summaries_partial(request: Request, state: State, keys: str = "") -> HTMLResponse:
-    """Fills a page's titles, counts and verdicts in place (htmx out-of-band swaps)."""
+@router.post("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)
+async def summaries_partial(request: Request, state: State) -> HTMLResponse:
+    """Fills a page's titles, counts and verdicts in place (htmx out-of-band swaps). The page's keys come
+    in the body, as a form posts them (`key=…&key=…`): keys are log data, as long as a log makes them,
+    and a URL is not (a page of long keys was a request line the server refuses)."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > SUMMARIES_BODY:
+            raise HTTPException(413, f"a summaries request carries at most {SUMMARIES_BODY} bytes of keys")
+    keys = parse_qs(body.decode("utf-8", "replace")).get("key", [])[:PAGE_SIZE]
+    items = await run_in_threadpool(summary_items, state, keys)
+    return state.page(request, "sessions/summaries.html", items=items)
+
+
+def summary_items(state: WebState, keys: list[str]) -> list[dict[str, Any]]:
     items = []
-    for key in keys.split(",")[:PAGE_SIZE]:
+    for key in keys:
         entry = state.registry.entry(key)
         if entry is not None:
             items.append({"key": key, "url": session_url(key), "summary": summary(state, entry)})
-    return state.page(request, "sessions/summaries.html", items=items)
+    return items

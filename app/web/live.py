@@ -1,30 +1,40 @@
-"""Live tail: open session pages receive rows appended to a growing log over Server-Sent Events.
+"""Live tail: open session pages follow their log over Server-Sent Events.
 
-Each connection remembers what its page shows (row keys, links, crash closers); when the
-file grows, the registry reads only the new bytes, and the page gets the new
-rows appended and the rows that changed (a tool row whose result arrived, a
-pending line now complete) swapped in place. A file that shrank or was
-replaced cannot be read on: the page is told to reload.
+Each connection remembers what its page shows (row keys, links, crash closers, the header's
+verdict, counts and title) and the mark of the file it was read from. When the file only
+grew, the registry reads the new bytes; the page gets the new rows appended, the rows
+that changed swapped in place, and its header again when that changed (a corrupt line
+appended makes an accepted log repaired or refused). A file rewritten (shrunk, replaced,
+or its read bytes changed) is read afresh and the page's rows are replaced, with a notice;
+a log gone (deleted, emptied, or holding another session) is said to be gone.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from ..history.session import SessionLog
+from ..history.tokens import session_usage
+from ..log.records import NotASessionLog
+from ..log.sources import SessionSource
 from .archive import media_of
-from .registry import Entry, file_version, grew_in_place
+from .entries import related_sessions
+from .facts import session_json
+from .registry import Entry, FileVersion, Mark, SessionGone, appended, file_version, fingerprint, mark_at
 from .state import Lang, SessionEntry, State, WebState, session_url
 from .strings import Strings
-from .transcripts import Transcript, transcript
+from .transcripts import Transcript, rendered_window, transcript
 
 router = APIRouter()
 POLL_SECONDS = 0.25
+RESENT = 5  # rows sent again to a page whose log moved on before it connected
 
 
 class Signature(NamedTuple):
@@ -89,6 +99,160 @@ def update(state: WebState, entry: Entry, t: Strings, shown: list[Signature]) ->
     return html + moved, now
 
 
+def head_html(state: WebState, entry: Entry, log: SessionLog, script: Transcript, t: Strings) -> str:
+    """The page's title and facts as the log reads now, each to be swapped in out of band."""
+    return state.templates.get_template("rows/live_head.html").render(
+        t=t,
+        lang=t.lang,
+        session=session_json(entry, log, script),
+        base_url=session_url(entry.key),
+        related=related_sessions(state, entry, log),
+        usage=state.registry.derived(entry.key, "usage", session_usage),
+    )
+
+
+def page_mark(state: WebState, key: str, size: int | None) -> str:
+    """The fingerprint of the bytes a page is rendered from (the first `size` of its file), so that its
+    live tail can tell whether they are still there when it connects, or were rewritten meanwhile."""
+    entry = state.registry.entry(key)
+    if entry is None or size is None:
+        return ""
+    try:
+        return fingerprint(entry.source, size).hex()
+    except OSError:
+        return ""
+
+
+Seen = tuple[SessionSource, FileVersion | None]  # the file a key names, and its version (None: no such file)
+
+
+class Tail:
+    """What one open page shows, as far as telling what to send it next; one per connection."""
+
+    def __init__(self, state: WebState, entry: Entry, strings: Strings) -> None:
+        self.state = state
+        self.key = entry.key
+        self.strings = strings
+        self.source = entry.source  # the file the shown rows were read from
+        self.mark: Mark | None = None  # what was read of it; None while nothing was
+        self.shown: list[Signature] = []
+        self.head = ""  # the title and facts the page has, as `head_html` renders them
+        self.showing = True  # the page shows a log that is there (no "gone" notice)
+        self.seen: Seen | None = None
+
+    def look(self) -> Seen:
+        """The file the key names now (the one last followed while it names none) and its version."""
+        entry = self.state.registry.entry(self.key)
+        source = entry.source if entry is not None else self.source
+        try:
+            return source, file_version(source)
+        except OSError:
+            return source, None
+
+    def start(self, rows: int, size: int, mark: str) -> list[str]:
+        """The first messages, for a page that shows `rows` rows of the first `size` bytes of its file,
+        whose fingerprint was `mark` (`page_mark`)."""
+        read = self.read()
+        if read is None:
+            return self.gone()
+        entry, log, script, now = read
+        self.source, self.mark = entry.source, now
+        try:
+            kept = 0 <= size <= now.version[0] and fingerprint(entry.source, size).hex() == mark
+        except OSError:
+            kept = False
+        if not kept:  # rewritten since the page was rendered: its rows cannot be read on
+            return self.replace(entry, log, script)
+        self.shown = signatures(script)[:rows]
+        # moved on before we connected, or while we read it (then what we read may be past what we marked)
+        moved = size != now.version[0] or self.look() != self.seen
+        if moved:
+            self.shown = self.shown[: max(0, len(self.shown) - RESENT)]
+            return self.extend(entry, log)
+        self.head = head_html(self.state, entry, log, script, self.strings)
+        return [] if len(self.shown) == rows else self.extend(entry, log)
+
+    def follow(self) -> list[str]:
+        """What brings the page to what its log holds now."""
+        registry = self.state.registry
+        if not self.showing and registry.entry(self.key) is None:
+            registry.refresh()  # its file changed while it answered no more: it may be back
+        appended_to = self.mark if self.showing else None
+        read = self.read()
+        if read is None:
+            return self.gone()
+        entry, log, script, now = read
+        try:
+            grew = (
+                appended_to is not None
+                and entry.source == self.source
+                and appended(entry.source, appended_to, now.version)
+            )
+        except OSError:
+            grew = False
+        self.source, self.mark = entry.source, now
+        return self.extend(entry, log) if grew else self.replace(entry, log, script)
+
+    def safely(self, move: Callable[[], list[str]]) -> list[str]:
+        """`move`'s messages; none when the log changed under it while it was read: the next poll looks
+        again, and replaces the page's rows, as what was sent of them is not known."""
+        try:
+            return move()
+        except (OSError, NotASessionLog, SessionGone):
+            self.seen, self.mark = None, None
+            return []
+
+    def read(self) -> tuple[Entry, SessionLog, Transcript, Mark] | None:
+        """The key's entry, log and transcript as they are now, and the mark of the file they were read
+        from; None when the key answers no more."""
+        registry = self.state.registry
+        source, version = self.seen = self.look()
+        try:
+            if version is None:
+                return None
+            now = mark_at(source, version)  # before reading: a rewrite while reading shows at the next look
+            log = registry.log(self.key)
+            entry = registry.entry(self.key)
+            if log is None or entry is None:
+                return None
+            if entry.source != source:  # the key was found to name another file while it was read
+                now = mark_at(entry.source, file_version(entry.source))
+                self.seen = (entry.source, now.version)
+            return entry, log, transcript(self.state, entry), now
+        except (OSError, NotASessionLog, SessionGone):
+            return None
+
+    def extend(self, entry: Entry, log: SessionLog) -> list[str]:
+        """The rows appended and changed since, and the header when it changed."""
+        html, self.shown = update(self.state, entry, self.strings, self.shown)
+        return ([sse("rows", html)] if html else []) + self.header(entry, log)
+
+    def replace(self, entry: Entry, log: SessionLog, script: Transcript) -> list[str]:
+        """The page's rows replaced by the first window of the log as it reads now, with a notice."""
+        flow, _ = rendered_window(self.state, entry, script, self.strings, 0)
+        self.shown = signatures(script)
+        self.showing = True
+        notice = self.state.templates.get_template("rows/live_notice.html").render(t=self.strings, flow=flow)
+        return [sse("notice", notice), *self.header(entry, log)]
+
+    def header(self, entry: Entry, log: SessionLog) -> list[str]:
+        head = head_html(self.state, entry, log, transcript(self.state, entry), self.strings)
+        if head == self.head:
+            return []
+        self.head = head
+        return [sse("facts", head)]
+
+    def gone(self) -> list[str]:
+        """The notice that the log is gone, once, naming the session its file holds now if any; the page
+        keeps the rows it has."""
+        if not self.showing:
+            return []
+        self.showing = False
+        now = next((e for e in self.state.registry.entries() if e.source == self.source), None)
+        notice = self.state.templates.get_template("rows/live_notice.html")
+        return [sse("notice", notice.render(t=self.strings, now=now, url=session_url(now.key) if now else None))]
+
+
 @router.get("/sessions/{key}/live", include_in_schema=False)
 async def live(
     request: Request,
@@ -97,41 +261,22 @@ async def live(
     strings: Lang,
     rows: int = Query(0, ge=0),
     size: int = Query(-1),
+    mark: str = Query("", max_length=64),
 ) -> StreamingResponse:
-    """The page's rows as the log grows; `rows` and `size` say what the page was rendered from."""
-    script = await run_in_threadpool(transcript, state, entry)
-    shown = signatures(script)[:rows]
-    version = file_version(entry.source)
-    if size != version[0]:
-        shown = shown[: max(0, len(shown) - 5)]  # the log moved on before we connected: resend the tail
+    """The page's rows as the log changes; `rows`, `size` and `mark` say what the page was rendered from."""
+    tail = Tail(state, entry, strings)
 
     async def stream() -> AsyncIterator[str]:
-        nonlocal shown, version
         yield ": connected\n\n"
-        if size > version[0]:
-            # the log shrank between the page's render and this connection: it cannot be read on
-            yield sse("notice", state.templates.get_template("rows/live_notice.html").render(t=strings))
-        elif len(shown) != rows or size != version[0]:
-            html, shown = await run_in_threadpool(update, state, entry, strings, shown)
-            if html:
-                yield sse("rows", html)
+        for message in await run_in_threadpool(tail.safely, partial(tail.start, rows, size, mark)):
+            yield message
+        # the stream stays open when the log is gone, so the browser sees no error and does not reconnect
         while not await request.is_disconnected():
             await asyncio.sleep(POLL_SECONDS)
-            try:
-                current = file_version(entry.source)
-            except OSError:
+            if tail.look() == tail.seen:
                 continue
-            if current == version:
-                continue
-            if not grew_in_place(version, current):
-                # the page reloads itself; the stream stays open so the browser sees no error
-                yield sse("notice", state.templates.get_template("rows/live_notice.html").render(t=strings))
-                version = current
-                continue
-            version = current
-            html, shown = await run_in_threadpool(update, state, entry, strings, shown)
-            if html:
-                yield sse("rows", html)
+            for message in await run_in_threadpool(tail.safely, tail.follow):
+                yield message
 
     headers: dict[str, Any] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)

@@ -3,7 +3,9 @@
 Keys follow PRODUCT.md Interfaces: the header id (URL-safe) when no other
 loaded session shares it, else the id plus `~` and 8 hex digits of a hash of
 the source's path. A `SessionLog` is cached per file version (size, mtime),
-so a growing log is re-read when it changes and not before.
+so a growing log is re-read when it changes and not before: read on from where
+it stopped when the bytes read before are still there (`appended`), afresh
+when the file was rewritten, and not at all once it holds another session.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple, TypeVar
 
 from ..history.session import SessionLog, load_session
+from ..log.plaintext import DEFAULT_LIMITS, MIB, ReadLimits
 from ..log.records import NotASessionLog
-from ..log.sources import KindCache, NotASession, SessionSource, discover, read_source_header
+from ..log.sources import KindCache, NotASession, SessionSource, discover, forget_archive, read_source_header
 from ..store import UploadStore
+from .caches import CACHE_MB, SessionCache, approx_bytes
+from .keys import Claim, Held, assign
 
 T = TypeVar("T")
 _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
@@ -40,6 +45,20 @@ def id_slug(session_id: str) -> str:
     return _UNSAFE_RUN.sub("-", session_id).strip("-.")[:64] or "session"
 
 
+def _claim(source: SessionSource, header: dict[str, Any] | None, digest: str | None) -> Claim:
+    """What a source asks for: its id's short key, and a key unique by construction, the id's slug and
+    8 hex digits of the upload's digest or of a hash of the source's path (PRODUCT.md Interfaces)."""
+    sid = header.get("id") if header else None
+    sid = sid if isinstance(sid, str) and sid else None
+    base = id_slug(sid) if sid is not None else "session"
+    return Claim(
+        source.label,
+        sid,
+        url_safe_id(sid) if sid is not None else None,
+        f"{base}~{digest[:8] if digest else path_hash(source)}",
+    )
+
+
 def path_hash(source: SessionSource) -> str:
     return hashlib.sha256(source.label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
@@ -51,6 +70,7 @@ class Entry:
     header: dict[str, Any] | None
     upload: str | None = None  # digest of the upload holding this session
     group: str = ""  # the PATH or upload it was found in: sessions of one group link to each other
+    unique: str = ""  # its key unique by construction, which always answers for it (README "Session keys")
 
     @property
     def session_id(self) -> str | None:
@@ -67,8 +87,57 @@ def file_version(source: SessionSource) -> FileVersion:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def grew_in_place(old: FileVersion, new: FileVersion) -> bool:
-    return new[2] == old[2] and new[0] > old[0]
+# Bytes at each end of a read prefix that its fingerprint covers: a check reads 8 KiB (~40 µs),
+# where hashing a 100 MB prefix whole takes ~300 ms, too much to pay on each growth a live page follows.
+SAMPLE = 4096
+# Carriers that grow only by appending; a SQLite store rewrites its pages in place, so its bytes prove nothing.
+APPEND_ONLY = frozenset({"jsonl", "jsonl-zstd"})
+
+
+def fingerprint(source: SessionSource, size: int) -> bytes:
+    """A hash of the first and last `SAMPLE` bytes of the file's first `size`: a rewrite shows in them (a new
+    header, lines shifted), an append does not. Raises OSError."""
+    if source.kind not in APPEND_ONLY:
+        return b""
+    with open(source.path, "rb") as f:
+        head = f.read(min(size, SAMPLE))
+        f.seek(max(size - SAMPLE, 0))
+        tail = f.read(min(size, SAMPLE))
+    return hashlib.blake2b(head + tail, digest_size=16).digest()
+
+
+class Mark(NamedTuple):
+    """What a read saw of a file: its version, and the fingerprint of its bytes at that size."""
+
+    version: FileVersion
+    fingerprint: bytes
+
+
+def mark_at(source: SessionSource, version: FileVersion) -> Mark:
+    return Mark(version, fingerprint(source, version[0]))
+
+
+def appended(source: SessionSource, before: Mark, now: FileVersion) -> bool:
+    """Whether the file, at `now`, is what `before` saw with bytes added after it, if any (the same inode, as
+    long or longer, the bytes seen unchanged): only then may a read go on from where it stopped. Raises OSError."""
+    old = before.version
+    return now[2] == old[2] and now[0] >= old[0] and fingerprint(source, old[0]) == before.fingerprint
+
+
+class CachedLog(NamedTuple):
+    """A log as read, with the version and fingerprint of the file it was read from."""
+
+    version: FileVersion
+    log: SessionLog
+    fingerprint: bytes
+
+    @property
+    def mark(self) -> Mark:
+        return Mark(self.version, self.fingerprint)
+
+
+class SessionGone(LookupError):
+    """A key whose session went while it was being shown: its file deleted, emptied, or holding another session."""
 
 
 # a source's header at a file version: a warm listing costs one stat per log, not a read
@@ -94,15 +163,25 @@ def _cached_header(
 class Registry:
     """Sessions found under the configured paths; thread-safe."""
 
-    def __init__(self, paths: list[str], store: UploadStore | None = None) -> None:
+    def __init__(
+        self,
+        paths: list[str],
+        store: UploadStore | None = None,
+        *,
+        limits: ReadLimits = DEFAULT_LIMITS,
+        cache_bytes: int = CACHE_MB * MIB,
+    ) -> None:
         self.paths = list(paths)
         self.store = store
+        self.limits = limits
         self._lock = threading.Lock()
         self._entries: dict[str, Entry] = {}
+        self._aliases: dict[str, Entry] = {}  # other keys that mean one session alone: its unique key, its id
+        self._ambiguous: dict[str, tuple[Entry, ...]] = {}  # short keys several copies share: a chooser
+        self._held: dict[str, Held] = {}  # the key each source was listed under, kept from refresh to refresh
         self._refused: list[NotASession] = []
-        self._logs: dict[str, tuple[FileVersion, SessionLog]] = {}
-        self._derived: dict[tuple[str, str], tuple[SessionLog, Any]] = {}
-        self._prefixes: dict[str, tuple[FileVersion, SessionLog]] = {}
+        # each key's log, prefix and derived values, least recently used first out past `cache_bytes`
+        self._cache: SessionCache[CachedLog] = SessionCache(cache_bytes)
         self._reading = threading.RLock()  # one read or extension of a log at a time
         self._headers: HeaderCache = {}
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
@@ -125,28 +204,44 @@ class Registry:
             ]
         if self.store is not None:
             headers += [(u.source, u.header, u.digest, f"upload:{u.digest}") for u in self.store.sessions()]
-        ids = Counter(h.get("id") for _, h, _, _ in headers if h and isinstance(h.get("id"), str))
-        entries: dict[str, Entry] = {}
-        for source, header, digest, group in headers:
-            sid = header.get("id") if header else None
-            if isinstance(sid, str) and sid and ids[sid] == 1:
-                key = url_safe_id(sid)
-            else:
-                base = id_slug(sid) if isinstance(sid, str) and sid else "session"
-                # an upload is named by its digest (PRODUCT.md Interfaces); two sessions
-                # of one upload sharing an id fall back to their member's name
-                key = f"{base}~{digest[:8] if digest else path_hash(source)}"
-                if key in entries:
-                    key = f"{base}~{path_hash(source)}"
-            entries[key] = Entry(key, source, header, digest, group)
+        claims = [_claim(source, header, digest) for source, header, digest, _ in headers]
+        uniques = Counter(c.unique for c in claims)
+        # two sessions of one upload sharing an id share its digest too: their member's path tells them apart
+        claims = [
+            replace(c, unique=f"{c.unique.rsplit('~', 1)[0]}~{path_hash(h[0])}") if uniques[c.unique] > 1 else c
+            for c, h in zip(claims, headers, strict=True)
+        ]
         with self._lock:
+            keys = assign(claims, self._held)
+        entries: dict[str, Entry] = {}
+        for claim, (source, header, digest, group) in zip(claims, headers, strict=True):
+            key = keys.primary[claim.source]
+            entries[key] = Entry(key, source, header, digest, group, claim.unique)
+        by_source = {e.source.label: e for e in entries.values()}
+        aliases = {key: by_source[source] for key, source in keys.aliases.items()}
+        ambiguous = {key: tuple(by_source[s] for s in sources) for key, sources in keys.ambiguous.items()}
+        with self._lock:
+            gone = {e.source.path for e in self._entries.values()} - {e.source.path for e in entries.values()}
             self._entries = entries
+            self._aliases = aliases
+            self._ambiguous = ambiguous
+            self._held = {e.source.label: Held(e.key, e.session_id) for e in entries.values()}
             self._refused = refused
             self._headers = seen  # vanished sources drop out
             paths = {s.path for s in seen}
             self._kinds = {p: k for p, k in self._kinds.items() if p in paths}
-            # a key can move to another source (a deleted upload, an id no longer shared)
-            self._logs = {k: v for k, v in self._logs.items() if k in entries and v[1].source == entries[k].source}
+            # all a key kept goes with its session: deleted, vanished, or the key moved to another source
+            # (a deleted upload, an id no longer shared)
+            self._cache.retain(lambda key, source: key in entries and entries[key].source == source)
+        for path in gone:
+            forget_archive(path)
+
+    @property
+    def kept_bytes(self) -> int:
+        """An estimate of the bytes kept of the sessions read (logs, prefixes, derived values): `cache_bytes` at
+        most, unless the one session in use alone is larger."""
+        with self._lock:
+            return self._cache.size
 
     def entries(self) -> list[Entry]:
         with self._lock:
@@ -157,47 +252,92 @@ class Registry:
             return list(self._refused)
 
     def entry(self, key: str) -> Entry | None:
+        """The session `key` names: the key it is listed under, or another key that means it alone."""
         with self._lock:
-            return self._entries.get(key)
+            return self._entries.get(key) or self._aliases.get(key)
+
+    def copies(self, key: str) -> tuple[Entry, ...]:
+        """The sessions an ambiguous short key could mean (the chooser's), or () for any other key."""
+        with self._lock:
+            return self._ambiguous.get(key, ())
 
     def log(self, key: str) -> SessionLog | None:
-        """The session read at its current file version; raises NotASessionLog."""
-        entry = self.entry(key)
-        if entry is None:
-            return None
+        """The session read at its current file version: read on when the file only grew, afresh when it
+        was rewritten. None when the key answers no more: its file is gone, or holds another session now
+        (sessions are found again first, so a key answers for what its file holds). Raises NotASessionLog."""
         with self._reading:
-            version = file_version(entry.source)
-            with self._lock:
-                cached = self._logs.get(key)
-            if cached and cached[0] == version:
-                return cached[1]
-            if cached and grew_in_place(cached[0], version) and cached[1].extend():
-                log = cached[1]  # read on from where it stopped: only the new bytes
-            else:
-                log = load_session(entry.source)
-            with self._lock:
-                self._logs[key] = (version, log)
-                self._prefixes.pop(key, None)
-                self._derived = {k: v for k, v in self._derived.items() if k[0] != key}
-            return log
+            for _ in range(2):  # a second look once sessions were found again
+                entry = self.entry(key)
+                if entry is None:
+                    return None
+                try:
+                    log = self._read(key, entry)
+                except OSError:
+                    log = None  # deleted, or unreadable now
+                if log is not None:
+                    return log
+                self.refresh()
+            return None
+
+    def _read(self, key: str, entry: Entry) -> SessionLog | None:
+        """`entry`'s log at its file's current version; None when the file no longer starts with the
+        header the entry was found with. Raises OSError and NotASessionLog."""
+        version = file_version(entry.source)
+        with self._lock:
+            cached = self._cache.log(key)
+        if cached and cached.version == version:
+            return cached.log
+        now = mark_at(entry.source, version)  # taken before reading: a rewrite during the read shows next time
+        if cached and appended(entry.source, cached.mark, version) and cached.log.extend():
+            log = cached.log  # read on from where it stopped: only the new bytes
+        elif self._holds(entry, version):
+            log = load_session(entry.source, limits=self.limits)
+        else:
+            return None
+        weight = approx_bytes(log)
+        with self._lock:
+            self._cache.keep_log(key, entry.source, CachedLog(version, log, now.fingerprint), weight)
+        return log
+
+    def _holds(self, entry: Entry, version: FileVersion) -> bool:
+        """Whether `entry`'s file, at `version`, still starts with the header it was found with. The header
+        cache learns the version when it does, so a listing need not read that header again."""
+        with self._lock:
+            known = self._headers.get(entry.source)
+        if known is None or known[0] == version:
+            return True  # an upload's file (never rewritten), or one found at this very version
+        header = read_source_header(entry.source)
+        if header != entry.header:
+            return False
+        with self._lock:
+            if entry.source in self._headers:
+                self._headers[entry.source] = (version, header)
+        return True
 
     def first_screen(self, key: str, events: int) -> SessionLog | None:
         """The log read at its current version, or, while it has not been read whole, its first
-        `events` events (a `partial` log) so a first screen need not wait for a long log."""
+        `events` events (a `partial` log) so a first screen need not wait for a long log. None when
+        its file is gone or holds another session now (`log` finds the sessions again)."""
         entry = self.entry(key)
         if entry is None:
             return None
-        version = file_version(entry.source)
+        try:
+            version = file_version(entry.source)
+        except OSError:
+            return None
         with self._lock:
-            cached = self._logs.get(key)
-            prefix = self._prefixes.get(key)
+            cached = self._cache.log(key)
+            prefix = self._cache.prefix(key)
         if cached and cached[0] == version:
             return cached[1]
         if prefix and prefix[0] == version:
             return prefix[1]
-        log = load_session(entry.source, events=events)
+        if not self._holds(entry, version):
+            return None
+        log = load_session(entry.source, events=events, limits=self.limits)
+        weight = approx_bytes(log)
         with self._lock:
-            self._prefixes[key] = (version, log)
+            self._cache.keep_prefix(key, (version, log), weight)
         return log
 
     def peek(self, key: str, name: str) -> Any:
@@ -205,9 +345,9 @@ class Registry:
         entry = self.entry(key)
         if entry is None:
             return None
-        with self._lock:
-            cached_log = self._logs.get(key)
-            cached = self._derived.get((key, name))
+        with self._lock:  # a look that is no use: it leaves the order in which keys go as it was
+            cached_log = self._cache.log(key, touch=False)
+            cached = self._cache.derived(key, name, touch=False)
         if cached_log is None or cached is None or cached[0] is not cached_log[1]:
             return None
         try:
@@ -218,20 +358,22 @@ class Registry:
     def derived(self, key: str, name: str, build: Callable[[SessionLog], T]) -> T:
         """`build(log)` computed once per file version of the session (rows, anchors, search text)."""
         log = self.log(key)
-        assert log is not None
+        if log is None:
+            raise SessionGone(key)
         return self.derived_of(key, name, log, build)
 
     def derived_of(self, key: str, name: str, log: SessionLog, build: Callable[[SessionLog], T]) -> T:
         """`build(log)` kept while `log` is the one this registry holds for `key` (a prefix, too)."""
         with self._lock:
-            cached = self._derived.get((key, name))
+            cached = self._cache.derived(key, name)
         if cached is not None and cached[0] is log:
             found: T = cached[1]  # the value `build` made for this name, kept under it
             return found
         with self._reading:
             value = build(log)
+        weight = approx_bytes(value, apart=[log])
         with self._lock:
-            self._derived[(key, name)] = (log, value)
+            self._cache.keep_derived(key, name, log, value, weight)
         return value
 
 

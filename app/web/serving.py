@@ -2,15 +2,29 @@
 
 The port is then known, and held, from the start: `serve --port 0` and the test servers
 take any free port, and nothing can take it between choosing it and listening on it.
+A signal stops the server within seconds, whatever it is reading (`Server.handle_exit`).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import sys
+import threading
+from types import FrameType
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
+
+from ..log.sqlite_store import stop_reads
+
+# Requests still running when a signal comes get this long to finish (a live tail never does), then are
+# cancelled; past EXIT_SECONDS the process exits even while a thread still works on one, as a read no
+# progress handler reaches (a long JSONL parse, say) would otherwise hold it until done.
+GRACE_SECONDS = 3.0
+EXIT_SECONDS = 6.0
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -33,6 +47,24 @@ def bound_port(sock: socket.socket) -> int:
     return port
 
 
+class Server(uvicorn.Server):
+    """uvicorn's server, stopping within seconds of SIGTERM or Ctrl-C whatever it is reading."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if not self.should_exit:
+            stop_reads()  # a SQLite read in a worker thread stops at its next step: its request ends
+            watchdog = threading.Timer(EXIT_SECONDS, _exit_now, (sig,))
+            watchdog.daemon = True
+            watchdog.start()
+        super().handle_exit(sig, frame)
+
+
+def _exit_now(sig: int) -> None:
+    sys.stderr.write(f"dsh-inspect: still busy {EXIT_SECONDS:g} s after {signal.Signals(sig).name}; exiting now\n")
+    sys.stderr.flush()
+    os._exit(128 + sig)  # as a shell reports a process the signal ended
+
+
 def server(app: FastAPI, **options: Any) -> uvicorn.Server:
     """A uvicorn server for `app`; run it with `server.run(sockets=[bind(...)])`."""
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", **options))
+    return Server(uvicorn.Config(app, log_level="warning", **{"timeout_graceful_shutdown": GRACE_SECONDS, **options}))

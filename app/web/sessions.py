@@ -12,8 +12,8 @@ from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..history.transcript import ROW_KINDS
 from ..model.frozen import thaw
-from ..model.rules import DSH_RELEASE
 from .entries import entry_json, related_sessions
+from .facts import session_json
 from .registry import Entry
 from .rows import RowView
 from .search import search
@@ -31,30 +31,6 @@ from .transcripts import (
 from .twins import ContextRowJson, RowJson, WindowJson, context_json, row_json
 
 router = APIRouter()
-
-
-def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]:
-    """The session's facts; its diagnostics are the page's diagnostic rows, in page order."""
-    verdict = log.verdict
-    return {
-        **entry_json(entry),
-        "header": log.header.to_json() if log.header else None,
-        "title": log.title,
-        "verdict": {
-            "category": verdict.category,
-            "accepted": verdict.accepted,
-            "reason": verdict.reason,
-            "location": verdict.location.describe() if verdict.location else None,
-            "repairs": list(verdict.repairs),
-            "dsh": DSH_RELEASE,  # the release whose verdict this is
-        },
-        "events": log.stored_count,  # as stored: never the closers dsh would add
-        "messages": log.message_count,
-        "turns": log.turns,
-        "steps": log.steps,
-        "diagnostics": [d.to_json() for d in t.diagnostics],
-        "size": file_size(entry),
-    }
 
 
 def window_json(t: Transcript, start: int, size: int) -> WindowJson:
@@ -113,6 +89,7 @@ class SessionJson(WindowJson):
     """A session's facts, verdict, relatives and token totals, with a window of its rows."""
 
     key: str
+    unique: str
     id: str | None
     path: str
     carrier: str

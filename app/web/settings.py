@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..forms.jsformat import TEXT_LIMIT
+from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
 from ..store.limits import MIB, LimitName, Limits
+from .caches import CACHE_MB
 
 
 def _bracketed(host: str) -> str:
@@ -51,10 +53,17 @@ class Settings:
     data_dir: str | None = None
     max_upload_mb: int = setting(256, "Largest upload accepted, in MiB (the bytes sent).", limit="max_upload_bytes")
     max_decompressed_mb: int = setting(
-        1024,
+        DEFAULT_LIMITS.max_session_bytes // MIB,
         "Most one upload may decompress to, in MiB: zstd frames, the ZIP members read, a SQLite store's zstd "
-        "data blobs. Counted as they stream, so a bomb is refused early.",
+        "data blobs. Counted as they stream, so a bomb is refused early. One session's decoded text is read no "
+        "further than this either, uploaded or served.",
         limit="max_decompressed_bytes",
+    )
+    max_line_mb: int = setting(
+        DEFAULT_LIMITS.max_line_bytes // MIB,
+        "Longest line a session's reader decodes, in MiB (a JSONL record, a SQLite row's data): a longer one "
+        "is never held whole; reading stops before it with a located finding, and the verdict says this reader "
+        "could not judge the log (unsupported).",
     )
     max_sessions_per_upload: int = setting(
         1000,
@@ -67,6 +76,12 @@ class Settings:
         2000,
         "A log not read yet shows its first window from this many leading events; the verdict and counts follow "
         "once it is read whole.",
+    )
+    cache_mb: int = setting(
+        CACHE_MB,
+        "Most the server keeps of the sessions it has read, in MiB (an estimate): each one's index, first "
+        "screen, rows, search text and model views. Past it the least recently used go, to be read again when "
+        "asked for; the session in use always stays.",
     )
     body_cap: int = setting(
         TEXT_LIMIT,
@@ -91,7 +106,16 @@ class Settings:
         return any(host in (name, f"{name}:{self.port}") for name in names)
 
     def limits(self) -> Limits:
-        return Limits(self.max_upload_mb * MIB, self.max_decompressed_mb * MIB, self.max_sessions_per_upload)
+        return Limits(
+            self.max_upload_mb * MIB,
+            self.max_decompressed_mb * MIB,
+            self.max_sessions_per_upload,
+            self.max_line_mb * MIB,
+        )
+
+    def read_limits(self) -> ReadLimits:
+        """What every session this server reads is read within, uploaded or served."""
+        return self.limits().read_limits()
 
     def with_setting(self, name: str, value: str) -> Settings:
         """`--setting NAME VALUE`; raises ValueError naming the problem."""

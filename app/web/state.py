@@ -101,12 +101,16 @@ class WebState:
         return self.templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, **context})
 
     def entry(self, key: str) -> Entry:
-        """The entry for `key` (looking again on disk once), or 404."""
+        """The entry for `key` (looking again on disk once); a chooser (AmbiguousKey) when several loaded
+        copies share that short key; else 404."""
         entry = self.registry.entry(key)
         if entry is None:
             self.registry.refresh()
             entry = self.registry.entry(key)
         if entry is None:
+            copies = self.registry.copies(key)
+            if copies:
+                raise AmbiguousKey(key, copies)
             raise HTTPException(404, f"no session {key!r}")
         return entry
 
@@ -138,6 +142,15 @@ async def session_entry(request: Request, key: str) -> Entry:
     state = web(request)
     entry = state.registry.entry(key)
     return entry if entry is not None else await run_in_threadpool(state.entry, key)
+
+
+class AmbiguousKey(Exception):
+    """A short key that more than one loaded copy could mean: answered with a chooser (HTTP 300)."""
+
+    def __init__(self, key: str, copies: tuple[Entry, ...]) -> None:
+        super().__init__(key)
+        self.key = key
+        self.copies = copies
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,16 +77,21 @@ def test_a_torn_line_shows_pending_then_completes(page: Page, server: str, roots
     expect(page.locator(f".flow-item[data-seq='{events[12]['seq']}']")).to_be_attached(timeout=10000)
 
 
-def test_a_truncated_log_is_noticed_and_reloaded(page: Page, server: str, roots: dict[str, Path]) -> None:
+def test_a_truncated_log_is_noticed_and_its_rows_replaced_in_place(
+    page: Page, server: str, roots: dict[str, Path]
+) -> None:
     events = growing_session().events
     path = write_artifact(roots["none"], header("live-cut"), [events], "none")
     page.goto(f"{server}/sessions/live-cut")
     expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
+    expect(page.get_by_text("prompt 3", exact=True)).to_be_visible()
+    page.evaluate("window.dshNotReloaded = true")
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
-    expect(page.locator("[data-live-replaced]")).to_be_visible(timeout=10000)
-    page.wait_for_url("**notice=replaced**", timeout=10000)
-    expect(page.locator("[data-live-replaced]")).to_be_visible()
+    expect(page.locator("[data-live-rewritten]")).to_be_visible(timeout=10000)
+    expect(page.get_by_text("prompt 3", exact=True)).to_have_count(0)
+    expect(page.get_by_text("first prompt", exact=True)).to_be_visible()
+    assert page.evaluate("window.dshNotReloaded") is True
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])

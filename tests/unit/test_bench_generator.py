@@ -14,7 +14,7 @@ from dsh_inspect.cli import context_counts
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.sources import discover
 
-from benchmarks.generate import MIB, Spec, generate
+from benchmarks.generate import MIB, Spec, generate, generate_w3
 
 TINY = Spec(
     long_turns=12,
@@ -80,3 +80,13 @@ def test_w2_is_one_plain_tool_heavy_log_of_about_its_size_with_big_results(tiny:
 def test_a_second_run_writes_the_same_bytes(tiny: Path, tmp_path: Path) -> None:
     generate(tmp_path, TINY)
     assert _digest(tmp_path) == _digest(tiny)
+
+
+def test_w3_is_one_accepted_log_of_small_events_kept_apart_from_w1_and_w2(tmp_path: Path) -> None:
+    path = generate_w3(tmp_path, MIB // 4, TINY)
+    assert path.stat().st_size >= MIB // 4 and not (tmp_path / "workloads.stamp").exists()
+    log = load_session(discover([str(path)]).sources[0])
+    assert log.verdict.category == "accepted" and log.header is not None and log.header.id == "w3-small-events"
+    assert path.stat().st_size / log.stored_count < 400  # small events
+    mtime = path.stat().st_mtime_ns
+    assert generate_w3(tmp_path, MIB // 4, TINY).stat().st_mtime_ns == mtime  # up to date: not written again

@@ -231,6 +231,8 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
         "max_upload_mb",
         "max_decompressed_mb",
         "max_sessions_per_upload",
+        "max_line_mb",
+        "cache_mb",
         "window_rows",
         "first_screen_events",
         "body_cap",

@@ -183,8 +183,8 @@ def test_a_repeated_message_id_anchors_its_later_row_with_a_number_and_warns(tmp
 def test_every_page_carries_the_csp(server: str) -> None:
     for path in ("/", "/sessions/plain-id", "/api/sessions", "/static/inspect.css"):
         response = httpx.get(server + path)
-        assert (
-            response.headers["content-security-policy"] == "default-src 'self'; script-src 'self'; style-src 'self'"
+        assert response.headers["content-security-policy"] == (
+            "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'"
         ), path
 
 

@@ -126,8 +126,9 @@ def test_colliding_ids_are_told_apart_by_the_uploads_digest(server: str) -> None
     assert a["sessions"][0]["key"] == "same-id"  # unique so far: the bare id
     b = upload(server, jsonl_bytes("same-id", turns=2), "b.jsonl").json()["upload"]
     a = httpx.get(f"{server}/api/uploads/{a['digest']}").json()
-    assert a["sessions"][0]["key"] == f"same-id~{a['digest'][:8]}"
+    assert a["sessions"][0]["key"] == "same-id", "a key that has shown a session is never renamed"
     assert b["sessions"][0]["key"] == f"same-id~{b['digest'][:8]}"
+    assert a["sessions"][0]["unique"] == f"same-id~{a['digest'][:8]}"
 
 
 def test_original_bytes_come_back(server: str, served: Path, tmp_path: Path) -> None:

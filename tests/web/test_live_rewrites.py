@@ -1,0 +1,183 @@
+"""A log changed under a running server in any way but an append: what the pages, their JSON twins and
+the live tail of an open page say about it.
+
+A grown file is read on only when the bytes read before are unchanged; a rewrite in place (same
+inode), a shrink or a replacement is read afresh, and the live tail replaces the page's rows; a
+verdict that changes reaches the open page's header; a key whose file was deleted, emptied or
+rewritten with another session answers 404 at once, and the open page is told it is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+from tests.support.builders import LogBuilder, header
+from tests.support.rows import attrs, flow_rows, one, parse, text
+from tests.support.server import live_server
+
+
+def log_bytes(session_id: str, prompts: list[str]) -> bytes:
+    b = LogBuilder()
+    for turn, prompt in enumerate(prompts, 1):
+        b.turn(turn, prompt)
+    return b"".join(orjson.dumps(x) + b"\n" for x in [header(session_id), *b.events])
+
+
+def rewrite_in_place(path: Path, data: bytes) -> None:
+    """New bytes in the same file (the same inode), as a tool that truncates and writes does."""
+    inode = path.stat().st_ino
+    with path.open("r+b") as f:
+        f.write(data)
+        f.truncate()
+    assert path.stat().st_ino == inode
+
+
+class Stream:
+    """The events of one page's live tail, read as they come."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._lines = response.iter_lines()
+
+    def connected(self) -> bool:
+        return next(self._lines) == ": connected"
+
+    def next(self) -> tuple[str, str]:
+        event, data = "", []
+        for line in self._lines:
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data:"):
+                data.append(line.removeprefix("data:").removeprefix(" "))
+            elif not line and event:
+                return event, "\n".join(data)
+        raise AssertionError("the live tail ended")
+
+    def until(self, event: str) -> str:
+        """The data of the next `event`, the ones before it skipped (generous waits: a poll is 0.25 s)."""
+        for _ in range(50):
+            name, data = self.next()
+            if name == event:
+                return data
+        raise AssertionError(f"no {event!r} event")
+
+
+@contextmanager
+def live_tail(server: str, key: str) -> Iterator[Stream]:
+    """The live tail of `key`'s page, opened as the page would open it."""
+    page = httpx.get(f"{server}/sessions/{key}")
+    assert page.status_code == 200
+    (url,) = attrs(page.text, "[data-live]", "sse-connect")
+    with httpx.stream("GET", f"{server}{url}", timeout=httpx.Timeout(30)) as response:
+        stream = Stream(response)
+        assert stream.connected()
+        yield stream
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def server(root: Path) -> Iterator[str]:
+    (root / "tail.jsonl").write_bytes(log_bytes("tail", ["old prompt one", "old prompt two"]))
+    with live_server([str(root)]) as url:
+        yield url
+
+
+def row_texts(server: str, key: str) -> str:
+    """What the JSON twin's rows say, all of it."""
+    return httpx.get(f"{server}/api/sessions/{key}/rows").text
+
+
+def test_a_corrupt_line_appended_changes_the_verdict_in_the_open_page_header(server: str, root: Path) -> None:
+    assert httpx.get(f"{server}/api/sessions/tail").json()["verdict"]["category"] == "accepted"
+    with live_tail(server, "tail") as stream:
+        with (root / "tail.jsonl").open("ab") as f:
+            f.write(b'{"type": "turn/start", "seq": \n')
+        head = stream.until("facts")
+    verdict = httpx.get(f"{server}/api/sessions/tail").json()["verdict"]
+    assert verdict["category"] != "accepted"
+    facts = one(head, "[data-session-facts]")
+    assert facts["hx-swap-oob"] == "outerHTML:[data-session-facts]"
+    assert attrs(facts, ".verdict", "data-verdict") == [verdict["category"]]
+    assert text(facts, "[data-diagnostic-count]") == "1 diagnostics"
+    assert one(head, "h1.page-title")["hx-swap-oob"] == "outerHTML:.session-head .page-title"
+
+
+def test_a_log_rewritten_in_place_is_read_afresh_and_the_open_page_gets_the_new_rows(server: str, root: Path) -> None:
+    path = root / "tail.jsonl"
+    assert "old prompt two" in row_texts(server, "tail")
+    with live_tail(server, "tail") as stream:
+        # longer than before and the same inode: read on, it would keep the old rows
+        rewrite_in_place(path, log_bytes("tail", ["new prompt one", "new prompt two", "new prompt three"]))
+        notice = stream.until("notice")
+    assert one(notice, "[data-live-rewritten]")
+    flow = one(notice, "[hx-swap-oob]")
+    assert flow["hx-swap-oob"] == "innerHTML:[data-chat-flow]"
+    shown = " ".join(r.element.get_text(" ") for r in flow_rows(str(flow)))
+    assert "new prompt three" in shown and "old prompt" not in shown
+    rows = row_texts(server, "tail")
+    assert "new prompt three" in rows and "old prompt" not in rows
+    page = httpx.get(f"{server}/sessions/tail").text
+    assert "old prompt" not in page
+
+
+def test_a_log_that_shrank_replaces_the_open_page_rows(server: str, root: Path) -> None:
+    path = root / "tail.jsonl"
+    with live_tail(server, "tail") as stream:
+        rewrite_in_place(path, log_bytes("tail", ["old prompt one"]))
+        notice = stream.until("notice")
+        head = stream.until("facts")
+    assert one(notice, "[data-live-rewritten]")
+    assert "old prompt two" not in parse(notice).get_text()
+    facts = httpx.get(f"{server}/api/sessions/tail").json()
+    assert facts["turns"] == 1
+    assert f"{facts['events']} events" in text(head, "[data-session-facts] .facts")
+
+
+def test_a_log_rewritten_with_another_session_no_longer_answers_for_the_old_key(server: str, root: Path) -> None:
+    path = root / "tail.jsonl"
+    assert httpx.get(f"{server}/api/sessions/tail").json()["id"] == "tail"
+    with live_tail(server, "tail") as stream:
+        rewrite_in_place(path, log_bytes("other", ["old prompt one", "old prompt two", "a third"]))
+        notice = stream.until("notice")
+    assert one(notice, "[data-live-gone]")
+    assert attrs(notice, "a[data-live-now]", "href") == ["/sessions/other"]
+    assert httpx.get(f"{server}/api/sessions/tail").status_code == 404
+    assert httpx.get(f"{server}/sessions/tail").status_code == 404
+    other = httpx.get(f"{server}/api/sessions/other").json()
+    assert other["id"] == "other" and other["header"]["id"] == "other"
+
+
+@pytest.mark.parametrize("change", ["deleted", "emptied"])
+def test_a_deleted_or_emptied_log_answers_404_at_once_and_the_open_page_is_told(
+    server: str, root: Path, change: str
+) -> None:
+    path = root / "tail.jsonl"
+    httpx.get(f"{server}/api/sessions/tail").raise_for_status()  # read once, so the server holds it
+    with live_tail(server, "tail") as stream:
+        if change == "deleted":
+            path.unlink()
+        else:
+            path.write_bytes(b"")
+        notice = stream.until("notice")
+        assert one(notice, "[data-live-gone]")
+        for url in ("/sessions/tail", "/sessions/tail/facts", "/sessions/tail/rows", "/sessions/tail/events/0"):
+            page = httpx.get(f"{server}{url}")
+            assert page.status_code == 404, url
+            assert page.headers["content-type"].startswith("text/html") and one(page.text, "[data-missing]")
+        for url in ("/api/sessions/tail", "/api/sessions/tail/rows", "/api/sessions/tail/events/0"):
+            answer = httpx.get(f"{server}{url}")
+            assert answer.status_code == 404 and answer.json() == {"detail": "no session 'tail'"}, url
+        # the log comes back: the open page gets its rows again
+        path.write_bytes(log_bytes("tail", ["back again"]))
+        notice = stream.until("notice")
+    assert one(notice, "[data-live-rewritten]") and "back again" in parse(notice).get_text()
+    assert httpx.get(f"{server}/api/sessions/tail").status_code == 200
