@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Frame
 
 from tests.support.server import live_server
-from tests.support.uploads import jsonl_bytes
+from tests.support.uploads import jsonl_bytes, uploaded_digest
 
 pytestmark = pytest.mark.browser
 
@@ -28,10 +27,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def digest(server: str) -> str:
-    response = httpx.post(f"{server}/api/uploads", params={"name": "up.jsonl"}, content=jsonl_bytes("uploaded"))
-    assert response.status_code == 201, response.text
-    found: str = response.json()["upload"]["digest"]
-    return found
+    return uploaded_digest(server)
 
 
 @contextmanager

@@ -6,6 +6,7 @@ import io
 import zipfile
 from pathlib import Path
 
+import httpx
 import orjson
 
 from tests.support.builders import LogBuilder, header
@@ -55,3 +56,11 @@ def export_zip_bytes(parent: str, children: list[str]) -> bytes:
             )
         zf.writestr("media/sha256:" + "ab" * 32 + ".png", PNG)
     return out.getvalue()
+
+
+def uploaded_digest(server: str, session_id: str = "uploaded") -> str:
+    """Upload one plain log to a running server; the digest that names the upload."""
+    response = httpx.post(f"{server}/api/uploads", params={"name": "up.jsonl"}, content=jsonl_bytes(session_id))
+    assert response.status_code == 201, response.text
+    found: str = response.json()["upload"]["digest"]
+    return found

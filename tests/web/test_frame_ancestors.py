@@ -18,7 +18,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
 from tests.support.server import live_server
-from tests.support.uploads import jsonl_bytes
+from tests.support.uploads import jsonl_bytes, uploaded_digest
 
 PARAM = re.compile(r"\{(\w+)(?::path)?\}")
 
@@ -48,10 +48,7 @@ def server(served: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
 
 @pytest.fixture(scope="module")
 def digest(server: str) -> str:
-    response = httpx.post(f"{server}/api/uploads", params={"name": "up.jsonl"}, content=jsonl_bytes("uploaded"))
-    assert response.status_code == 201, response.text
-    found: str = response.json()["upload"]["digest"]
-    return found
+    return uploaded_digest(server)
 
 
 def filled(path: str, digest: str) -> str:
