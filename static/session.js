@@ -1,31 +1,15 @@
-// The session page: permalinks beyond the loaded window, search across windows, j/k and "/".
+// The session page: permalinks beyond the loaded window. `window.dshSession.open(anchor, params)`
+// brings a row into view (the search uses it for matches outside the loaded windows).
 (function () {
   "use strict";
   var head = document.querySelector("[data-session-url]");
   if (!head) return;
   var base = head.getAttribute("data-session-url");
   var api = "/api" + base;
-  var form = document.querySelector("[data-search]");
-  var input = form.querySelector("[data-search-input]");
-  var output = form.querySelector("[data-search-count]");
-  var matches = [];
-  var current = -1;
 
   function anchorFromHash() {
     if (location.hash.length < 2) return null;
     try { return decodeURIComponent(location.hash.slice(1)); } catch (e) { return location.hash.slice(1); }
-  }
-
-  function params() {
-    var p = new URLSearchParams();
-    new FormData(form).forEach(function (value, key) { if (value) p.set(key, value); });
-    return p;
-  }
-
-  function showCount() {
-    if (!matches.length) { output.textContent = params().toString() ? output.getAttribute("data-none") : ""; return; }
-    output.textContent = output.getAttribute("data-pattern")
-      .replace("{n}", String(current + 1)).replace("{m}", String(matches.length));
   }
 
   function mark(el) {
@@ -40,59 +24,14 @@
     location.assign(base + "?" + p.toString() + "#" + encodeURIComponent(anchor));
   }
 
-  function go(i) {
-    if (!matches.length) return;
-    current = (i + matches.length) % matches.length;
-    showCount();
-    var match = matches[current];
-    var el = document.getElementById(match.anchor);
-    if (el) {
-      mark(el);
-      history.replaceState(null, "", location.pathname + location.search + "#" + encodeURIComponent(match.anchor));
-      return;
-    }
-    var p = params();
-    p.set("match", String(current));
-    openWindowAt(match.index, match.anchor, p);  // the match lies beyond the loaded windows
+  // The row at `anchor` marked and scrolled to; `index` (its row index) opens its window when it is not loaded.
+  function open(anchor, index, extra) {
+    var el = document.getElementById(anchor);
+    if (el) { mark(el); return el; }
+    openWindowAt(index, anchor, extra);
+    return null;
   }
-
-  function run(then) {
-    if (!params().toString()) { matches = []; current = -1; showCount(); return; }
-    fetch(api + "/search?" + params().toString())
-      .then(function (r) { return r.json(); })
-      .then(function (data) { matches = data.matches; current = -1; showCount(); if (then) then(); });
-  }
-
-  form.addEventListener("submit", function (event) { event.preventDefault(); run(function () { go(0); }); });
-  form.addEventListener("change", function (event) {
-    if (event.target !== input) run(function () { go(0); });
-  });
-  form.querySelector("[data-search-next]").addEventListener("click", function () { go(current + 1); });
-  form.querySelector("[data-search-previous]").addEventListener("click", function () { go(current - 1); });
-
-  document.addEventListener("keydown", function (event) {
-    var target = event.target;
-    var typing = target instanceof Element && target.closest("input, select, textarea");
-    if (event.key === "Escape" && typing) { target.blur(); return; }
-    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (event.key === "/") { event.preventDefault(); input.focus(); input.select(); }
-    else if (event.key === "j") { event.preventDefault(); go(current + 1); }
-    else if (event.key === "k") { event.preventDefault(); go(current - 1); }
-  });
-
-  // Restore a search carried over from another window.
-  var query = new URLSearchParams(location.search);
-  var restored = false;
-  ["q", "kind", "form", "tool"].forEach(function (name) {
-    if (query.get(name)) { form.elements[name].value = query.get(name); restored = true; }
-  });
-  if (query.get("errors")) { form.elements.errors.checked = true; restored = true; }
-  if (restored) {
-    run(function () {
-      current = Math.min(Number(query.get("match") || 0), matches.length - 1);
-      showCount();
-    });
-  }
+  window.dshSession = { open: open };
 
   // A permalink to a row outside the first window: find its window and open it there.
   var anchor = anchorFromHash();
