@@ -559,6 +559,36 @@ def machine() -> str:
     )
 
 
+def read_group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figure], str]:
+    return validating_read(w, runs), ""
+
+
+def w1_group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figure], str]:
+    return listing_and_windowing(w, scratch, 3 * runs)
+
+
+def w2_group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figure], str]:
+    return w2_cold(w, scratch, runs), ""
+
+
+def memory_group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figure], str]:
+    figures = small_events_memory(generate_w3(out), scratch, runs)
+    figures.append(open_delete_cycles(scratch))
+    return figures + hostile_reads(scratch, runs), ""
+
+
+Group = Callable[[Workloads, Path, int, Path], tuple[list[Figure], str]]
+
+# Each group: its `--only` name, what it prints while measuring, and how (figures, and a note printed under
+# the table). A group kept in its own module adds one line here.
+GROUPS: dict[str, tuple[str, Group]] = {
+    "read": ("validating read", read_group),
+    "w1": ("listing and windowing (W1)", w1_group),
+    "w2": ("W2 cold first screen and memory", w2_group),
+    "memory": ("memory: W3 small events, logs in turn, upload/delete cycles, hostile reads", memory_group),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchmarks.run", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -571,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help="where the workloads are (generated if missing)")
     parser.add_argument(
         "--only",
-        choices=("read", "w1", "w2", "memory"),
+        choices=tuple(GROUPS),
         action="append",
         help="measure only these groups (repeatable); the default measures all",
     )
@@ -581,25 +611,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generating workloads in {args.out} (cached when up to date) ...", flush=True)
     w = generate(args.out)
     scratch = Path(tempfile.mkdtemp(prefix="bench-", dir=args.out))
-    groups = set(args.only or ("read", "w1", "w2", "memory"))
+    groups = set(args.only or GROUPS)
     figures: list[Figure] = []
     note = ""
     try:
-        if "read" in groups:
-            print("validating read ...", flush=True)
-            figures += validating_read(w, runs)
-        if "w1" in groups:
-            print("listing and windowing (W1) ...", flush=True)
-            more, note = listing_and_windowing(w, scratch, 3 * runs)
-            figures += more
-        if "w2" in groups:
-            print("W2 cold first screen and memory ...", flush=True)
-            figures += w2_cold(w, scratch, runs)
-        if "memory" in groups:
-            print("memory: W3 small events, logs in turn, upload/delete cycles, hostile reads ...", flush=True)
-            figures += small_events_memory(generate_w3(args.out), scratch, runs)
-            figures.append(open_delete_cycles(scratch))
-            figures += hostile_reads(scratch, runs)
+        for name, (label, measure) in GROUPS.items():
+            if name in groups:
+                print(f"{label} ...", flush=True)
+                more, said = measure(w, scratch, runs, args.out)
+                figures += more
+                note = "\n".join(filter(None, (note, said)))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print()

@@ -12,7 +12,9 @@
     try { return decodeURIComponent(location.hash.slice(1)); } catch (e) { return location.hash.slice(1); }
   }
 
+  // A row inside a closed fold or body is opened first: `window.dshReveal(el)` (inspect.js) knows how.
   function mark(el) {
+    if (window.dshReveal) window.dshReveal(el);
     document.querySelectorAll(".flow-item[data-current]").forEach(function (e) { e.removeAttribute("data-current"); });
     el.setAttribute("data-current", "true");
     el.scrollIntoView({ block: "center" });
