@@ -74,11 +74,18 @@ def _text(facts: RowFacts) -> str:
     return f"{d.code} {d.message} {facts.text}"
 
 
-def searchable(row: Row, facts: RowFacts) -> Searchable:
-    text, form = _text(facts), None
+def shown_text(row: Row, facts: RowFacts) -> tuple[str, RenderedForm | None]:
+    """The words a row shows, as written (search within a session and across sessions read these),
+    and a context row's rendered form."""
+    text = _text(facts)
     if row.kind == "context" and isinstance(facts, MessageFacts):
         view = project_context(facts.message)
-        form, text = view.form, f"{view.label or ''} {text}"
+        return f"{view.label or ''} {text}", view.form
+    return text, None
+
+
+def searchable(row: Row, facts: RowFacts) -> Searchable:
+    text, form = shown_text(row, facts)
     tool = facts.name or None if isinstance(facts, ToolFacts) else None
     return Searchable(text.lower(), row.kind, form, tool, reports_error(facts))
 
