@@ -36,7 +36,7 @@ class ReadLimits:
     never held whole: reading stops before it, with a located finding, and what precedes it reads."""
 
     max_line_bytes: int = 64 * MIB
-    # the decoded text of one session from a compressed carrier (zstd frames, a ZIP member)
+    # the decoded text of one session from a compressed carrier (zstd frames, a ZIP member) or SQLite rows
     max_session_bytes: int = 1024 * MIB
 
     def too_long(self, what: str) -> str:

@@ -104,6 +104,23 @@ class DataTooLarge(RowError):
     """A row's data over the line limit: not decoded further than shows it (a 47 KB blob can hold gigabytes)."""
 
 
+class SessionTooLarge(RowError):
+    """The session's decoded data past the session limit: the row that crosses it is not parsed."""
+
+
+class DecodedBudget:
+    """What one session's rows may decode in all (`max_session_bytes`): each row's data, counted as it is
+    decompressed and before it is parsed, so many small blobs cannot add up to gigabytes either."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def spend(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise SessionTooLarge
+
+
 def decode_varint_seqs(blob: bytes) -> list[int]:
     """`source_event_seqs`: LEB128 first seq, then ZigZag-style deltas."""
     out: list[int] = []
@@ -155,7 +172,13 @@ def encode_varint_seqs(seqs: list[int]) -> bytes:
     return bytes(out)
 
 
-def _decode_data(value: object, *, limit: int | None = None, max_data: int = DEFAULT_LIMITS.max_line_bytes) -> Any:
+def _decode_data(
+    value: object,
+    *,
+    limit: int | None = None,
+    max_data: int = DEFAULT_LIMITS.max_line_bytes,
+    budget: DecodedBudget | None = None,
+) -> Any:
     if isinstance(value, bytes):
         try:
             reader = zstandard.ZstdDecompressor().stream_reader(value, read_across_frames=False)
@@ -178,28 +201,38 @@ def _decode_data(value: object, *, limit: int | None = None, max_data: int = DEF
             raise DataTooLarge
     else:
         raise RowError(f"data column holds a {type(value).__name__}, expected TEXT or BLOB")
+    if budget is not None:
+        budget.spend(len(text))
     try:
         return parse_json_line(text)[0]
     except json.JSONDecodeError as exc:
         raise RowError(f"data is not JSON: {exc}") from exc
 
 
-def decode_row(row: tuple[Any, ...], max_data: int = DEFAULT_LIMITS.max_line_bytes) -> list[dict[str, Any]]:
-    """One physical row → its logical events, or RowError (DataTooLarge for data over `max_data` bytes)."""
+def decode_row(
+    row: tuple[Any, ...], max_data: int = DEFAULT_LIMITS.max_line_bytes, budget: DecodedBudget | None = None
+) -> list[dict[str, Any]]:
+    """One physical row → its logical events, or RowError (DataTooLarge for data over `max_data` bytes,
+    SessionTooLarge once the rows decoded with `budget` pass it)."""
     seq, type_, time, data, seqs, surface_op, ignorable = row
     if ignorable == 0:
         if type_ not in PACKED_TAGS:
             raise RowError(f"packed row (ignorable = 0) has type {type_!r}")
         if seqs is not None or surface_op is not None:
             raise RowError("packed row carries surface_op or source_event_seqs")
-        payload = _decode_data(data, limit=PACKED_DATA_MAX_BYTES)
+        payload = _decode_data(data, limit=PACKED_DATA_MAX_BYTES, budget=budget)
         try:
             return expand_packed(type_, seq, time, payload, min_members=3, max_members=1024)
         except PackedRowError as exc:
             raise RowError(str(exc)) from exc
     if not is_safe_int(seq) or not is_safe_int(time):
         raise RowError("seq or time is not a safe integer")
-    event: dict[str, Any] = {"type": type_, "seq": seq, "time": time, "data": _decode_data(data, max_data=max_data)}
+    event: dict[str, Any] = {
+        "type": type_,
+        "seq": seq,
+        "time": time,
+        "data": _decode_data(data, max_data=max_data, budget=budget),
+    }
     if seqs is not None:
         if not isinstance(seqs, bytes):
             raise RowError("source_event_seqs is not a BLOB")
@@ -605,6 +638,7 @@ class SqliteScan:
             committed_through, unread = None, exc
         running = 0
         torn_from: int | None = None
+        budget = DecodedBudget(self.limits.max_session_bytes)
         for stored in self.store.rows(self.session_id):
             row, rowid = stored[:7], stored[7]
             physical = row[0]
@@ -614,12 +648,15 @@ class SqliteScan:
             self._remember(physical, rowid)
             loc = Location(file=self.label, row=physical)
             try:
-                events = decode_row(row, self.limits.max_line_bytes)
+                events = decode_row(row, self.limits.max_line_bytes, budget)
                 reason = (
                     None
                     if torn_from is not None or events[0]["seq"] == running
                     else (f"row seq {events[0]['seq']} does not continue the log (expected {running})")
                 )
+            except SessionTooLarge:
+                self.state.corrupt("too-large", self.limits.session_too_large(), loc)
+                return
             except DataTooLarge:
                 if torn_from is None:  # else it lies in a tail dsh drops, as any row there would
                     self.state.corrupt("line-too-long", self.limits.too_long(f"row seq {physical}'s data"), loc)

@@ -156,6 +156,23 @@ def big_blob_sqlite(path: Path, blob_bytes: int) -> Path:
     return path
 
 
+def many_blobs_sqlite(path: Path, rows: int, blob_bytes: int) -> Path:
+    """A dsh store with one session of `rows` title events, each a zstd blob expanding to `blob_bytes`:
+    every row within the line limit, their sum past a small session limit."""
+    conn = new_store(path)
+    write_sqlite_session(conn, header("many-blobs"), [])
+    blob = zstandard.ZstdCompressor().compress(b'{"title":"' + b"a" * blob_bytes + b'"}')
+    conn.executemany(
+        "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [("many-blobs", seq, "session/title", T0 + seq, blob, None, None, None) for seq in range(rows)],
+    )
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA journal_mode = delete")
+    conn.close()
+    return path
+
+
 def subagents_zip(path: Path, count: int) -> Path:
     """An export ZIP of one session and `count` subagent sessions, each one small turn."""
     b = LogBuilder()

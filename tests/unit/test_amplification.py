@@ -30,6 +30,7 @@ from tests.support.bombs import (
     long_line_text,
     long_line_zip,
     long_line_zstd,
+    many_blobs_sqlite,
     subagents_zip,
     tiny_records_jsonl,
     tiny_records_zstd,
@@ -250,6 +251,19 @@ def test_a_sqlite_data_blob_over_the_line_limit_is_not_decoded_past_it(tmp_path:
     assert report["reason"] == f"row seq 0's data {LINE_LIMIT}"
     peak, _ = peak_rss("check", str(store))
     assert peak < 3 * 64 * MIB + BASELINE, peak
+
+
+def test_a_sqlite_sessions_rows_stop_decoding_at_the_session_limit(tmp_path: Path) -> None:
+    """Small blobs add up: the row whose data crosses max_decompressed_mb is not parsed, and it is told
+    where; the rows before it read."""
+    store = many_blobs_sqlite(tmp_path / "store.sqlite", 40, MIB)
+    assert store.stat().st_size < 100_000
+    log = read(store, ReadLimits(max_session_bytes=8 * MIB))
+    assert log.event_count == 7  # each blob a little over 1 MiB: the eighth crosses 8 MiB
+    finding = next(d for d in log.diagnostics if d.code == "too-large")
+    assert "over the 8 MiB limit for one session (setting max_decompressed_mb)" in finding.message
+    assert finding.location.row == 7
+    assert read(store).event_count == 40  # within the default limit
 
 
 def test_render_of_hostile_files_writes_a_page(tmp_path: Path) -> None:
