@@ -1,8 +1,11 @@
-"""Geometry of the context-budget chart: numbers for an SVG the template draws.
+"""Geometry of the context-budget chart: numbers for the two SVGs the template draws.
 
 One slot per step: a stacked bar of the input the request was billed for
 (cache read, cache write, uncached input) and a thin bar of its output; a
-dashed marker before the first step that read a compaction or a pruning.
+dashed marker before the first step that read a compaction or a pruning (the
+history's own `Budget.shrinks`). The y axis is an SVG of its own, `AXIS_WIDTH`
+wide, beside the plot, which scrolls sideways under it: a long session's plot
+is thousands of pixels wide and its scale stays in view. Plot x starts at 0.
 Styling is by class (the page's CSP allows no inline styles).
 """
 
@@ -16,7 +19,8 @@ from ..history.usage import Budget
 from .strings import Strings, count
 from .wording import WORDS
 
-LEFT, RIGHT, TOP, BOTTOM = 64.0, 80.0, 28.0, 30.0  # the right margin fits a marker label
+AXIS_WIDTH = 64.0  # the y axis beside the plot: its tick labels end 6 px before it
+RIGHT, TOP, BOTTOM = 80.0, 28.0, 30.0  # the right margin fits a marker label
 PLOT_HEIGHT = 220.0
 TARGET_WIDTH = 960.0
 
@@ -42,9 +46,10 @@ class Bar:
 @dataclass(frozen=True, slots=True)
 class Marker:
     x: float
+    kind: str  # ReplaceKind: compaction, prune, rewrite, replace
     cls: str
     label: str
-    title: str
+    title: str  # also its accessible name
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +66,15 @@ class XLabel:
 
 @dataclass(frozen=True, slots=True)
 class Chart:
-    width: float
+    width: float  # the plot's, the axis apart
     height: float
     top: float
     bottom: float  # y of the zero line
-    left: float
-    right: float
+    axis_width: float
+    right: float  # x where the last slot ends
     bars: tuple[Bar, ...]
     markers: tuple[Marker, ...]
+    marker_kinds: tuple[str, ...]  # the kinds of marker drawn, each once, for the legend
     ticks: tuple[Tick, ...]
     labels: tuple[XLabel, ...]
 
@@ -95,9 +101,9 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
 
     bars = []
     for i, step in enumerate(steps):
-        x = LEFT + i * slot
+        x = i * slot
         hit = Rect(round(x, 2), TOP, round(slot, 2), PLOT_HEIGHT, "budget-hit")
-        title = t("budget.barTitle", step=step.key, messages=step.messages)
+        title = t("budget.barTitle", step=step.key, messages=count(step.messages))
         rects: list[Rect] = []
         if step.usage is not None:
             u = step.usage
@@ -129,25 +135,26 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
     for shrink in budget.shrinks:
         replaced = shrink.replacement
         label = t(WORDS.markers[replaced.kind])
-        detail = t("budget.markerTitle", seq=replaced.seq, kind=label, count=len(replaced.shadowed))
+        detail = t("budget.markerTitle", seq=replaced.seq, kind=label, count=count(len(replaced.shadowed)))
         if replaced.shadowed_tokens is not None:
             detail += " · " + t("diff.shadowedTokens", tokens=count(replaced.shadowed_tokens))
-        x = round(LEFT + shrink.before_step * slot, 2)
-        markers.append(Marker(x, f"budget-marker budget-marker-{replaced.kind}", label, detail))
+        x = round(shrink.before_step * slot, 2)
+        markers.append(Marker(x, replaced.kind, f"budget-marker budget-marker-{replaced.kind}", label, detail))
     step_size = _nice_step(peak)
     ticks = tuple(Tick(round(bottom - v * scale, 2), count(v)) for v in range(0, peak + 1, step_size))
     every = max(1, math.ceil(len(steps) / 16))
-    labels = tuple(XLabel(round(LEFT + i * slot + slot / 2, 2), s.key) for i, s in enumerate(steps) if i % every == 0)
-    right = LEFT + len(steps) * slot
+    labels = tuple(XLabel(round(i * slot + slot / 2, 2), s.key) for i, s in enumerate(steps) if i % every == 0)
+    right = len(steps) * slot
     return Chart(
         round(right + RIGHT, 2),
         bottom + BOTTOM,
         TOP,
         bottom,
-        LEFT,
+        AXIS_WIDTH,
         round(right, 2),
         tuple(bars),
         tuple(markers),
+        tuple(dict.fromkeys(m.kind for m in markers)),
         ticks,
         labels,
     )

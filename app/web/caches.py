@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 import types
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -138,3 +139,30 @@ class SessionCache(Generic[C]):
         while self.size > self.limit and len(self._kept) > 1:
             _, gone = self._kept.popitem(last=False)
             self.size -= gone.size
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Latest(Generic[K, V]):
+    """The latest few values by key, each made once while kept; safe to share between threads."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K, build: Callable[[], V]) -> V:
+        """The value under `key`, made by `build` when not kept (outside the lock: others need not wait)."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = build()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._kept:
+                self._items.popitem(last=False)
+        return value

@@ -109,6 +109,30 @@ def message_json(row: MessageRow, message: Message) -> dict[str, Any]:
     }
 
 
+# --- windows of a request's messages ------------------------------------------
+
+Paging = dict[str, int | None]  # from, to, totalMessages, previousFrom, nextFrom
+
+
+def message_paging(total: int, start: int | None, size: int, stop: int | None = None) -> Paging:
+    """Where the window of `size` messages from `start` lies (moved inside the list), no further than
+    `stop` (an earlier window ends where the one after it begins), and where its neighbours start.
+    No `start`: the newest window, the end of what the model read, which the diff above it leads to."""
+    first = max(0, total - size) if start is None else max(0, min(start, max(total - 1, 0)))
+    end = min(first + size, total, total if stop is None else max(stop, first))
+    return {
+        "from": first,
+        "to": end,
+        "totalMessages": total,
+        "previousFrom": max(0, first - size) if first > 0 else None,
+        "nextFrom": end if end < total else None,
+    }
+
+
+def messages_json(rows: tuple[MessageRow, ...], messages: tuple[VisibleMessage, ...]) -> list[dict[str, Any]]:
+    return [message_json(row, m.message) for row, m in zip(rows, messages, strict=True)]
+
+
 # --- header, state and diff texts -------------------------------------------
 
 
@@ -155,7 +179,7 @@ def header_json(header: RequestHeader | None) -> dict[str, Any] | None:
 
 def _field_text(name: str, before: Any, after: Any, t: Strings) -> str:
     if name == "system":
-        return t("diff.systemChange", before=len(before or ""), after=len(after or ""))
+        return t("diff.systemChange", before=count(len(before or "")), after=count(len(after or "")))
     if name.startswith("tool:"):
         return t("diff.toolAdded" if before is None else "diff.toolRemoved" if after is None else "diff.toolChanged")
     absent = t("diff.absent")
@@ -193,7 +217,7 @@ def setting_view(setting: Setting, t: Strings) -> SettingView:
         text = t("state.cleared") if setting.name == "goal" and setting.seq is not None else t("state.unset")
     elif setting.name == "todos":
         todos = [v for v in value if isinstance(v, Mapping)] if isinstance(value, tuple) else []
-        text = t("state.todoCount", count=len(todos))
+        text = t("state.todoCount", count=count(len(todos)))
         items = tuple(f"[{short(v.get('status'))}] {short(v.get('content'))}" for v in todos)
     elif setting.name == "goal" and isinstance(value, Mapping):
         text = f"{short(value.get('objective'))} · {short(value.get('phase'))}"
@@ -297,12 +321,15 @@ def step_views(requests: StepRequests, t: Strings) -> tuple[CallView, ...]:
     return tuple(call_view(c, c is answered, t) for c in requests.calls)
 
 
-def step_json(requests: StepRequests, views: tuple[CallView, ...]) -> dict[str, Any]:
+def step_json(requests: StepRequests, views: tuple[CallView, ...], start: int | None, size: int) -> dict[str, Any]:
+    """The JSON twin of a step's model view: every call with the window of its messages from `start`."""
     step = requests.step
     calls = []
     for view in views:
         r = view.request
         c = r.call
+        paging = message_paging(len(view.messages), start, size)
+        window = slice(paging["from"], paging["to"])
         calls.append(
             {
                 "number": c.number,
@@ -321,7 +348,8 @@ def step_json(requests: StepRequests, views: tuple[CallView, ...]) -> dict[str, 
                 "header": header_json(r.header),
                 "state": state_json(r.state),
                 "seedBoundary": r.seed_boundary,
-                "messages": [message_json(row, m.message) for row, m in zip(view.messages, r.messages, strict=True)],
+                "messageWindow": paging,
+                "messages": messages_json(view.messages[window], r.messages[window]),
                 "diff": {
                     "previous": call_ref_json(r.diff.previous),
                     "added": [{"seq": row.seq, "id": row.id} for row in view.diff.added],

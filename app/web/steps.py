@@ -8,18 +8,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ..forms import project_context
 from ..forms.message_body import body_parts
-from ..history.requests import StepRequests, step_requests
 from ..history.usage import Budget, session_budget
 from ..model.values import Message
 from .budget_chart import budget_chart
-from .model_views import CallView, budget_json, message_url, role_key, step_json, step_views
+from .model_views import budget_json, message_paging, message_url, messages_json, role_key, step_json
 from .request_index import page_head, requests_of, transcript_anchors, transcript_link
 from .state import Lang, ReadSession, State, WebState, session_url
+from .step_models import StepModel, rendered_messages, step_model
+from .strings import Strings
 
 router = APIRouter()
 
@@ -50,23 +51,37 @@ def api_budget(state: State, session: ReadSession) -> dict[str, Any]:
 # --- the model view of one step ----------------------------------------------------
 
 
-def _step(state: WebState, session: ReadSession, ref: str) -> StepRequests:
+def _step(state: WebState, session: ReadSession, ref: str, t: Strings) -> StepModel:
     if not _STEP_KEY.fullmatch(ref):
         raise HTTPException(404, f"{ref!r} is not a step: use turn.step, as in 2.1")
-    log, index = requests_of(state, session.entry)
-    found = step_requests(log, index, ref)
+    found = step_model(state, session.entry, ref, t)
     if found is None:
         raise HTTPException(404, f"no step {ref} in this session")
     return found
 
 
+def _call(model: StepModel, number: int) -> int:
+    if not 1 <= number <= len(model.calls):
+        raise HTTPException(404, f"step {model.requests.step.key} made no model call {number}")
+    return number
+
+
 @router.get("/sessions/{key}/steps/{ref}", response_class=HTMLResponse, include_in_schema=False)
-def step_page(request: Request, state: State, session: ReadSession, t: Lang, ref: str) -> HTMLResponse:
-    found = _step(state, session, ref)
-    views: tuple[CallView, ...] = step_views(found, t)
+def step_page(
+    request: Request,
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    ref: str,
+    start: int | None = Query(None, alias="from", ge=0),
+) -> HTMLResponse:
+    """The header, the state and the diff at once; each call's messages a window at a time (the newest first)."""
+    model = _step(state, session, ref, t)
+    views = model.calls
+    windows = [rendered_messages(state, session.entry, model, t, n, start)[0] for n in range(1, len(views) + 1)]
     main = next((v for v in views if v.answered), None)
     anchors = transcript_anchors(state, session.entry)
-    step = found.step
+    step = model.requests.step
     head = page_head(session.entry, session.log)
     back = transcript_link(head["base_url"], anchors, step.message if step.message is not None else step.start)
     return state.page(
@@ -76,17 +91,56 @@ def step_page(request: Request, state: State, session: ReadSession, t: Lang, ref
         step=step,
         calls=views,
         main=main,
-        previous_step=found.previous_step,
-        next_step=found.next_step,
+        message_windows=windows,
+        added_shown=state.settings.window_rows,  # a resumed log's first call adds its whole history
+        previous_step=model.requests.previous_step,
+        next_step=model.requests.next_step,
         transcript_url=back,
         message_url=message_url,
     )
 
 
 @router.get("/api/sessions/{key}/steps/{ref}", summary="What the model read at one step: every call's request")
-def api_step(state: State, session: ReadSession, t: Lang, ref: str) -> dict[str, Any]:
-    found = _step(state, session, ref)
-    return step_json(found, step_views(found, t))
+def api_step(
+    state: State, session: ReadSession, t: Lang, ref: str, start: int | None = Query(None, alias="from", ge=0)
+) -> dict[str, Any]:
+    """Each call's messages are a window: `from` its first message's index, else the newest window."""
+    model = _step(state, session, ref, t)
+    return step_json(model.requests, model.calls, start, state.settings.window_rows)
+
+
+@router.get("/sessions/{key}/steps/{ref}/messages", response_class=HTMLResponse, include_in_schema=False)
+def messages_partial(
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    ref: str,
+    call: int = Query(1, ge=1),
+    start: int = Query(0, alias="from", ge=0),
+    stop: int | None = Query(None, alias="to", ge=0),
+    direction: str = Query("", pattern="^(earlier|later|)$"),
+) -> HTMLResponse:
+    model = _step(state, session, ref, t)
+    html, _ = rendered_messages(state, session.entry, model, t, _call(model, call), start, stop, direction)
+    return HTMLResponse(html)
+
+
+@router.get("/api/sessions/{key}/steps/{ref}/messages", summary="A window of one model call's messages")
+def api_messages(
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    ref: str,
+    call: int = Query(1, ge=1),
+    start: int = Query(0, alias="from", ge=0),
+    stop: int | None = Query(None, alias="to", ge=0),
+) -> dict[str, Any]:
+    """The window of call `call`'s messages `from` an index, no further than `to`."""
+    model = _step(state, session, ref, t)
+    view = model.calls[_call(model, call) - 1]
+    paging = message_paging(len(view.messages), start, state.settings.window_rows, stop)
+    window = slice(paging["from"], paging["to"])
+    return {"call": call, **paging, "messages": messages_json(view.messages[window], view.request.messages[window])}
 
 
 # --- one message's content, loaded when its row opens -------------------------------

@@ -68,7 +68,7 @@ def test_a_transcript_row_opens_its_model_view_and_an_identity_page_and_comes_ba
 def test_the_budget_chart_leads_to_a_step(page: Page, server: str) -> None:
     page.goto(f"{server}/sessions/compaction")
     page.locator("[data-budget-link]").click()
-    chart = page.locator("[data-budget-chart] svg")
+    chart = page.locator("[data-budget-chart] svg[data-budget-plot]")
     expect(chart).to_be_visible()
     expect(chart.locator("[data-marker]")).to_have_count(1)
     page.locator('[data-bar="2.1"] rect').first.click()

@@ -32,7 +32,7 @@ def test_a_long_log_shows_its_first_rows_before_it_is_read_whole(tmp_path: Path)
         first = httpx.get(f"{url}/sessions/long").text
         assert facts_loader(first) == ["/sessions/long/facts"] and "data-verdict" not in first
         facts = httpx.get(f"{url}/sessions/long/facts").text
-        assert attrs(facts, "[data-verdict]", "data-verdict") == ["accepted"] and "2400 events" in facts
+        assert attrs(facts, "[data-verdict]", "data-verdict") == ["accepted"] and "2,400 events" in facts
         whole = httpx.get(f"{url}/sessions/long").text  # now read whole: the ordinary page
         assert "/sessions/long/facts" not in attrs(whole, "[hx-get]", "hx-get")
         assert attrs(whole, "[data-session-facts] [data-verdict]", "data-verdict") == ["accepted"]
