@@ -1,11 +1,24 @@
-// The session page: permalinks beyond the loaded window. `window.dshSession.open(anchor, params)`
-// brings a row into view (the search uses it for matches outside the loaded windows).
+// The session page: a row opened anywhere in place (permalinks, `?at=`, the end), and a page that stays
+// small at any length: a few windows of rows, each loaded as its loader nears the viewport, the farthest
+// dropped (a loader put back in its place) with the scroll position kept.
+// `window.dshSession.open(anchor, index, params)` brings a row into view (the search uses it for matches
+// outside the loaded windows): the row's element when it is loaded, else a Promise of it while its window
+// is fetched in place; only when that fails is the page opened at row `index` (with `params`).
 (function () {
   "use strict";
   var head = document.querySelector("[data-session-url]");
-  if (!head) return;
+  var flow = document.querySelector("[data-chat-flow]");
+  if (!head || !flow) return;
   var base = head.getAttribute("data-session-url");
-  var api = "/api" + base;
+  // What the flow holds while the reader scrolls: at most KEPT windows, and no more than NODES nodes
+  // (elements and text) while rows lie FAR beyond the viewport: the farthest windows go whole, then the far
+  // rows of the outermost ones, so the page stays under 3,000 nodes at any length, however rich its rows.
+  // A loader loads its window once it is MARGIN near the viewport; FAR is farther, so that the loader put
+  // back in the place of what went does not load it again at once.
+  var KEPT = 4;
+  var NODES = 2400;
+  var MARGIN = 400;  // px
+  var FAR = 1200;  // px
 
   function anchorFromHash() {
     if (location.hash.length < 2) return null;
@@ -20,32 +33,258 @@
     el.scrollIntoView({ block: "center" });
   }
 
+  function toEnd() { window.scrollTo(0, document.documentElement.scrollHeight); }
+
+  // Rows parsed from a window's HTML, wired by htmx as if it had swapped them in.
+  function fragment(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html;
+    return template.content;
+  }
+  function wire(nodes) {
+    if (!window.htmx) return;
+    nodes.forEach(function (node) { if (node.nodeType === 1) window.htmx.process(node); });
+  }
+
+  // -- the windows in the page ------------------------------------------------------------------
+
+  function windows() { return flow.querySelectorAll(":scope > [data-window]"); }
+
+  // The element from `el` on (going `step`) that draws a box: the wrapper draws none, nor do hidden rows.
+  function boxed(el, step) {
+    while (el && !(el.nodeType === 1 && el.getClientRects().length)) el = el[step];
+    return el;
+  }
+
+  // An element lies far beyond the viewport on one side: above it (earlier), or below it.
+  function beyond(el, earlier) {
+    var box = el.getBoundingClientRect();
+    return earlier ? box.bottom < -FAR : box.top > innerHeight + FAR;
+  }
+
+  // A window is near the viewport when any of its rows is not far beyond it.
+  function near(win) {
+    var first = boxed(win.firstChild, "nextSibling");
+    var last = boxed(win.lastChild, "previousSibling");
+    return Boolean(first) && !beyond(last, true) && !beyond(first, false);
+  }
+
+  function nodes() {
+    var walker = document.createTreeWalker(flow, NodeFilter.SHOW_ALL), n = 0;
+    while (walker.nextNode()) n++;
+    return n;
+  }
+
+  // The transcript rows a node of a window holds: a row, or a fold of them.
+  function rowsOf(node) {
+    if (node.nodeType !== 1) return 0;
+    return (node.matches(".flow-item") ? 1 : 0) + node.querySelectorAll(".flow-item").length;
+  }
+
+  // A loader for the window of rows that ends at row `at` (earlier), or that starts there.
+  function loader(earlier, at) {
+    var el = document.createElement(earlier ? "button" : "div");
+    el.className = "window-loader";
+    if (earlier) {
+      el.type = "button";
+      el.setAttribute("data-window-earlier", "");
+      el.setAttribute("data-window-href", base + "/rows?to=" + at + "&direction=earlier");
+    } else {
+      el.setAttribute("data-window-next", String(at));
+      el.setAttribute("data-window-href", base + "/rows?from=" + at + "&direction=later");
+    }
+    el.textContent = flow.getAttribute(earlier ? "data-label-earlier" : "data-label-later");
+    return el;
+  }
+
+  // What lies beyond `win` on one side goes (a loader; on the later side the rows the live tail appended),
+  // and a loader for the rows before row `at` (earlier), or from it on, takes its place.
+  function edge(win, earlier, at) {
+    if (earlier) {
+      while (flow.firstChild !== win) flow.removeChild(flow.firstChild);
+      flow.insertBefore(loader(true, at), win);
+    } else {
+      while (win.nextSibling) flow.removeChild(win.nextSibling);
+      flow.appendChild(loader(false, at));
+    }
+  }
+
+  // The window farthest on one side goes whole: the loader that brings it back lies where it was.
+  function drop(win, earlier) {
+    edge(win, earlier, Number(win.getAttribute(earlier ? "data-to" : "data-from")));
+    win.remove();
+  }
+
+  // The rows of the outermost window on one side that lie far beyond the viewport go; true when any did.
+  function trim(win, earlier) {
+    var step = earlier ? "nextSibling" : "previousSibling";
+    var keep = earlier ? win.firstChild : win.lastChild;
+    while (keep && !(boxed(keep, step) === keep && !beyond(keep, earlier))) keep = keep[step];
+    var node = earlier ? win.firstChild : win.lastChild, gone = 0;
+    if (!keep || node === keep) return false;
+    while (node !== keep) {
+      var next = node[step];
+      gone += rowsOf(node);
+      win.removeChild(node);
+      node = next;
+    }
+    var attribute = earlier ? "data-from" : "data-to";
+    var at = Number(win.getAttribute(attribute)) + (earlier ? gone : -gone);
+    win.setAttribute(attribute, String(at));
+    edge(win, earlier, at);
+    return true;
+  }
+
+  function crowded(all) { return all.length > KEPT || (all.length > 1 && nodes() > NODES); }
+
+  // After rows came in on the other side: the farthest windows on `side` go while the page is crowded,
+  // then, while it holds over NODES nodes, the far rows of the outermost windows, this side first.
+  // Each step keeps the scroll position before the next one measures what is near.
+  function prune(side) {
+    var earlier = side === "earlier", all = windows();
+    while (crowded(all)) {
+      var far = earlier ? all[0] : all[all.length - 1];
+      if (near(far)) break;
+      keepingScroll(function () { drop(far, earlier); });
+      all = windows();
+    }
+    [earlier, !earlier].forEach(function (which) {
+      var outer = windows();
+      if (!outer.length || nodes() <= NODES) return;
+      keepingScroll(function () { trim(outer[which ? 0 : outer.length - 1], which); });
+    });
+  }
+
+  // The first row on screen keeps its place on screen while `change` adds and drops rows around it.
+  function keepingScroll(change) {
+    var rows = flow.querySelectorAll(".flow-item"), ref = null;
+    for (var i = 0; i < rows.length && !ref; i++) if (rows[i].getBoundingClientRect().bottom > 0) ref = rows[i];
+    var before = ref ? ref.getBoundingClientRect().top : 0;
+    change();
+    if (ref && ref.isConnected) {
+      var moved = ref.getBoundingClientRect().top - before;
+      if (moved) window.scrollBy(0, moved);
+    }
+  }
+
+  // A loader's window in its place, then the farthest window on the other side dropped.
+  function load(el) {
+    if (el.hasAttribute("data-loading")) return;
+    el.setAttribute("data-loading", "");
+    var earlier = el.hasAttribute("data-window-earlier");
+    fetch(el.getAttribute("data-window-href"))
+      .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.text(); })
+      .then(function (html) {
+        if (!el.isConnected) return;
+        keepingScroll(function () {
+          var added = Array.prototype.slice.call(fragment(html).childNodes);
+          el.replaceWith.apply(el, added);
+          wire(added);
+        });
+        prune(earlier ? "later" : "earlier");
+      })
+      .catch(function () { el.removeAttribute("data-loading"); });  // a click tries again
+  }
+
+  var watcher = new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) { if (entry.isIntersecting) load(entry.target); });
+  }, { rootMargin: MARGIN + "px 0px" });
+  function watch() { flow.querySelectorAll(":scope > [data-window-href]").forEach(function (el) { watcher.observe(el); }); }
+  // loaders come and go with the windows (and the live tail's rewrite notice replaces the flow)
+  new MutationObserver(function (records) {
+    records.forEach(function (record) {
+      record.removedNodes.forEach(function (node) { if (node.nodeType === 1) watcher.unobserve(node); });
+    });
+    watch();
+  }).observe(flow, { childList: true });
+  watch();
+  document.addEventListener("click", function (event) {
+    var el = event.target instanceof Element && event.target.closest("[data-chat-flow] > [data-window-href]");
+    if (el) load(el);
+  });
+  // Rows the live tail appends (after the last window: it arrives only when that is in the page) join
+  // that window, which ends where the log does now; they weigh on the page like any, so the earliest
+  // rows make room for them.
+  function adopt(win) {
+    var count = 0;
+    while (win.nextSibling && !(win.nextSibling.nodeType === 1 && win.nextSibling.hasAttribute("data-window-href"))) {
+      win.appendChild(win.nextSibling);
+    }
+    win.childNodes.forEach(function (node) { count += rowsOf(node); });
+    win.setAttribute("data-to", String(Number(win.getAttribute("data-from")) + count));
+  }
+  document.body.addEventListener("htmx:sseMessage", function (event) {
+    if (!event.target.hasAttribute("data-live-rows")) return;
+    var all = windows();
+    if (all.length) adopt(all[all.length - 1]);
+    prune("earlier");
+  });
+
+  // -- opening a row, or the end, in place -------------------------------------------------------
+
+  // The window `at` opens (an anchor, or "end") in place of the flow's rows; the latest asked wins.
+  var asked = 0;
+  function openWindow(at) {
+    var mine = ++asked;
+    return fetch(base + "/rows?at=" + encodeURIComponent(at))
+      .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.text(); })
+      .then(function (html) {
+        if (mine !== asked) return false;
+        flow.replaceChildren(fragment(html));
+        wire(Array.prototype.slice.call(flow.childNodes));
+        return true;
+      });
+  }
+
   function openWindowAt(index, anchor, extra) {
     var p = extra || new URLSearchParams();
     p.set("from", String(Math.max(0, index - 5)));
     location.assign(base + "?" + p.toString() + "#" + encodeURIComponent(anchor));
   }
 
-  // The row at `anchor` marked and scrolled to; `index` (its row index) opens its window when it is not loaded.
+  // The row at `anchor` marked and scrolled to, its window fetched first when it is not loaded.
   function open(anchor, index, extra) {
     var el = document.getElementById(anchor);
     if (el) { mark(el); return el; }
-    openWindowAt(index, anchor, extra);
-    return null;
+    return openWindow(anchor).then(function (shown) {
+      var found = shown ? document.getElementById(anchor) : null;
+      if (found) mark(found);
+      return found;
+    }, function () {
+      if (typeof index === "number") openWindowAt(index, anchor, extra);
+      return null;
+    });
+  }
+
+  // The session's end in view, its last window fetched first when the page does not hold it.
+  function openEnd() {
+    var ready = flow.querySelector("[data-window-next]") ? openWindow("end") : Promise.resolve(true);
+    return ready.then(function (shown) { if (shown) toEnd(); }, function () { /* the page stays as it is */ });
   }
   window.dshSession = { open: open };
 
-  // A permalink to a row outside the first window: find its window and open it there.
-  var anchor = anchorFromHash();
-  if (anchor) {
-    var el = document.getElementById(anchor);
-    if (el) { mark(el); }
-    else {
-      fetch(api + "/locate?anchor=" + encodeURIComponent(anchor))
-        .then(function (r) { return r.ok ? r.json() : null; })
-        .then(function (data) { if (data) openWindowAt(data.index, anchor, new URLSearchParams(location.search)); });
-    }
-  }
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (target instanceof Element && target.closest("input, select, textarea, [contenteditable]")) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "End" || event.key === "G") { event.preventDefault(); openEnd(); }
+  });
+  var latest = document.querySelector("[data-latest]");
+  if (latest) latest.addEventListener("click", function (event) { event.preventDefault(); openEnd(); });
+  var follow = document.querySelector("[data-follow]");
+  if (follow) follow.addEventListener("change", function () { if (follow.checked) openEnd(); });
+
+  // A permalink (the hash) names a row, on this load or later in this page (a link followed, Back, Forward).
+  window.addEventListener("hashchange", function () {
+    var anchor = anchorFromHash();
+    if (anchor) open(anchor);
+  });
+  // The row the page was opened at (`?at=`) is scrolled to, unless the hash names another.
+  var hashed = anchorFromHash();
+  var at = flow.getAttribute("data-open-at");
+  if (hashed) open(hashed);
+  else if (at === "end") toEnd();
+  else if (at && document.getElementById(at)) mark(document.getElementById(at));
 })();
 
 // Live tail: rows appended to the log arrive over SSE (static/htmx-ext-sse); the page keeps

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
@@ -33,8 +33,8 @@ from .twins import ContextRowJson, RowJson, WindowJson, context_json, row_json
 router = APIRouter()
 
 
-def window_json(t: Transcript, start: int, size: int) -> WindowJson:
-    views, paging = t.window(start, size)
+def window_json(t: Transcript, start: int, size: int, stop: int | None = None) -> WindowJson:
+    views, paging = t.window(start, size, stop)
     return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views]})
 
 
@@ -49,11 +49,20 @@ def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, 
     }
 
 
+# `?at=`: an anchor (`msg-…`, a row's key) or `end`; the page opens at the window that shows it
+At = Annotated[str, Query(max_length=1000, description="open at this row anchor (`msg-…`, a row key) or `end`")]
+
+
 @router.get("/sessions/{key}", response_class=HTMLResponse, include_in_schema=False)
 def session_page(
-    request: Request, state: State, entry: SessionEntry, t: Lang, start: int = Query(0, alias="from", ge=0)
+    request: Request,
+    state: State,
+    entry: SessionEntry,
+    t: Lang,
+    start: int = Query(0, alias="from", ge=0),
+    at: At = "",
 ) -> HTMLResponse:
-    early = first_screen(state, entry, t) if start == 0 else None
+    early = first_screen(state, entry, t) if start == 0 and not at else None
     if early is not None:
         prefix, html = early
         return state.page(
@@ -67,8 +76,18 @@ def session_page(
         )
     entry, log = state.session(entry.key)
     script = transcript(state, entry)
-    rows_html, paging = rendered_window(state, entry, script, t, start)
-    return state.page(request, "session.html", rows_html=rows_html, **page_context(state, entry, log, script, paging))
+    # An anchor no row has (a permalink into a log rewritten since) still opens the session, at its start,
+    # saying so: the reader came for this session, and a 404 would hide it.
+    opened = script.opening(at, state.settings.window_rows) if at else None
+    rows_html, paging = rendered_window(state, entry, script, t, start if opened is None else opened)
+    return state.page(
+        request,
+        "session.html",
+        rows_html=rows_html,
+        opened_at=at if opened is not None else None,
+        missing_at=at if at and opened is None else None,
+        **page_context(state, entry, log, script, paging),
+    )
 
 
 @router.get("/sessions/{key}/facts", response_class=HTMLResponse, include_in_schema=False)
@@ -110,13 +129,20 @@ class SessionJson(WindowJson):
     size: int | None
     related: dict[str, list[dict[str, Any]]]
     usage: dict[str, int | None] | None
+    # `?at=`: the anchor the window was opened at, and the row index it names (null when no row has it:
+    # the window is then the first, as on the page)
+    at: str | None = None
+    at_index: int | None = None
 
 
 @router.get("/api/sessions/{key}", summary="One session: verdict, counts, diagnostics and a window of rows")
-def api_session(state: State, session: ReadSession, start: int = Query(0, alias="from", ge=0)) -> SessionJson:
+def api_session(
+    state: State, session: ReadSession, start: int = Query(0, alias="from", ge=0), at: At = ""
+) -> SessionJson:
     entry, log = session.entry, session.log
-    t = transcript(state, entry)
-    window = window_json(t, start, state.settings.window_rows)
+    t, size = transcript(state, entry), state.settings.window_rows
+    opened = t.opening(at, size) if at else None
+    window = window_json(t, start if opened is None else opened, size)
     usage = state.registry.derived(entry.key, "usage", session_usage)
     return SessionJson.model_validate(
         {
@@ -124,8 +150,27 @@ def api_session(state: State, session: ReadSession, start: int = Query(0, alias=
             "related": related_sessions(state, entry, log),
             "usage": usage.to_json() if usage else None,
             **window.model_dump(),
+            "at": at or None,
+            "atIndex": t.index_at(at) if at else None,
         }
     )
+
+
+def _window_from(start: int | None, stop: int | None, size: int) -> int:
+    """Where a window asked for by `from` and `to` starts: `to` alone asks for the window that ends there."""
+    if start is not None:
+        return start
+    return 0 if stop is None else max(0, stop - size)
+
+
+def _rows_start(t: Transcript, start: int, at: str, size: int) -> int:
+    """Where the rows asked for start: at `start`, or at the window anchor `at` opens; 404 when no row has `at`."""
+    if not at:
+        return start
+    opened = t.opening(at, size)
+    if opened is None:
+        raise HTTPException(404, f"no row {at!r}")
+    return opened
 
 
 @router.get("/sessions/{key}/rows", response_class=HTMLResponse, include_in_schema=False)
@@ -133,17 +178,30 @@ def rows_partial(
     state: State,
     session: ReadSession,
     t: Lang,
-    start: int = Query(0, alias="from", ge=0),
+    start: int | None = Query(None, alias="from", ge=0),
+    stop: int | None = Query(None, alias="to", ge=0),
     direction: str = Query("", pattern="^(earlier|later|)$"),
+    at: At = "",
 ) -> HTMLResponse:
+    """A window of rows: from `from` (up to `to`; with `to` alone, the window that ends there), or the one
+    `at` opens, with loaders for its neighbours."""
     entry = session.entry
-    html, _ = rendered_window(state, entry, transcript(state, entry), t, start, direction)
+    script, size = transcript(state, entry), state.settings.window_rows
+    first = _rows_start(script, _window_from(start, stop, size), at, size)
+    html, _ = rendered_window(state, entry, script, t, first, direction, None if at else stop)
     return HTMLResponse(html)
 
 
-@router.get("/api/sessions/{key}/rows", summary="A window of rows")
-def api_rows(state: State, session: ReadSession, start: int = Query(0, alias="from", ge=0)) -> WindowJson:
-    return window_json(transcript(state, session.entry), start, state.settings.window_rows)
+@router.get("/api/sessions/{key}/rows", summary="A window of rows (from a row index, or opened at an anchor)")
+def api_rows(
+    state: State,
+    session: ReadSession,
+    start: int | None = Query(None, alias="from", ge=0),
+    stop: int | None = Query(None, alias="to", ge=0),
+    at: At = "",
+) -> WindowJson:
+    t, size = transcript(state, session.entry), state.settings.window_rows
+    return window_json(t, _rows_start(t, _window_from(start, stop, size), at, size), size, None if at else stop)
 
 
 @router.get("/api/sessions/{key}/search", summary="Rows matching a text and facets, in order")
@@ -155,11 +213,13 @@ def api_search(
     form: str = "",
     tool: str = "",
     errors: bool = False,
+    raw: bool = Query(False, description="match the words in raw event JSON too, not only in what rows show"),
 ) -> dict[str, Any]:
     t = transcript(state, session.entry)
-    hits = search(searchables(state, session.entry, t), q=q, kind=kind, form=form, tool=tool, errors=errors)
+    found = searchables(state, session.entry, t)
+    hits = search(found, q=q, kind=kind, form=form, tool=tool, errors=errors, raw=raw)
     return {
-        "query": {"q": q, "kind": kind, "form": form, "tool": tool, "errors": errors},
+        "query": {"q": q, "kind": kind, "form": form, "tool": tool, "errors": errors, "raw": raw},
         "matches": [{"index": i, "anchor": t.anchors[i], "kind": t.rows[i].kind, "seq": t.rows[i].seq} for i in hits],
     }
 
@@ -167,10 +227,9 @@ def api_search(
 @router.get("/api/sessions/{key}/locate", summary="The row index of an anchor, to open its window")
 def api_locate(state: State, session: ReadSession, anchor: str) -> dict[str, Any]:
     t = transcript(state, session.entry)
-    try:
-        index = t.anchors.index(anchor)
-    except ValueError:
-        raise HTTPException(404, f"no row {anchor!r}") from None
+    index = t.positions.get(anchor)
+    if index is None:
+        raise HTTPException(404, f"no row {anchor!r}")
     return {"anchor": anchor, "index": index, "seq": t.rows[index].seq}
 
 

@@ -9,9 +9,7 @@ tail, the export) reads them from here.
 from __future__ import annotations
 
 import os
-import threading
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
@@ -22,6 +20,7 @@ from ..history.session import SessionLog
 from ..history.transcript import Row, transcript_rows
 from ..log.diagnostics import Diagnostic
 from .archive import media_of
+from .caches import Latest
 from .registry import Entry
 from .rows import RowView, row_view
 from .search import Searchable, searchable
@@ -29,36 +28,11 @@ from .state import WebState, session_url
 from .strings import Strings
 
 WINDOWS_KEPT = 4  # rendered windows kept per session version: the first screen and the latest scrolled to
+CONTEXT_ROWS = 5  # rows shown above a row a page is opened at, so the reader sees what led to it
+END = "end"  # the anchor `?at=` takes for a session's last window
 
 Paging = dict[str, int | None]  # from, to, totalRows, previousFrom, nextFrom
-
-
-class RenderedWindows:
-    """Windows of one session version already rendered to HTML, with their paging; the latest few.
-
-    Rendering a window decodes its events and runs every row template; keeping the
-    result makes a long session's first screen cost what a one-turn session's does
-    (PRODUCT.md Budgets, windowing; docs/decisions/0005-performance-budgets.md)."""
-
-    def __init__(self, kept: int = WINDOWS_KEPT) -> None:
-        self._kept = kept
-        self._items: OrderedDict[tuple[str, int, str], tuple[Markup, Paging]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, int, str]) -> tuple[Markup, Paging] | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[str, int, str], value: tuple[Markup, Paging]) -> tuple[Markup, Paging]:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._kept:
-                self._items.popitem(last=False)
-        return value
+WindowKey = tuple[str, int, int | None, str]  # language, first row, the row it stops before (or None), direction
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +43,14 @@ class Transcript:
     readable: ReadableLog  # what the rows read their events from: the log, and the records after a defect
     rows: list[Row]
     anchors: list[str]
+    positions: dict[str, int]  # each anchor's row index
     # rendered windows of this very version, so they go when the transcript does
-    windows: RenderedWindows = field(default_factory=RenderedWindows, compare=False, repr=False)
+    # Rendering a window decodes its events and runs every row template; keeping the result makes a long
+    # session's first screen cost what a one-turn session's does (PRODUCT.md Budgets, windowing;
+    # docs/decisions/0005-performance-budgets.md)
+    windows: Latest[WindowKey, tuple[Markup, Paging]] = field(
+        default_factory=lambda: Latest(WINDOWS_KEPT), compare=False, repr=False
+    )
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -91,11 +71,26 @@ class Transcript:
         j = bisect_right(self.rows, seq, lo=i, key=lambda row: row.seq)
         return range(i, j)
 
-    def window(self, start: int, size: int) -> tuple[list[RowView], Paging]:
-        """The views of the `size` rows from `start` (moved inside the transcript), and their paging."""
+    def window(self, start: int, size: int, stop: int | None = None) -> tuple[list[RowView], Paging]:
+        """The views of the `size` rows from `start` (moved inside the transcript), no further than `stop`
+        (an earlier window ends where the one after it begins), and their paging."""
         first = max(0, min(start, max(len(self.rows) - 1, 0)))
-        views = self.views(first, first + size)
+        views = self.views(first, first + size if stop is None else min(stop, first + size))
         return views, self.paging(first, len(views), size)
+
+    def index_at(self, at: str) -> int | None:
+        """The row index anchor `at` names (`end`: the last row); None when no row has it."""
+        if at == END:
+            return len(self.rows) - 1 if self.rows else None
+        return self.positions.get(at)
+
+    def opening(self, at: str, size: int) -> int | None:
+        """Where the window a page opened at anchor `at` shows starts: `end` opens the last window, a row's
+        anchor the window that shows it after a few rows of what led to it; None when no row has `at`."""
+        if at == END:
+            return max(0, len(self.rows) - size)
+        index = self.positions.get(at)
+        return None if index is None else max(0, index - CONTEXT_ROWS)
 
     def paging(self, start: int, count: int, size: int) -> Paging:
         """Where a window of `count` rows at `start` lies, and where its neighbours start."""
@@ -111,7 +106,8 @@ class Transcript:
 
 def build_transcript(log: SessionLog) -> Transcript:
     readable, rows = transcript_rows(log)
-    return Transcript(log, readable, rows, [anchor_of(row) for row in rows])
+    anchors = [anchor_of(row) for row in rows]
+    return Transcript(log, readable, rows, anchors, {anchor: i for i, anchor in enumerate(anchors)})
 
 
 def anchor_of(row: Row) -> str:
@@ -127,16 +123,22 @@ def transcript(state: WebState, entry: Entry) -> Transcript:
 
 
 def rendered_window(
-    state: WebState, entry: Entry, t: Transcript, strings: Strings, start: int, direction: str = ""
+    state: WebState,
+    entry: Entry,
+    t: Transcript,
+    strings: Strings,
+    start: int,
+    direction: str = "",
+    stop: int | None = None,
 ) -> tuple[Markup, Paging]:
-    """`rows/window.html` for the window at `start`, and its paging: rendered once per file version."""
-    wanted = (strings.lang, start, direction)
-    found = t.windows.get(wanted)
-    if found is None:
-        views, paging = t.window(start, state.settings.window_rows)
-        html = _window_html(state, entry, strings, views, paging, direction)
-        found = t.windows.put(wanted, (html, paging))
-    return found
+    """`rows/window.html` for the window at `start` (ending before `stop`, if given), and its paging:
+    rendered once per file version."""
+
+    def render() -> tuple[Markup, Paging]:
+        views, paging = t.window(start, state.settings.window_rows, stop)
+        return _window_html(state, entry, strings, views, paging, direction), paging
+
+    return t.windows.get((strings.lang, start, stop, direction), render)
 
 
 def _window_html(
