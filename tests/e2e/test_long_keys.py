@@ -49,6 +49,6 @@ def test_the_list_fills_every_title_count_and_verdict_of_long_keys(page: Page, s
         expect(row.locator("[data-session-title]")).to_have_text(f"Title {n:03d}", timeout=10000)
     expect(page.locator("[data-session-title]", has_text="Title")).to_have_count(50)
     expect(page.locator("tr[data-session-key] .verdict[data-verdict=accepted]")).to_have_count(50)
-    expect(page.locator("tr[data-session-key]", has_text="1 turns · 2 steps")).to_have_count(50)
+    expect(page.locator("tr[data-session-key]", has_text="1 turn · 2 steps")).to_have_count(50)
     seen = [(r.method, r.url[:80]) for r in asked]
     assert asked and all(r.method == "POST" and len(r.url) < 100 for r in asked), seen

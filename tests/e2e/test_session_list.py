@@ -1,0 +1,133 @@
+"""The session list in Chromium (issue 14): its refresh never fights the reader. Typing into the search box for
+ten seconds while the list refreshes many times over, and sessions appear on disk, keeps the text, the caret
+and the focus; the new sessions show up and fill in. The verdict reads on one line at 1280 px."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from dsh_inspect.web import listing
+from playwright.sync_api import Page, expect
+
+from tests.support.builders import LogBuilder, header
+from tests.support.server import live_server
+
+pytestmark = pytest.mark.browser
+
+REFRESH_MS = 250  # the list reads itself again four times a second here, forty times while the test types
+T0 = 1_700_000_000_000
+
+
+def write_session(root: Path, sid: str, created: int, title: str, prompt: str = "Read a.txt please") -> None:
+    b = LogBuilder()
+    b.turn(1, prompt)
+    b.add("session/title", {"title": title, "messageSeqs": [2], "source": {"kind": "fallback"}})
+    folder = root / sid
+    folder.mkdir()
+    lines = [{**header(sid), "createdAt": created, "cwd": f"/work/{sid}"}, *b.events]
+    tmp = folder / "session.jsonl.tmp"
+    tmp.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    tmp.rename(folder / "session.jsonl")  # whole at once: the list never sees half a log
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("list-root")
+    for i in range(12):
+        write_session(root, f"s{i:02d}", T0 + i, f"Done. The file says **alpha** ({i})")
+    long = "an unusually long first prompt that goes on and on " * 20
+    write_session(root, "wide", T0 - 1, "A title long enough to need more than one line in its column " * 3, long)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(listing, "REFRESH_MS", REFRESH_MS)
+        with live_server([str(root)]) as url:
+            yield url
+
+
+def refreshes(page: Page) -> int:
+    return int(page.locator("[data-session-list-region]").get_attribute("data-refreshed") or 0)
+
+
+def test_typing_through_refreshes_keeps_the_text_the_caret_and_the_focus(page: Page, server: str, root: Path) -> None:
+    page.goto(f"{server}/")
+    expect(page.locator("#title-s11")).to_have_text("Done. The file says alpha (11)")  # filled by the first ask
+    box = page.get_by_role("searchbox")
+    box.click()
+    stop = threading.Event()
+
+    def add_sessions() -> None:  # four sessions appear on disk, one every two seconds, while the reader types
+        for n in range(4):
+            if stop.wait(2.0):
+                return
+            write_session(root, f"new{n}", T0 + 100 + n, f"Arrived **later** {n}")
+
+    writer = threading.Thread(target=add_sessions, daemon=True)
+    before = refreshes(page)
+    writer.start()
+    try:
+        # ten seconds of typing: a word, the caret moved back into it, more letters there, more at the end
+        page.keyboard.type("the file says ", delay=150)  # ~2 s
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.type("XY", delay=150)
+        page.keyboard.press("End")
+        page.keyboard.type("alpha and then some more words", delay=250)  # ~7.5 s
+    finally:
+        stop.set()
+        writer.join()
+    assert box.input_value() == "the file sayXYs alpha and then some more words"
+    assert page.evaluate("document.activeElement === document.querySelector('input[name=q]')")
+    assert box.evaluate("el => [el.selectionStart, el.selectionEnd]") == [len(box.input_value())] * 2
+    assert refreshes(page) - before >= 20, "the list refreshed all along"
+    # what arrived meanwhile is in the list, newest first, its facts filled in place
+    expect(page.locator("tr[data-session-key^=new]")).to_have_count(4)
+    newest = page.locator("tbody tr").first
+    expect(newest).to_have_attribute("data-session-key", "new3")
+    expect(newest.locator("[data-session-title]")).to_have_text("Arrived later 3")
+    expect(newest.locator(".verdict")).to_have_text("accepted")
+    expect(newest.locator("[data-counts]")).to_have_text("1 turn · 2 steps")
+    expect(page.locator("[data-list-part=count]")).to_have_text("17 sessions")
+    assert box.input_value() == "the file sayXYs alpha and then some more words"
+    page.keyboard.press("Enter")  # the search is a GET form: the choice lands in the URL
+    expect(page).to_have_url(f"{server}/?q=the+file+sayXYs+alpha+and+then+some+more+words&verdict=&project=&carrier=")
+    expect(page.locator("[data-list-part=empty]")).to_have_text("No session matches these choices.")
+
+
+def test_filters_and_sorting_go_through_the_url(page: Page, server: str) -> None:
+    page.goto(f"{server}/")
+    page.locator("select[name=project]").select_option("/work/s03")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(f"{server}/?q=&verdict=&project=%2Fwork%2Fs03&carrier=")
+    expect(page.locator("tbody tr")).to_have_count(1)
+    page.goto(f"{server}/")
+    page.locator('a[data-sort="title"]').click()
+    expect(page).to_have_url(f"{server}/?sort=title&order=asc")
+    expect(page.locator('th[data-column="title"]')).to_have_attribute("aria-sort", "ascending")
+    expect(page.locator("tbody tr").first).to_have_attribute("data-session-key", "wide")
+
+
+def test_the_verdict_reads_on_one_line_at_1280_px(page: Page, server: str) -> None:
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{server}/")
+    expect(page.locator("tr[data-session-key] .verdict")).not_to_have_count(0)
+    expect(page.locator("tr[data-summary-pending]")).to_have_count(0)
+    lines = page.locator("tr[data-session-key] .verdict").evaluate_all(
+        """els => els.map(el => {
+            const range = document.createRange();
+            range.selectNodeContents(el);
+            return range.getClientRects().length;
+        })"""
+    )
+    assert lines and set(lines) == {1}, lines
+    wide = page.locator('tr[data-session-key="wide"]')
+    prompt = wide.locator("[data-first-prompt]").bounding_box()
+    assert prompt is not None and prompt["height"] <= 20, "the first prompt is one line"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280, "nothing runs off the page"
