@@ -1,0 +1,192 @@
+"""Search across every loaded session: `/search` and its JSON twin `/api/search`.
+
+A search first brings the index up to date with the sessions loaded now (reading only those whose
+file changed since they were indexed), then asks it; each hit links to its row (`?at=`), so the
+session page opens there (docs/decisions/0008-cross-session-search.md).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from itertools import groupby
+from urllib.parse import quote
+
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+
+from ..history.transcript import ROW_KINDS
+from .corpus_index import (
+    INDEX_FILE,
+    CorpusIndex,
+    Found,
+    Hit,
+    Reader,
+    bring_up_to_date,
+    identity,
+    read_afresh,
+    read_mark,
+)
+from .corpus_index import Query as Search
+from .registry import Entry, Mark
+from .state import State, WebState, session_url
+from .transcripts import Transcript
+from .twins import Twin
+
+router = APIRouter()
+
+
+# How long sessions found on disk stay good enough for a search: finding a thousand again costs more than a
+# query (W1: ~25 ms), and a reader refining a search sends one after another. The list finds them every 4 s.
+FIND_EVERY = 2.0
+
+
+class Finder:
+    """The app's search index, and when the sessions it searches were last found again on disk."""
+
+    def __init__(self, index: CorpusIndex) -> None:
+        self.index = index
+        self._found_at = -math.inf
+
+    def find_sessions(self, state: WebState) -> None:
+        """Find the sessions on disk again (new files, vanished ones) unless that was done a moment ago."""
+        now = time.monotonic()
+        if now - self._found_at >= FIND_EVERY:
+            state.registry.refresh()
+            self._found_at = now
+
+
+def keep_index(app: FastAPI) -> None:
+    """Open the app's search index (in its data dir; in memory for a server that keeps no data) and have it
+    follow the registry: the rows of a session that goes (a deleted upload, a vanished file) go too."""
+    state: WebState = app.state.web
+    data_dir = state.settings.data_dir
+    index = CorpusIndex(os.path.join(data_dir, INDEX_FILE) if data_dir else None)
+    state.registry.on_forget(index.forget)
+    app.state.finder = Finder(index)
+
+
+def finder_of(request: Request) -> Finder:
+    found: Finder = request.app.state.finder
+    return found
+
+
+def _reader(state: WebState) -> Reader:
+    def read(entry: Entry) -> tuple[Transcript | None, Mark] | None:
+        """The transcript a page built already for this version, else one read afresh and not kept (indexing
+        a thousand sessions must not push the ones being read out of the registry's cache)."""
+        built: Transcript | None = state.registry.peek(entry.key, "transcript")
+        if built is None:
+            return read_afresh(entry, state.registry.limits)
+        try:
+            return built, read_mark(entry.source)
+        except OSError:
+            return None
+
+    return read
+
+
+class SearchHitJson(Twin):
+    """One matching row: its session, where it is, and a snippet of its words with the matches marked."""
+
+    key: str
+    unique: str
+    title: str | None
+    path: str
+    anchor: str
+    kind: str
+    seq: int
+    form: str | None
+    tool: str | None
+    error: bool
+    snippet: str
+    marks: list[tuple[int, int]]  # [start, end) of each match in `snippet`, in characters
+    html: str  # the snippet escaped, each match in <mark>
+    url: str  # opens the session at the row
+    session_url: str
+
+
+class SearchAskedJson(Twin):
+    q: str
+    kind: str
+    form: str
+    tool: str
+    errors: bool
+
+
+class SearchJson(Twin):
+    """The hits across every loaded session in session and row order: the first `shown` of `total`."""
+
+    query: SearchAskedJson
+    total: int
+    sessions: int
+    shown: int
+    indexed: int  # sessions this search indexed first (new, or changed since they were indexed)
+    hits: list[SearchHitJson]
+
+
+def search_results(state: WebState, finder: Finder, search: Search) -> SearchJson:
+    """The hits of `search` over every loaded session, each with its session and a link to its row."""
+    finder.find_sessions(state)
+    entries = state.registry.entries()
+    indexed = bring_up_to_date(finder.index, entries, _reader(state)) if not search.empty else 0
+    result: Found = finder.index.query(search, [e.source for e in entries])
+    by_identity = {identity(e.source): e for e in entries}
+    hits = [hit_json(by_identity[h.identity], h) for h in result.hits]  # the query asked these sources alone
+    asked = SearchAskedJson(q=search.q, kind=search.kind, form=search.form, tool=search.tool, errors=search.errors)
+    return SearchJson(
+        query=asked, total=result.total, sessions=result.sessions, shown=len(hits), indexed=indexed, hits=hits
+    )
+
+
+def hit_json(entry: Entry, hit: Hit) -> SearchHitJson:
+    return SearchHitJson(
+        key=entry.key,
+        unique=entry.unique,
+        title=hit.title,
+        path=entry.source.label,
+        anchor=hit.anchor,
+        kind=hit.kind,
+        seq=hit.seq,
+        form=hit.form,
+        tool=hit.tool,
+        error=hit.error,
+        snippet=hit.snippet.text,
+        marks=list(hit.snippet.marks),
+        html=str(hit.snippet.html()),
+        url=f"{session_url(entry.key)}?at={quote(hit.anchor, safe='')}",
+        session_url=session_url(entry.key),
+    )
+
+
+def _search(q: str, kind: str, form: str, tool: str, errors: bool) -> Search:
+    return Search(q=q, kind=kind, form=form, tool=tool.strip(), errors=errors)
+
+
+KIND_HELP = f"a row kind: {', '.join(ROW_KINDS)}"
+
+
+@router.get("/api/search", summary="Rows of every loaded session matching a text and facets")
+def api_search(
+    request: Request,
+    state: State,
+    q: str = Query("", description="a phrase, matched anywhere in a row's words, any case; no operators"),
+    kind: str = Query("", description=KIND_HELP),
+    form: str = Query("", description="a context row's rendered form"),
+    tool: str = "",
+    errors: bool = False,
+) -> SearchJson:
+    return search_results(state, finder_of(request), _search(q, kind, form, tool, errors))
+
+
+@router.get("/search", response_class=HTMLResponse, include_in_schema=False)
+def search_page(
+    request: Request, state: State, q: str = "", kind: str = "", form: str = "", tool: str = "", errors: bool = False
+) -> HTMLResponse:
+    data = search_results(state, finder_of(request), _search(q, kind, form, tool, errors))
+    # the snippet's HTML is Snippet.html(): every character of the log's text escaped, then the marks put in
+    hits = [{**h.model_dump(), "html": Markup(h.html)} for h in data.hits]
+    groups = [list(group) for _, group in groupby(hits, key=lambda h: h["key"])]
+    return state.page(request, "search.html", **dict(data), groups=groups)

@@ -1,0 +1,68 @@
+"""Search across sessions (issue 14): indexing W1's root against the validating read of the same files, and
+a query on it through a real server.
+
+Indexing reads each of W1's 1,002 sessions, builds its rows and writes the words each shows into a fresh
+SQLite FTS5 index (app/web/corpus_index.py); it should cost at most three times what reading and
+validating those files alone does. A query (`/api/search`, the server's index up to date) should be
+answered in under 50 ms, median. Registered in run.py's GROUPS as `search`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from urllib.parse import quote
+
+import orjson
+from dsh_inspect.history.session import load_session
+from dsh_inspect.web.corpus_index import CorpusIndex, bring_up_to_date, read_afresh
+from dsh_inspect.web.registry import Registry
+
+from benchmarks.generate import Workloads
+from benchmarks.run import Budget, Figure, get, ms, serve, side_by_side, timed_get
+
+QUERY = "Patch module"  # in a context row of many sessions: hits to snippet, not a lookup of one row
+SHORT = "模块"  # two characters: below the trigram index, answered by a scan of the same table
+
+
+def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figure], str]:
+    entries = Registry([str(w.w1_root)]).entries()
+    fresh = iter(range(runs))
+
+    def index_all() -> None:
+        index = CorpusIndex(scratch / f"index-{next(fresh)}.sqlite3")
+        bring_up_to_date(index, entries, read_afresh)
+        index.close()
+
+    def read_all() -> None:
+        for entry in entries:
+            load_session(entry.source)
+
+    indexing, reading = side_by_side(index_all, read_all, runs)
+    with serve([w.w1_root], scratch) as server:
+        conn = server.connect()
+        cold = timed_get(conn, f"/api/search?q={quote(QUERY)}")  # indexes every session: once per file version
+        hits = orjson.loads(get(conn, f"/api/search?q={quote(QUERY)}"))
+        warm = statistics.median(timed_get(conn, f"/api/search?q={quote(QUERY)}") for _ in range(3 * runs))
+        short = statistics.median(timed_get(conn, f"/api/search?q={quote(SHORT)}") for _ in range(runs))
+        conn.close()
+    figures = [
+        Figure(
+            f"search index of W1's root ({len(entries):,} sessions) vs validating read of the same files",
+            f"{ms(indexing)} vs {ms(reading)}",
+            indexing / reading,
+            Budget("<=", 3),
+        ),
+        Figure(
+            f"search query on W1's root, /api/search ({hits['total']:,} rows in {hits['sessions']:,} sessions)",
+            ms(warm),
+            warm * 1000,
+            Budget("<", 50, " ms"),
+            count=True,
+        ),
+    ]
+    note = (
+        f"search, one sample each, no budget: the first query on a fresh server {ms(cold)} (indexes every "
+        f"session); a two-character query (a scan, below the trigram index) {ms(short)} median"
+    )
+    return figures, note
