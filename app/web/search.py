@@ -3,6 +3,11 @@
 Both come from the row's facts (`history.row_facts`), the ones its view presents, so a
 row cannot be classified one way by the page and another by search: *errors only*
 finds exactly the rows that report an error (`reports_error`), the rows with a red dot.
+
+A row's text is what it shows or opens to show (tool arguments and results, context bodies,
+reasoning, command output); the event JSON a compact event row keeps behind its header is its
+*raw* text, searched only when asked (`raw=True`): a word that only the JSON holds would
+otherwise find a row that shows no such word.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from ..history.row_facts import (
     reports_error,
 )
 from ..history.transcript import KIND_FAMILIES, Row, RowKind
+from ..log.jsonvalues import js_string
 from ..model.values import Message, ReasoningBlock, TextBlock, ToolResultBlock
 
 
@@ -33,7 +39,8 @@ from ..model.values import Message, ReasoningBlock, TextBlock, ToolResultBlock
 class Searchable:
     """A row as search sees it."""
 
-    text: str  # lower-cased searchable text
+    text: str  # lower-cased text the row shows or opens to show
+    raw: str  # lower-cased event JSON of a compact event row ("" for the others), searched only on request
     kind: RowKind
     form: RenderedForm | None  # a context row's rendered form
     tool: str | None
@@ -68,8 +75,8 @@ def _text(facts: RowFacts) -> str:
         return f"{facts.message} {facts.code if facts.code is not None else ''}"
     if isinstance(facts, BoundaryFacts):
         return str(facts.number)
-    if isinstance(facts, EventFacts):
-        return f"{facts.type} {compact_json(facts.event.get('data'))}"
+    if isinstance(facts, EventFacts):  # its header: the type and its scalar fields (`rows._event_view`)
+        return f"{facts.type} {', '.join(f'{k}: {js_string(v)}' for k, v in facts.fields)}"
     d = facts.diagnostic
     return f"{d.code} {d.message} {facts.text}"
 
@@ -84,22 +91,34 @@ def shown_text(row: Row, facts: RowFacts) -> tuple[str, RenderedForm | None]:
     return text, None
 
 
+def raw_text(facts: RowFacts) -> str:
+    """A compact event row's event as stored, in compact JSON: what its header does not show."""
+    return compact_json(facts.event) if isinstance(facts, EventFacts) else ""
+
+
 def searchable(row: Row, facts: RowFacts) -> Searchable:
     text, form = shown_text(row, facts)
     tool = facts.name or None if isinstance(facts, ToolFacts) else None
-    return Searchable(text.lower(), row.kind, form, tool, reports_error(facts))
+    return Searchable(text.lower(), raw_text(facts).lower(), row.kind, form, tool, reports_error(facts))
 
 
 def search(
-    rows: list[Searchable], *, q: str = "", kind: str = "", form: str = "", tool: str = "", errors: bool = False
+    rows: list[Searchable],
+    *,
+    q: str = "",
+    kind: str = "",
+    form: str = "",
+    tool: str = "",
+    errors: bool = False,
+    raw: bool = False,
 ) -> list[int]:
-    """Indexes of the rows matching every given criterion."""
+    """Indexes of the rows matching every given criterion; `raw` lets the words match raw event JSON too."""
     needle = q.strip().lower()
     kinds = KIND_FAMILIES.get(kind, frozenset({kind}))
     return [
         i
         for i, f in enumerate(rows)
-        if (not needle or needle in f.text)
+        if (not needle or needle in f.text or (raw and needle in f.raw))
         and (not kind or f.kind in kinds)
         and (not form or f.form == form)
         and (not tool or f.tool == tool)
