@@ -11,13 +11,15 @@ token count): formatting them is the presentation's job.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..log.diagnostics import Diagnostic
+from ..log.jsonvalues import parse_json
 from ..model.rules import BOOKKEEPING_TYPES
-from ..model.values import ContentBlock, Event, Message, ToolResultBlock, block_from_json
+from ..model.values import ContentBlock, Event, Message, TextBlock, ToolResultBlock, block_from_json
 from .readable import ReadableLog
 from .session import TailRecord
 from .transcript import Row
@@ -42,6 +44,14 @@ USAGE_NAMES: tuple[UsageName, ...] = (
 )
 # The token counts a message logged, in dsh's order, each as logged.
 UsageCounts = tuple[tuple[UsageName, Any], ...]
+# Where a step's model request starts: the step itself, or the retry that asked again (FORMAT.md §3.1, §3.2);
+# and the events no step runs across, where looking back for that start gives up.
+REQUEST_STARTS = frozenset({"step/start", "llm/retry-started"})
+STEP_BOUNDS = frozenset({"step/end", "turn/start", "turn/end"})
+_LOOKING_BACK = REQUEST_STARTS | STEP_BOUNDS
+# How a subagent tool's result names the child session it started or wrote to ("started subagent <id>",
+# "message queued as the next turn for subagent <id>"): the id is the word after `subagent`.
+_NAMED_CHILD = re.compile(r"\bsubagent ([A-Za-z0-9][A-Za-z0-9_-]*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,15 @@ class MessageFacts:
 
     message: Message
     recall: Message | None = None  # the session recall context that came with a prompt
+    time: int | None = None  # wall clock (epoch ms) of a prompt or steering message (`wall_clock`)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTiming:
+    """How fast a step's answer streamed, from the times its events carry (FORMAT.md §2.3 `time`)."""
+
+    first_token_ms: int  # from its request's start (`step/start`, or the retry that asked again) to its first delta
+    tokens_per_second: float | None  # `outputTokens` over first delta to message; None when either is not logged
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +76,8 @@ class AssistantFacts:
     message: Message
     interrupted: bool
     usage: UsageCounts
+    time: int | None = None  # wall clock (epoch ms) of the message, when the log carries one (`wall_clock`)
+    timing: StreamTiming | None = None  # None when the step streamed no timed delta
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +146,8 @@ class ToolFacts:
     duration_ms: int | None
     subcalls: tuple[SubcallFacts, ...]
     notes: tuple[ToolNote, ...]  # hooks, approvals and prunings, in log order
+    # the session a subagent call names (its `subagent_id` argument, or the id its result says it started)
+    child_session: str | None = None
 
     @property
     def pruned(self) -> PrunedAt | None:
@@ -179,6 +202,7 @@ class BoundaryFacts:
     duration_ms: int | None
     outcome: str | None  # a turn's end reason (`open` while it has none); None for a step
     usage: UsageCounts = ()  # a step whose message is empty and streamed nothing shows its usage here
+    time: int | None = None  # wall clock (epoch ms) of its start, when the log carries one (`wall_clock`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,9 +274,12 @@ def row_facts(log: ReadableLog, row: Row) -> RowFacts:
     kind = row.kind
     if kind in ("user", "steering", "context") and event.message is not None:
         recall = row.link("recall")
-        return MessageFacts(event.message, log.event(recall[0]).message if recall else None)
+        said = wall_clock(event.time) if kind != "context" else None  # UI.md §5.1: a bubble's clock
+        return MessageFacts(event.message, log.event(recall[0]).message if recall else None, said)
     if kind == "assistant-step" and event.message is not None:
-        return AssistantFacts(event.message, data.get("interrupted") is True, usage_counts(data.get("usage")))
+        usage = usage_counts(data.get("usage"))
+        timing = stream_timing(log, row.link("chunks"), event, dict(usage).get("outputTokens"))
+        return AssistantFacts(event.message, data.get("interrupted") is True, usage, wall_clock(event.time), timing)
     if kind == "partial-stream":
         return StreamFacts(stream_text(log, row.link("chunks")), _logged_usage(log, row.link("assistant")))
     if kind == "tool-call":
@@ -273,12 +300,45 @@ def row_facts(log: ReadableLog, row: Row) -> RowFacts:
         end_data = end.data if end is not None and isinstance(end.data, dict) else {}
         outcome = _object(end_data.get("reason")).get("kind")
         outcome = outcome if isinstance(outcome, str) else None
-        return BoundaryFacts(data.get("turn"), _duration(event, end), outcome or ("open" if end is None else None))
+        return BoundaryFacts(
+            data.get("turn"),
+            _duration(event, end),
+            outcome or ("open" if end is None else None),
+            time=wall_clock(event.time),
+        )
     if kind == "step":
         end = _first(log, row.link("end"))
-        return BoundaryFacts(data.get("step"), _duration(event, end), None, _logged_usage(log, row.link("usage-only")))
+        usage = _logged_usage(log, row.link("usage-only"))
+        return BoundaryFacts(data.get("step"), _duration(event, end), None, usage, wall_clock(event.time))
     fields = tuple((k, v) for k, v in data.items() if isinstance(v, str | int | float) and not isinstance(v, bool))
     return EventFacts(event.type, fields, event.raw, event.type in BOOKKEEPING_TYPES)
+
+
+def wall_clock(time: int) -> int | None:
+    """An event's `time` as a wall clock, or None when the log carries none: a fixture written without
+    times reads as 0 (FORMAT.md §1.5), and no dsh ran before 1970."""
+    return time if time > 0 else None
+
+
+def stream_timing(log: ReadableLog, chunks: tuple[int, ...], message: Event, output_tokens: Any) -> StreamTiming | None:
+    """Time to first token and tokens per second of the answer `message` closed, from the times of its
+    chunks: None when it streamed no delta, or its request's start carries no time."""
+    first = next((log.event(s) for s in chunks if _is_delta(log.event(s))), None)
+    if first is None:
+        return None
+    start = next((s for s in range(first.seq - 1, -1, -1) if log.types[s] in _LOOKING_BACK), None)
+    started = log.event(start).time if start is not None and log.types[start] in REQUEST_STARTS else 0
+    if wall_clock(started) is None or first.time < started:
+        return None
+    streaming = message.time - first.time
+    tokens = output_tokens if isinstance(output_tokens, int) and not isinstance(output_tokens, bool) else None
+    rate = tokens * 1000 / streaming if tokens and streaming > 0 else None
+    return StreamTiming(first.time - started, rate)
+
+
+def _is_delta(event: Event) -> bool:
+    chunk = event.data.get("chunk") if isinstance(event.data, dict) else None
+    return isinstance(chunk, dict) and chunk.get("type") in STREAMED_CHUNKS
 
 
 def usage_counts(usage: Any) -> UsageCounts:
@@ -363,7 +423,27 @@ def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
         duration_ms=result.time - event.time if result is not None and event.type == "tool/call" else None,
         subcalls=_subcalls(log, row.link("subcalls")),
         notes=tuple(notes),
+        child_session=_child_session(name, arguments, content),
     )
+
+
+def _child_session(name: str, arguments: Any, result: tuple[ContentBlock, ...] | None) -> str | None:
+    """The session a subagent call names: its `subagent_id` argument (a message sent to it), else the id
+    a `subagent…` tool's result says it started. A foreground child's result is its answer alone: None."""
+    args = arguments
+    if isinstance(arguments, str):
+        try:  # parsed only when it may name one: every tool row's facts pass here
+            args = parse_json(arguments)[0] if "subagent_id" in arguments else None
+        except ValueError:  # arguments the model wrote that are not JSON name nothing
+            args = None
+    named = args.get("subagent_id") if isinstance(args, dict) else None
+    if isinstance(named, str) and named:
+        return named
+    if not name.startswith("subagent") or not result:
+        return None
+    text = "".join(b.text for b in result if isinstance(b, TextBlock))
+    found = _NAMED_CHILD.search(text)
+    return found.group(1) if found else None
 
 
 def _subcalls(log: ReadableLog, seqs: tuple[int, ...]) -> tuple[SubcallFacts, ...]:

@@ -46,3 +46,12 @@ def related_sessions(state: WebState, entry: Entry, log: SessionLog) -> dict[str
         if own and (e.header or {}).get("parentSession") == own and all(c["key"] != e.key for c in children)
     ]
     return {"parents": parents, "children": children}
+
+
+def child_session_url(state: WebState, base_url: str, child_id: str) -> str | None:
+    """The page of the session `child_id` names, when it is loaded (a subagent tool row links it): the copy
+    loaded with the session at `base_url` first, as its relatives are; None when no loaded session has the id."""
+    copies = [e for e in state.registry.entries() if e.session_id == child_id]
+    parent = next((e for e in state.registry.entries() if session_url(e.key) == base_url), None)
+    near = [e for e in copies if parent is not None and e.group == parent.group]
+    return session_url((near or copies)[0].key) if copies else None

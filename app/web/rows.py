@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 from markupsafe import Markup
@@ -19,7 +20,7 @@ from markupsafe import Markup
 from ..forms import ContextView, project_context, session_recall_labels
 from ..forms.content import Bounded, bound
 from ..forms.jsformat import TEXT_LIMIT, cap_utf16, pretty_json
-from ..forms.tools import ToolPresentation, present_tool, result_text
+from ..forms.tools import ToolPresentation, parse_arguments, present_tool, result_text
 from ..history.readable import ReadableLog
 from ..history.row_facts import (
     ApprovalAsked,
@@ -36,6 +37,7 @@ from ..history.row_facts import (
     RetryFacts,
     RowFacts,
     StreamFacts,
+    StreamTiming,
     ToolFacts,
     ToolNote,
     TurnStopFacts,
@@ -92,6 +94,24 @@ class Block:
     attachment: str | None = None  # an image's attachment id, to show it when the archive carries it
 
 
+@dataclass(frozen=True, slots=True)
+class WallClock:
+    """When a row happened: a page shows `utc` until its script words `iso` in the reader's time zone."""
+
+    iso: str  # ISO 8601 in UTC, to the millisecond: the `<time datetime>`
+    utc: str  # the fallback text, minutes in UTC
+
+    @classmethod
+    def of(cls, ms: int | None) -> WallClock | None:
+        if ms is None:
+            return None
+        try:
+            at = datetime.fromtimestamp(ms / 1000, UTC)
+        except (OverflowError, OSError, ValueError):  # a time past what a calendar holds shows none
+            return None
+        return cls(at.isoformat(timespec="milliseconds").replace("+00:00", "Z"), at.strftime("%Y-%m-%d %H:%M UTC"))
+
+
 # --- one view type per row kind --------------------------------------------------------------
 
 
@@ -109,6 +129,11 @@ class AnswerView:
 
     blocks: tuple[Block, ...]
     stopped: bool  # interrupted: a `Stopped` tag
+
+    @property
+    def copies(self) -> bool:
+        """Whether it has text to copy: its Markdown blocks (a step of tool calls only has none)."""
+        return any(b.kind == "markdown" for b in self.blocks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +164,9 @@ class ToolView:
     result_message_id: str | None  # the result message's id (kept by a pruned copy), for its identity page
     path: str | None  # a file the header shows as a link (not on an error row)
     state_text: Phrase | None  # the visually hidden Running / Failed / Stopped
+    single_file: bool  # a read, write or edit of one file: its card has no IN section (UI.md §5.3)
+    command: str | None  # a shell tool's command line, to copy
+    child_session: str | None  # the subagent session the call names (`ToolFacts.child_session`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +187,7 @@ class CommandView:
 
     args: str
     marker: MarkerView | None  # a /compact command shown as the marker it produced
+    line: str  # the command as typed (`/name` and its arguments), to copy
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +270,12 @@ class RowView:
     state: str = ""  # the row's `data-state`: ok, error, stopped, running, … (per kind, UI.md §5)
     fact_phrases: tuple[Phrase, ...] = ()  # small labelled facts: durations, token counts, usage
     detail: Body | None = None  # the row's expandable text (command output, raw JSON of a compact row)
+    time: WallClock | None = None  # when a turn or step started, a prompt was sent, an answer arrived
+
+    @property
+    def timing(self) -> StreamTiming | None:
+        """How fast an assistant step's answer streamed, when its events carry the times."""
+        return self.facts.timing if isinstance(self.facts, AssistantFacts) else None
 
     @property
     def error(self) -> bool:
@@ -286,7 +321,8 @@ class RowView:
         if self.detail is not None:
             yield self.detail
         if isinstance(part, ToolView):
-            yield part.arguments
+            if not part.single_file:
+                yield part.arguments
             yield from (b for b in (part.output, part.pruned) if b is not None)
             for sub in part.subcalls:
                 yield from (b for b in (sub.arguments, sub.output) if b is not None)
@@ -369,6 +405,16 @@ def usage_phrases(usage: UsageCounts) -> tuple[Phrase, ...]:
     return tuple(phrase(WORDS.usage[name], count=_number(value)) for name, value in usage)
 
 
+def timing_phrases(timing: StreamTiming | None) -> tuple[Phrase, ...]:
+    """TTFT 1.2 s, 42 tok/s (UI.md §5.2's turn tail): what the step's events carry of them."""
+    if timing is None:
+        return ()
+    ttft = duration(timing.first_token_ms)
+    shown = (phrase("row.ttft", duration=ttft),) if ttft is not None else ()
+    rate = timing.tokens_per_second
+    return shown + ((phrase("row.tokensPerSecond", rate=count(round(rate))),) if rate is not None else ())
+
+
 def _note(note: ToolNote) -> Phrase:
     """A hook, approval or pruning, as one line on the tool row it concerns."""
     if isinstance(note, HookInvoked):
@@ -410,7 +456,19 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         result_message_id=facts.result_id,
         path=presentation.path if not reports_error(facts) else None,
         state_text=phrase(state) if state is not None else None,
+        single_file=presentation.path is not None,
+        command=_shell_command(presentation, facts.arguments),
+        child_session=facts.child_session,
     )
+
+
+def _shell_command(presentation: ToolPresentation, arguments: object) -> str | None:
+    """A `bash` or `pwsh` call's `command` argument: what a reader copies to run it again."""
+    if presentation.variant != "bash":
+        return None
+    args = parse_arguments(arguments)
+    command = args.get("command") if isinstance(args, dict) else None
+    return command if isinstance(command, str) and command else None
 
 
 def _marker(facts: CompactionFacts, title: Text, fallback: str) -> MarkerView:
@@ -458,7 +516,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         else:
             labels = session_recall_labels(facts.recall.source) if facts.recall is not None else ()
             part = BubbleView(content_blocks(message.content, markdown=False), labels)
-        return RowView(row, facts, part, anchor, event_type)
+        return RowView(row, facts, part, anchor, event_type, time=WallClock.of(facts.time))
     if isinstance(facts, AssistantFacts):
         return RowView(
             row,
@@ -467,7 +525,8 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
             anchor,
             event_type,
             state="stopped" if facts.interrupted else "ok",
-            fact_phrases=usage_phrases(facts.usage),
+            fact_phrases=usage_phrases(facts.usage) + timing_phrases(facts.timing),
+            time=WallClock.of(facts.time),
         )
     if isinstance(facts, StreamFacts):
         return RowView(
@@ -503,7 +562,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         return RowView(
             row,
             facts,
-            CommandView(js_string(facts.args), marker),
+            CommandView(js_string(facts.args), marker, f"/{facts.name}{js_string(facts.args)}"),
             anchor,
             event_type,
             title=facts.name,
@@ -529,7 +588,15 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         shown = tuple(x for x in (duration(facts.duration_ms),) if x) + usage_phrases(facts.usage)
         boundary = BoundaryView(label, number, _turn_outcome(outcome) if outcome is not None else None)
         return RowView(
-            row, facts, boundary, anchor, event_type, title=number, state=facts.outcome or "", fact_phrases=shown
+            row,
+            facts,
+            boundary,
+            anchor,
+            event_type,
+            title=number,
+            state=facts.outcome or "",
+            fact_phrases=shown,
+            time=WallClock.of(facts.time),
         )
     assert isinstance(facts, EventFacts)
     event_label: Text = facts.type if kind == "event" else phrase("row.unknownEvent", type=facts.type)

@@ -81,6 +81,9 @@ class ToolJson(Twin):
     pruned: str | None
     notes: list[str]
     subcalls: list[SubcallJson]
+    single_file: bool  # a read, write or edit of one file: the card shows no IN (UI.md §5.3)
+    command: str | None  # a shell tool's command line, as its copy button copies it
+    child_session: str | None  # the subagent session the call names (the page links it when it is loaded)
 
 
 class ContextJson(Twin):
@@ -102,6 +105,14 @@ class CompactionJson(Twin):
 
 class CommandJson(Twin):
     args: str
+    line: str  # the command as typed, as its copy button copies it
+
+
+class TimingJson(Twin):
+    """How fast an assistant step's answer streamed, from the times its events carry."""
+
+    ttft_ms: int  # its request's start to its first streamed delta
+    tokens_per_second: float | None  # `outputTokens` over the streaming; None when not logged
 
 
 class RetryJson(Twin):
@@ -155,6 +166,8 @@ class RowJson(Twin):
     facts: list[str]
     detail: str | None
     outside: str | None  # why dsh would not load what the row shows (or, on a finding, what follows)
+    time: str | None  # when a turn or step started, an answer arrived: ISO 8601 UTC; None when not logged
+    timing: TimingJson | None
     bodies: list[BodyJson]
     blocks: list[BlockJson] | None = None
     recall_labels: list[str] | None = None
@@ -222,6 +235,9 @@ def _tool(view: RowView, tool: ToolView) -> ToolJson:
             )
             for s in tool.subcalls
         ],
+        single_file=tool.single_file,
+        command=tool.command,
+        child_session=tool.child_session,
     )
 
 
@@ -257,6 +273,7 @@ def _diagnostic(view: RowView) -> DiagnosticJson | None:
 
 def row_json(view: RowView) -> RowJson:
     part, marker = view.part, view.marker
+    timing = view.timing
     return RowJson(
         kind=view.row.kind,
         seq=view.row.seq,
@@ -275,12 +292,16 @@ def row_json(view: RowView) -> RowJson:
         facts=[str(p) for p in view.fact_phrases],
         detail=view.detail.text if view.detail is not None else None,
         outside=view.row.outside,
+        time=view.time.iso if view.time is not None else None,
+        timing=TimingJson(ttft_ms=timing.first_token_ms, tokens_per_second=timing.tokens_per_second)
+        if timing is not None
+        else None,
         bodies=[_body(b) for b in view.bodies()],
         blocks=[_block(b) for b in part.blocks] if isinstance(part, BubbleView | AnswerView) else None,
         recall_labels=list(part.recall_labels) if isinstance(part, BubbleView) else None,
         tool=_tool(view, part) if isinstance(part, ToolView) else None,
         context=_context(part) if isinstance(part, ContextView) else None,
-        command=CommandJson(args=part.args) if isinstance(part, CommandView) else None,
+        command=CommandJson(args=part.args, line=part.line) if isinstance(part, CommandView) else None,
         compaction=_compaction(marker) if marker is not None else None,
         retry=(
             RetryJson(

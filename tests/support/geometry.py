@@ -39,3 +39,26 @@ def assert_context_geometry(page: Any, button: Any) -> None:
     button.click()
     expect(button).to_have_attribute("aria-expanded", "false")  # 16
     assert page.locator("[data-context-injection-body]").count() == 0
+
+
+def left_edges(page: Any, selectors: list[str]) -> list[float]:
+    """The left edge, in CSS pixels, of the first element each selector finds on the page."""
+    edges = []
+    for selector in selectors:
+        box = page.locator(selector).first.bounding_box()
+        assert box is not None, f"{selector} is not laid out"
+        edges.append(box["x"])
+    return edges
+
+
+def on_one_line(page: Any, container: str) -> bool:
+    """Whether the visible controls inside `container` (inputs, selects, buttons, labels, outputs, links; a
+    visually hidden one and a label's own checkbox aside) sit on one line: one band crosses every one."""
+    boxes = page.locator(container).first.evaluate("""el => [...el.querySelectorAll(
+            'input, select, button, label, output, a')]
+        .filter(e => e.offsetParent !== null && getComputedStyle(e).position !== 'absolute'
+            && (e.tagName === 'LABEL' || !e.closest('label, .visually-hidden')))
+        .map(e => e.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0)
+        .map(r => [r.top, r.bottom])""")
+    assert boxes, f"nothing laid out in {container}"
+    return max(top for top, _ in boxes) < min(bottom for _, bottom in boxes)

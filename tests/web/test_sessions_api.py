@@ -92,12 +92,13 @@ def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
     # what a tool row shows, IN and OUT and the path, is what its twin carries
     tool = next(r for r in data["rows"] if r["kind"] == "tool-call")
     card = rows[tool["key"]].element
-    assert tool["tool"]["arguments"] == text(card, "pre[data-tool-input][data-body]") == '{\n  "file_path": "a.txt"\n}'
+    # a single-file tool's card has no IN (UI.md §5.3): its twin still carries the arguments
+    assert tool["tool"]["arguments"] == '{\n  "file_path": "a.txt"\n}' and tool["tool"]["singleFile"] is True
+    assert not card.select("pre[data-tool-input]")
     assert tool["tool"]["output"] == text(card, "pre[data-tool-output][data-body]") == "alpha"
-    assert tool["tool"]["path"] == one(card, "[data-disclosure-row] [data-copy-path]")["data-copy-path"] == "a.txt"
+    assert tool["tool"]["path"] == one(card, "[data-disclosure-row] [data-copy-text]")["data-copy-text"] == "a.txt"
     assert text(card, "[data-disclosure-row] > .title") == tool["tool"]["title"]
     assert {b["part"]: (b["total"], b["truncated"]) for b in tool["bodies"]} == {
-        "in": (len(tool["tool"]["arguments"]), False),
         "out": (5, False),
     }
     # a prompt's text, and an assistant step's Markdown as the page renders it

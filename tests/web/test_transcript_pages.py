@@ -307,7 +307,9 @@ def test_token_usage_per_step_and_per_session(server: str, corpus_dir: Path) -> 
     key = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"
     session = httpx.get(f"{server}/api/sessions/{key}").json()
     steps = [r for r in all_rows(server, key) if r["kind"] == "assistant-step"]
-    assert steps[0]["facts"] == ["in 76", "cache read 64", "out 12", "reasoning 8"]
+    # then how fast it streamed, from its events' times: 12 tokens in 8 ms, its first 54 ms after its step began
+    assert steps[0]["facts"] == ["in 76", "cache read 64", "out 12", "reasoning 8", "TTFT 54 ms", "1,500 tok/s"]
+    assert steps[0]["timing"] == {"ttftMs": 54, "tokensPerSecond": 1500.0}
     assert session["usage"]["inputTokens"] == 500 and session["usage"]["outputTokens"] == 60
     assert "tokens: in 500 · cache read 320 · out 60 · reasoning 40" in httpx.get(f"{server}/sessions/{key}").text
     turns = [r for r in all_rows(server, key) if r["kind"] == "turn"]
