@@ -4,6 +4,7 @@ Installed as the pytest plugin `dsh_inspect` (entry point `pytest11`); see READM
 seeded histories".
 """
 
+from .conversations import assert_same_conversation, conversation_diff
 from .seeding import SeededSession, realize_placeholders, seed_events
 
-__all__ = ["SeededSession", "realize_placeholders", "seed_events"]
+__all__ = ["SeededSession", "assert_same_conversation", "conversation_diff", "realize_placeholders", "seed_events"]

@@ -5,6 +5,9 @@ a Chromium page that fails on page errors, and aria goldens.
         url = seed_session("tests/fixtures/session.jsonl")
         chromium_page.goto(url)
         ...
+
+and, from `dsh_inspect.testing`, `conversation_diff` / `assert_same_conversation` to say where two
+recorded conversations part (`conversations.py`).
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import pytest
 
 from ..log.writer import Compression
 from .browser import CHROMIUM_ARGS, VIEWPORT, chromium_path
+from .conversations import SCAFFOLD_CWD
 from .goldens import compare
 from .seeding import SeededSession, append, seed_events, write_seed
 from .server import live_server
 
 Event = dict[str, Any]
-SCAFFOLD_CWD = "/workspace/project"
 COMPRESSIONS: dict[str, Compression] = {"zstd": "zstd", "none": "none"}  # the `dsh_root` marker's choices
 
 
