@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check chromium bench clean demo
+.PHONY: run test test-fast check chromium postgresql bench clean demo
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,12 @@ chromium:
 	@test -x /usr/bin/chromium || { \
 	  echo "installing Debian's chromium package"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The team lane (tests/team, `pytest -m team`) runs a private PostgreSQL from Debian's binaries.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql package"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 run: $(STAMP)
 	$(BIN)/dsh-inspect serve
@@ -32,7 +38,7 @@ check: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: $(STAMP) chromium check
+test: $(STAMP) chromium postgresql check
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP) check

@@ -1,4 +1,5 @@
-"""Uploaded histories: content-addressed blobs plus a SQLite catalog in `--data-dir`.
+"""Uploaded histories: content-addressed blobs plus a catalog, embedded (SQLite and files in `--data-dir`)
+or a team's (PostgreSQL and an S3-compatible object store).
 
 Layering: imports `app.log` and `app.history` only (PRODUCT.md Architecture).
 """

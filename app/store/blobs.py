@@ -19,6 +19,7 @@ from pathlib import Path
 from .limits import LimitExceeded, mib
 
 DIGEST = re.compile(r"[0-9a-f]{64}")
+CHUNK = 1 << 20
 _TEMP = re.compile(r"upload-(\d+)-[^/]*\.part")
 
 
@@ -65,7 +66,7 @@ class Receiving:
         self.path.unlink(missing_ok=True)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -73,49 +74,63 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-class BlobStore:
+class FileBlobs:
+    """The embedded blobs: files in `--data-dir`, which is also where every upload arrives (`tmp/`)."""
+
     def __init__(self, root: Path) -> None:
         self.blobs = root / "blobs"
-        self.tmp = root / "tmp"
-        for folder in (self.blobs, self.tmp):
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-
-    def receive(self, limit: int) -> Receiving:
-        return Receiving(self.tmp, limit)
+        self.blobs.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def path(self, digest: str) -> Path:
         if not valid_digest(digest):
             raise ValueError("not a sha-256 digest")
         return self.blobs / digest[:2] / digest
 
-    def publish(self, received: Received) -> Path:
+    def local_path(self, digest: str) -> Path:
+        return self.path(digest)
+
+    def fetch(self, digest: str) -> Path:
+        path = self.path(digest)
+        if not path.is_file():
+            raise FileNotFoundError(f"no blob {digest}")
+        return path
+
+    def chunks(self, digest: str) -> Iterator[bytes]:
+        with open(self.path(digest), "rb") as f:
+            while chunk := f.read(CHUNK):
+                yield chunk
+
+    def forget_local(self, digest: str) -> None:
+        """Nothing: the folder is the blob store itself, and `delete` removes a blob."""
+
+    def publish(self, received: Received) -> None:
         """Move the temp file to its digest's name (replacing identical bytes is harmless)."""
         final = self.path(received.digest)
         fan = final.parent
         if not fan.is_dir():
             fan.mkdir(mode=0o700, exist_ok=True)
-            _fsync_dir(self.blobs)
+            fsync_dir(self.blobs)
         os.chmod(received.temp, 0o600)
         os.replace(received.temp, final)
-        _fsync_dir(fan)
-        return final
+        fsync_dir(fan)
 
     def delete(self, digest: str) -> None:
         path = self.path(digest)
         path.unlink(missing_ok=True)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
     def digests(self) -> Iterator[str]:
         for fan in self.blobs.iterdir():
             if fan.is_dir():
                 yield from (p.name for p in fan.iterdir() if valid_digest(p.name))
 
-    def sweep_temps(self) -> None:
-        """Remove temp files left by processes that are gone (killed mid-upload)."""
-        for entry in self.tmp.iterdir():
-            match = _TEMP.fullmatch(entry.name)
-            if match and not _alive(int(match.group(1))):
-                entry.unlink(missing_ok=True)
+
+def sweep_temps(folder: Path) -> None:
+    """Remove temp files left by processes that are gone (killed mid-upload)."""
+    for entry in folder.iterdir():
+        match = _TEMP.fullmatch(entry.name)
+        if match and not _alive(int(match.group(1))):
+            entry.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

@@ -1,45 +1,25 @@
-"""The upload catalog: one SQLite file (WAL, synchronous=FULL) naming every
-published blob and the sessions it holds.
+"""The upload catalog's records, and the embedded catalog: one SQLite file (WAL, synchronous=FULL) naming
+every published blob and the sessions it holds.
 
 Writers take SQLite's write lock (`BEGIN IMMEDIATE`) and keep it while they
 publish or remove the blob, so across threads and processes a blob and its
-row come and go together.
+row come and go together. The schema is `migrations/sqlite/` (schema.py).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from ..log.sources import Kind
-
-SCHEMA_VERSION = 1
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS uploads (
-  digest      TEXT PRIMARY KEY,
-  name        TEXT NOT NULL,
-  size        INTEGER NOT NULL,
-  carrier     TEXT NOT NULL,
-  media       INTEGER NOT NULL,
-  uploaded_at INTEGER NOT NULL
-) STRICT""",
-    """CREATE TABLE IF NOT EXISTS upload_sessions (
-  digest     TEXT NOT NULL REFERENCES uploads(digest) ON DELETE CASCADE,
-  ordinal    INTEGER NOT NULL,
-  kind       TEXT NOT NULL,
-  member     TEXT,
-  session_id TEXT,
-  header     TEXT,
-  verdict    TEXT NOT NULL,
-  PRIMARY KEY (digest, ordinal)
-) STRICT""",
-)
+from .schema import pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,18 +54,22 @@ class Upload:
 _UploadRow = tuple[str, str, int, Kind, int, int]
 
 
-class Catalog:
+class SqliteCatalog:
+    """The embedded catalog: one SQLite file. Several processes on one machine share it safely: WAL lets
+    readers go on while one writer holds the write lock, and a writer waits for it (busy timeout) instead of
+    failing; every add and delete raises `catalog_state.version` in its own transaction."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        with self._connect() as conn:
+        self._local = threading.local()  # each thread's connection for the version check, asked per request
+        with self.connection() as conn:
             conn.execute("PRAGMA journal_mode = wal")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise RuntimeError(f"{path}: upload catalog schema {version} is newer than this dsh-inspect knows")
-            with self.writing(conn):
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            with self.writing(conn):  # one process migrates; the others wait for the lock, then find it done
+                reached = conn.execute("PRAGMA user_version").fetchone()[0]
+                for step in pending("sqlite", reached, str(path)):
+                    for statement in step.statements:
+                        conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {step.version}")
 
     @contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
@@ -112,46 +96,99 @@ class Catalog:
             raise
         conn.execute("COMMIT")
 
-    @staticmethod
-    def insert(conn: sqlite3.Connection, upload: Upload) -> None:
-        conn.execute(
-            "INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?)",
-            (upload.digest, upload.name, upload.size, upload.carrier, upload.media, upload.uploaded_at),
-        )
-        conn.executemany(
-            "INSERT INTO upload_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict) for s in upload.sessions],
-        )
+    def version(self) -> int:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        version: int = conn.execute("SELECT version FROM catalog_state").fetchone()[0]
+        return version
+
+    def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
+        with self.connection() as conn, self.writing(conn):
+            current = self._get(conn, upload.digest)
+            if current is not None:
+                return current
+            store_blob()
+            try:
+                _insert(conn, upload)
+                _bump(conn)
+            except BaseException:
+                drop_blob()
+                raise
+        return None
+
+    def remove(self, digest: str, drop_blob: Callable[[], None]) -> bool:
+        with self.connection() as conn:
+            with self.writing(conn):
+                removed = conn.execute("DELETE FROM uploads WHERE digest = ?", (digest,)).rowcount > 0
+                if removed:
+                    _bump(conn)
+            if removed:
+                with self.writing(conn):
+                    if self._get(conn, digest) is None:
+                        drop_blob()
+        return removed
+
+    def sweep(self, blobs: Iterable[str], drop_blob: Callable[[str], None]) -> None:
+        with self.connection() as conn, self.writing(conn):
+            known = {d for (d,) in conn.execute("SELECT digest FROM uploads")}
+            for digest in list(blobs):
+                if digest not in known:
+                    drop_blob(digest)
+
+    def get(self, digest: str) -> Upload | None:
+        with self.connection() as conn:
+            return self._get(conn, digest)
 
     @staticmethod
-    def remove(conn: sqlite3.Connection, digest: str) -> bool:
-        return conn.execute("DELETE FROM uploads WHERE digest = ?", (digest,)).rowcount > 0
-
-    def get(self, digest: str, conn: sqlite3.Connection | None = None) -> Upload | None:
-        uploads = self._select(conn, "WHERE u.digest = ?", (digest,))
+    def _get(conn: sqlite3.Connection, digest: str) -> Upload | None:
+        uploads = _select(conn, "WHERE u.digest = ?", (digest,))
         return uploads[0] if uploads else None
 
     def all(self) -> list[Upload]:
-        return self._select(None, "", ())
+        with self.connection() as conn:
+            return _select(conn, "", ())
 
-    def _select(self, conn: sqlite3.Connection | None, where: str, args: tuple[Any, ...]) -> list[Upload]:
-        query = (
-            "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, "
-            "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict "
-            f"FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest {where} "
-            "ORDER BY u.uploaded_at, u.digest, s.ordinal"
-        )
-        if conn is None:
-            with self.connection() as own:
-                rows = own.execute(query, args).fetchall()
-        else:
-            rows = conn.execute(query, args).fetchall()
-        grouped: dict[str, tuple[_UploadRow, list[StoredSession]]] = {}
-        for row in rows:
-            _, sessions = grouped.setdefault(row[0], (row[:6], []))
-            if row[6] is not None:
-                sessions.append(StoredSession(row[0], *row[6:]))
-        return [Upload(*h, tuple(s)) for h, s in grouped.values()]
+    def newest(self, limit: int) -> list[Upload]:
+        with self.connection() as conn:
+            return _select(conn, _NEWEST, (limit,), newest_first=True)
 
-    def digests(self, conn: sqlite3.Connection) -> set[str]:
-        return {d for (d,) in conn.execute("SELECT digest FROM uploads")}
+
+# the newest uploads through the `uploads_newest` index; their sessions join afterwards
+_NEWEST = "WHERE u.digest IN (SELECT digest FROM uploads ORDER BY uploaded_at DESC, digest DESC LIMIT ?)"
+
+
+def _insert(conn: sqlite3.Connection, upload: Upload) -> None:
+    conn.execute(
+        "INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?)",
+        (upload.digest, upload.name, upload.size, upload.carrier, upload.media, upload.uploaded_at),
+    )
+    conn.executemany(
+        "INSERT INTO upload_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict) for s in upload.sessions],
+    )
+
+
+def _bump(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE catalog_state SET version = version + 1")
+
+
+def _select(conn: sqlite3.Connection, where: str, args: tuple[Any, ...], *, newest_first: bool = False) -> list[Upload]:
+    order = "u.uploaded_at DESC, u.digest DESC" if newest_first else "u.uploaded_at, u.digest"
+    query = (
+        "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, "
+        "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict "
+        f"FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest {where} "
+        f"ORDER BY {order}, s.ordinal"
+    )
+    return uploads_of(conn.execute(query, args).fetchall())
+
+
+def uploads_of(rows: Iterable[Sequence[Any]]) -> list[Upload]:
+    """Uploads from joined rows (an upload's columns, then one session's or NULLs), in the rows' order."""
+    grouped: dict[str, tuple[_UploadRow, list[StoredSession]]] = {}
+    for row in rows:
+        _, sessions = grouped.setdefault(row[0], (cast(_UploadRow, tuple(row[:6])), []))
+        if row[6] is not None:
+            sessions.append(StoredSession(row[0], *row[6:]))
+    return [Upload(*h, tuple(s)) for h, s in grouped.values()]

@@ -9,6 +9,9 @@ from typing import Literal
 from ..log.plaintext import DEFAULT_LIMITS, MIB, ReadLimits
 
 LimitName = Literal["max_upload_bytes", "max_decompressed_bytes", "max_sessions_per_upload"]
+# What a team store keeps of its blobs on each machine's disk (its read cache), by default: a bound on disk,
+# not on what one upload may hold, so no LimitName
+READ_CACHE_MB = 10_240
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ when the file was rewritten, and not at all once it holds another session.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -57,6 +58,19 @@ def _claim(source: SessionSource, header: dict[str, Any] | None, digest: str | N
         url_safe_id(sid) if sid is not None else None,
         f"{base}~{digest[:8] if digest else path_hash(source)}",
     )
+
+
+def catalog_keys(claims: list[Claim]) -> dict[str, Held]:
+    """The key of each uploaded session, decided by the catalog alone so every process gives the same: the
+    earliest upload holding an id gets its short key, later copies their unique key. Claims oldest upload
+    first; the registry hands these to `assign` as held keys."""
+    taken: set[str] = set()
+    held: dict[str, Held] = {}
+    for claim in claims:
+        key = claim.short if claim.short is not None and claim.short not in taken else claim.unique
+        taken.add(key)
+        held[claim.source] = Held(key, claim.session_id)
+    return held
 
 
 def path_hash(source: SessionSource) -> str:
@@ -184,8 +198,15 @@ class Registry:
         self._cache: SessionCache[CachedLog] = SessionCache(cache_bytes)
         self._reading = threading.RLock()  # one read or extension of a log at a time
         self._headers: HeaderCache = {}
+        self._basis: int | None = None  # the catalog version the entries were made from
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
+        self._forgetting: list[Callable[[list[SessionSource]], object]] = []  # told of the sources that went
         self.refresh()
+
+    def on_forget(self, hook: Callable[[list[SessionSource]], object]) -> None:
+        """Have `hook` told of the sources each refresh finds gone (a deleted upload, a vanished file), so what
+        is kept of them elsewhere (the cross-session search index) goes with them."""
+        self._forgetting.append(hook)
 
     def refresh(self) -> None:
         """Find sessions again: new files appear, vanished ones go."""
@@ -202,8 +223,14 @@ class Registry:
             headers += [
                 (s, _cached_header(s, known, seen, found.versions.get(s.path)), None, group) for s in found.sources
             ]
-        if self.store is not None:
-            headers += [(u.source, u.header, u.digest, f"upload:{u.digest}") for u in self.store.sessions()]
+        stored = self.store.sessions() if self.store is not None else []
+        basis = self.store.listed_version() if self.store is not None else None
+        with self._lock:
+            # the same files at the same versions, the catalog at the same version: what the last refresh made
+            # stands, so a warm list costs the files on disk and one catalog read, however many uploads there are
+            if basis is not None and basis == self._basis and seen == self._headers and refused == self._refused:
+                return
+        headers += [(u.source, u.header, u.digest, f"upload:{u.digest}") for u in stored]
         claims = [_claim(source, header, digest) for source, header, digest, _ in headers]
         uniques = Counter(c.unique for c in claims)
         # two sessions of one upload sharing an id share its digest too: their member's path tells them apart
@@ -211,8 +238,9 @@ class Registry:
             replace(c, unique=f"{c.unique.rsplit('~', 1)[0]}~{path_hash(h[0])}") if uniques[c.unique] > 1 else c
             for c, h in zip(claims, headers, strict=True)
         ]
+        uploaded = [c for c, h in zip(claims, headers, strict=True) if h[2] is not None]
         with self._lock:
-            keys = assign(claims, self._held)
+            keys = assign(claims, {**self._held, **catalog_keys(uploaded)})
         entries: dict[str, Entry] = {}
         for claim, (source, header, digest, group) in zip(claims, headers, strict=True):
             key = keys.primary[claim.source]
@@ -222,7 +250,9 @@ class Registry:
         ambiguous = {key: tuple(by_source[s] for s in sources) for key, sources in keys.ambiguous.items()}
         with self._lock:
             gone = {e.source.path for e in self._entries.values()} - {e.source.path for e in entries.values()}
+            went = list({e.source for e in self._entries.values()} - {e.source for e in entries.values()})
             self._entries = entries
+            self._basis = basis
             self._aliases = aliases
             self._ambiguous = ambiguous
             self._held = {e.source.label: Held(e.key, e.session_id) for e in entries.values()}
@@ -235,6 +265,9 @@ class Registry:
             self._cache.retain(lambda key, source: key in entries and entries[key].source == source)
         for path in gone:
             forget_archive(path)
+        if went:
+            for hook in self._forgetting:
+                hook(went)
 
     @property
     def kept_bytes(self) -> int:
@@ -252,9 +285,17 @@ class Registry:
             return list(self._refused)
 
     def entry(self, key: str) -> Entry | None:
-        """The session `key` names: the key it is listed under, or another key that means it alone."""
+        """The session `key` names: the key it is listed under, or another key that means it alone. Uploads
+        added or deleted by another process are found first (one catalog version read), and an upload's
+        bytes are on this machine once it returns (the team store streams them into its read cache)."""
+        if self.store is not None and self.store.changed():
+            self.refresh()
         with self._lock:
-            return self._entries.get(key) or self._aliases.get(key)
+            found = self._entries.get(key) or self._aliases.get(key)
+        if found is not None and found.upload is not None and self.store is not None:
+            with contextlib.suppress(OSError):  # its read reports the missing bytes as for a vanished file
+                self.store.fetch(found.upload)
+        return found
 
     def copies(self, key: str) -> tuple[Entry, ...]:
         """The sessions an ambiguous short key could mean (the chooser's), or () for any other key."""

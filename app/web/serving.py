@@ -12,13 +12,17 @@ import signal
 import socket
 import sys
 import threading
+from dataclasses import asdict
 from types import FrameType
 from typing import Any
 
+import orjson
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.supervisors import Multiprocess
 
 from ..log.sqlite_store import stop_reads
+from .settings import Settings
 
 # Requests still running when a signal comes get this long to finish (a live tail never does), then are
 # cancelled; past EXIT_SECONDS the process exits even while a thread still works on one, as a read no
@@ -68,3 +72,35 @@ def _exit_now(sig: int) -> None:
 def server(app: FastAPI, **options: Any) -> uvicorn.Server:
     """A uvicorn server for `app`; run it with `server.run(sockets=[bind(...)])`."""
     return Server(uvicorn.Config(app, log_level="warning", **{"timeout_graceful_shutdown": GRACE_SECONDS, **options}))
+
+
+# What `serve --workers N` hands each worker process: the paths and settings, as JSON in the environment
+# (uvicorn starts workers afresh, importing the app by name, so they cannot be handed the parent's objects).
+WORKER_ENV = "DSH_INSPECT_WORKER_CONFIG"
+
+
+def serve_workers(paths: list[str], settings: Settings, sock: socket.socket) -> None:
+    """Serve `sock` from `settings.workers` uvicorn worker processes, each building its own app; they share
+    the upload store as separate servers do (its catalog's version tells each of the others' changes)."""
+    os.environ[WORKER_ENV] = orjson.dumps({"paths": paths, "settings": asdict(settings)}).decode()
+    config = uvicorn.Config(
+        f"{__name__}:app_from_environment",
+        factory=True,
+        workers=settings.workers,
+        log_level="warning",
+        timeout_graceful_shutdown=round(GRACE_SECONDS),
+    )
+    Multiprocess(config, sockets=[sock]).run()
+
+
+def app_from_environment() -> FastAPI:
+    """One worker's app, from what `serve_workers` put in the environment."""
+    from .app import create_app
+    from .state import compile_templates
+
+    given = orjson.loads(os.environ[WORKER_ENV])
+    fields = given["settings"]
+    settings = Settings(**{**fields, "allowed_hosts": tuple(fields["allowed_hosts"])})
+    app = create_app(list(given["paths"]), settings)
+    compile_templates(app.state.web.templates)
+    return app

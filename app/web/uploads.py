@@ -46,8 +46,17 @@ def upload_url(digest: str) -> str:
     return f"/uploads/{digest}"
 
 
-def upload_json(state: WebState, upload: Upload) -> dict[str, Any]:
-    entries = [e for e in state.registry.entries() if e.upload == upload.digest]
+def entries_by_upload(state: WebState) -> dict[str, list[Entry]]:
+    """The loaded sessions of each upload, found in one pass (a list of every upload asks for each)."""
+    grouped: dict[str, list[Entry]] = {}
+    for e in state.registry.entries():
+        if e.upload is not None:
+            grouped.setdefault(e.upload, []).append(e)
+    return grouped
+
+
+def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]] | None = None) -> dict[str, Any]:
+    entries = (grouped if grouped is not None else entries_by_upload(state)).get(upload.digest, [])
     verdicts = {s.member: s.verdict for s in upload.sessions}
     return {
         "digest": upload.digest,
@@ -158,15 +167,21 @@ async def create_upload(request: Request, state: State, name: str | None = Query
     return JSONResponse(body, status_code=201 if stored.created else 200)
 
 
-@router.get("/api/uploads", summary="Every stored upload with its sessions")
-def api_uploads(state: State) -> dict[str, Any]:
+@router.get("/api/uploads", summary="Every stored upload with its sessions (oldest first), or the newest `limit`")
+def api_uploads(
+    state: State,
+    limit: int | None = Query(None, ge=1, le=1000, description="only the newest this many, newest first"),
+) -> dict[str, Any]:
     state.registry.refresh()
-    return {"uploads": [upload_json(state, u) for u in _store(state).uploads()]}
+    store = _store(state)
+    uploads = store.newest(limit) if limit is not None else store.uploads()
+    grouped = entries_by_upload(state)
+    return {"uploads": [upload_json(state, u, grouped) for u in uploads]}
 
 
 @router.get("/uploads", response_class=HTMLResponse, include_in_schema=False)
 def uploads_page(request: Request, state: State) -> HTMLResponse:
-    return state.page(request, "uploads.html", **api_uploads(state))
+    return state.page(request, "uploads.html", **api_uploads(state, None))
 
 
 @router.get("/api/uploads/{digest}", summary="One upload and its sessions")
@@ -188,9 +203,17 @@ def delete_upload(state: State, digest: str) -> dict[str, Any]:
 
 
 @router.get("/uploads/{digest}/raw", summary="The uploaded bytes, as sent")
-def upload_raw(state: State, digest: str) -> FileResponse:
+def upload_raw(state: State, digest: str) -> Response:
     upload = _upload(state, digest)
-    return _attachment(str(_store(state).blob_path(upload.digest)), upload.name)
+    store = _store(state)
+    local = store.blob_path(upload.digest)
+    if local.is_file():  # the embedded store's blob, or the team store's copy cached here
+        return _attachment(str(local), upload.name)
+    return StreamingResponse(  # straight from the object store: nothing lands on this machine's disk
+        store.chunks(upload.digest),
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": _disposition(upload.name), "Content-Length": str(upload.size)},
+    )
 
 
 @router.get("/sessions/{key}/raw", summary="A session's original bytes (its file, store or ZIP member)")

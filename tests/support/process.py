@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,9 +49,17 @@ def _announcement(process: subprocess.Popen[bytes]) -> tuple[str, str]:
 
 
 @contextmanager
-def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) -> Iterator[ServeProcess]:
-    """Start `python -m dsh_inspect serve`; yield once it answers; stop it afterwards."""
+def serve_process(
+    paths: list[str],
+    data_dir: Path,
+    *settings: tuple[str, int],
+    options: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[ServeProcess]:
+    """Start `python -m dsh_inspect serve` (with more `options` and environment); yield once it answers;
+    stop it afterwards."""
     args = [sys.executable, "-m", "dsh_inspect", "serve", *paths, "--port", "0", "--data-dir", str(data_dir)]
+    args += options
     for name, value in settings:
         args += ["--setting", name, str(value)]
     process = subprocess.Popen(
@@ -59,7 +67,7 @@ def serve_process(paths: list[str], data_dir: Path, *settings: tuple[str, int]) 
         cwd=PROJECT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, "DSH_HOME": str(data_dir / "no-dsh-home")},
+        env={**os.environ, **(env or {}), "DSH_HOME": str(data_dir / "no-dsh-home")},
     )
     try:
         url, announcement = _announcement(process)

@@ -1,0 +1,76 @@
+"""What the upload store needs of its two halves, whichever engines hold them (docs/decisions/0009-team-store.md).
+
+A catalog names every published upload and the sessions it holds; blobs keep the uploaded bytes under their
+SHA-256. Two pairs exist: *embedded* (a SQLite file and a folder, `--data-dir`) and *team* (PostgreSQL and an
+S3-compatible object store), chosen at start by `--store` and `--blobs`.
+
+The rule both keep: a catalog row is written only after its blob is whole, and a blob is removed only after
+its row, each under the digest's lock, so no process ever lists an upload whose bytes are missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+from .blobs import Received
+from .catalog import Upload
+
+
+class Catalog(Protocol):
+    def version(self) -> int:
+        """A number raised by every add and delete, in any process: unchanged means nothing to read again."""
+        ...
+
+    def get(self, digest: str) -> Upload | None: ...
+
+    def all(self) -> list[Upload]:
+        """Every upload, oldest first."""
+        ...
+
+    def newest(self, limit: int) -> list[Upload]:
+        """The `limit` newest uploads, newest first: read through an index, whatever the catalog holds."""
+        ...
+
+    def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
+        """Under the digest's lock: `store_blob()`, then the rows. None when published; the upload already
+        catalogued when the same bytes won (nothing stored then). A failure after `store_blob` drops the blob."""
+        ...
+
+    def remove(self, digest: str, drop_blob: Callable[[], None]) -> bool:
+        """The rows first; then, under the digest's lock and only when no row came back, `drop_blob()`."""
+        ...
+
+    def sweep(self, blobs: Iterable[str], drop_blob: Callable[[str], None]) -> None:
+        """Drop each of `blobs` that no row names (a crash between a row's removal and its blob's)."""
+        ...
+
+
+class Blobs(Protocol):
+    def publish(self, received: Received) -> None:
+        """Keep the temp file's bytes under its digest, whole or not at all."""
+        ...
+
+    def delete(self, digest: str) -> None: ...
+
+    def digests(self) -> Iterator[str]:
+        """Every digest held, for the sweep."""
+        ...
+
+    def local_path(self, digest: str) -> Path:
+        """Where a reader finds the bytes on this machine (for the team store: its read cache)."""
+        ...
+
+    def fetch(self, digest: str) -> Path:
+        """`local_path(digest)`, holding the blob's bytes once this returns (streamed from the store when
+        absent); raises OSError when the blob cannot be read."""
+        ...
+
+    def chunks(self, digest: str) -> Iterator[bytes]:
+        """The blob's bytes, streamed."""
+        ...
+
+    def forget_local(self, digest: str) -> None:
+        """Drop this machine's copy of a blob no longer catalogued (nothing for the embedded store)."""
+        ...

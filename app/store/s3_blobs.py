@@ -1,0 +1,163 @@
+"""The team blobs: objects `<prefix>/<2 hex>/<sha-256>` in an S3-compatible store (AWS S3, MinIO, SeaweedFS),
+through boto3, configured as that ecosystem expects: `s3://bucket/prefix` names the place; the endpoint,
+region and credentials come from `AWS_ENDPOINT_URL`, `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID` and
+`AWS_SECRET_ACCESS_KEY` or boto3's usual credential chain.
+
+An upload goes up from its local temp file (multipart past 8 MiB, as boto3 streams it); S3 makes an object
+visible only once it is whole, so a process killed mid-upload leaves nothing under the digest. Readers need a
+file (a SQLite store, a ZIP, `pread` windows), so a blob read here is streamed once into this machine's read
+cache, `<data-dir>/cache/<2 hex>/<sha-256>`, written to a temp name and renamed: bytes under a digest never
+change, so a cached copy never goes stale; it goes when the upload is deleted, or when the cache outgrows
+`cache_bytes` (setting `read_cache_mb`) and it is among the least recently read. A reader that still has
+the file open keeps its bytes (POSIX); a later read streams it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .blobs import CHUNK, Received, fsync_dir, valid_digest
+
+
+def parse_s3_url(url: str) -> tuple[str, str]:
+    """(bucket, prefix) of `s3://bucket/prefix`; raises ValueError."""
+    parts = urlsplit(url)
+    if parts.scheme != "s3" or not parts.netloc:
+        raise ValueError(f"blobs URL {url!r} is not s3://bucket/prefix")
+    return parts.netloc, parts.path.strip("/")
+
+
+class S3Blobs:
+    def __init__(self, url: str, cache: Path, cache_bytes: int) -> None:
+        import boto3  # the `team` extra: the embedded store needs none of it
+        from botocore.config import Config
+
+        self.bucket, self.prefix = parse_s3_url(url)
+        # path-style addressing: MinIO and SeaweedFS serve buckets as paths, and AWS still accepts it
+        self.client: Any = boto3.client(
+            "s3", config=Config(s3={"addressing_style": "path"}, retries={"mode": "standard"})
+        )
+        self.cache = cache
+        self.cache_bytes = cache_bytes
+        self.cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._ensure_bucket()
+
+    def _ensure_bucket(self) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchBucket", "NotFound"):
+                raise
+            try:
+                self.client.create_bucket(Bucket=self.bucket)
+            except ClientError as race:  # another process created it first
+                if race.response.get("Error", {}).get("Code") not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                    raise
+
+    def key(self, digest: str) -> str:
+        if not valid_digest(digest):
+            raise ValueError("not a sha-256 digest")
+        return f"{self.prefix}/{digest[:2]}/{digest}" if self.prefix else f"{digest[:2]}/{digest}"
+
+    def publish(self, received: Received) -> None:
+        from boto3.exceptions import S3UploadFailedError
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client.upload_file(str(received.temp), self.bucket, self.key(received.digest))
+        except (S3UploadFailedError, ClientError, BotoCoreError) as exc:  # answered as storage that failed
+            raise OSError(f"s3://{self.bucket}/{self.prefix} did not keep the upload: {exc}") from exc
+        self._keep_local(received)
+
+    def _keep_local(self, received: Received) -> None:
+        """The temp file becomes this machine's cached copy: the first read here downloads nothing."""
+        final = self.local_path(received.digest)
+        try:
+            final.parent.mkdir(mode=0o700, exist_ok=True)
+            os.replace(received.temp, final)
+        except OSError:
+            return  # a cache miss later, nothing worse
+
+    def delete(self, digest: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self.key(digest))
+        self.forget_local(digest)
+
+    def digests(self) -> Iterator[str]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else ""
+        )
+        for page in pages:
+            for item in page.get("Contents", ()):
+                name = str(item["Key"]).rsplit("/", 1)[-1]
+                if valid_digest(name):
+                    yield name
+
+    def local_path(self, digest: str) -> Path:
+        if not valid_digest(digest):
+            raise ValueError("not a sha-256 digest")
+        return self.cache / digest[:2] / digest
+
+    def fetch(self, digest: str) -> Path:
+        final = self.local_path(digest)
+        try:
+            os.utime(final)  # read now: the last to go when the cache is trimmed
+            return final
+        except FileNotFoundError:
+            pass
+        final.parent.mkdir(mode=0o700, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{digest[:8]}-", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                for chunk in self.chunks(digest):
+                    f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(name, final)
+            fsync_dir(final.parent)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+        self._trim(keep=final)
+        return final
+
+    def _trim(self, keep: Path) -> None:
+        """Remove the least recently read copies until the cache holds at most `cache_bytes` (`keep` stays)."""
+        copies = []
+        for path in self.cache.glob("*/*"):
+            if valid_digest(path.name):
+                with contextlib.suppress(FileNotFoundError):  # another thread trims too
+                    st = path.stat()
+                    copies.append((st.st_mtime_ns, st.st_size, path))
+        total = sum(size for _, size, _ in copies)
+        for _, size, path in sorted(copies):
+            if total <= self.cache_bytes:
+                break
+            if path != keep:
+                path.unlink(missing_ok=True)
+                total -= size
+
+    def chunks(self, digest: str) -> Iterator[bytes]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        where = f"blob {digest} of s3://{self.bucket}/{self.prefix}"
+        try:
+            body = self.client.get_object(Bucket=self.bucket, Key=self.key(digest))["Body"]
+        except (ClientError, BotoCoreError) as exc:
+            raise OSError(f"{where} could not be read: {exc}") from exc
+        try:
+            yield from body.iter_chunks(CHUNK)
+        except (BotoCoreError, ValueError) as exc:  # the connection broke, or fewer bytes came than announced
+            raise OSError(f"{where} stopped arriving: {exc}") from exc
+        finally:
+            body.close()
+
+    def forget_local(self, digest: str) -> None:
+        self.local_path(digest).unlink(missing_ok=True)
