@@ -1,9 +1,10 @@
-"""The `dsh-inspect` command line: `check`, `serve` and `render`."""
+"""The `dsh-inspect` command line: `check`, `serve`, `render`, `diff` and `search`."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -54,9 +55,10 @@ def session_report(log: SessionLog) -> dict[str, Any]:
 class Progress:
     """A one-line counter on stderr while many files are scanned."""
 
-    def __init__(self, stream: TextIO, total: int) -> None:
+    def __init__(self, stream: TextIO, total: int, verb: str = "checking") -> None:
         self.stream = stream
         self.total = total
+        self.verb = verb
         self.done = 0
         self.live = stream.isatty()
 
@@ -64,7 +66,7 @@ class Progress:
         self.done += 1
         if self.total < 2:
             return
-        line = f"checking {self.done}/{self.total}: {label}"
+        line = f"{self.verb} {self.done}/{self.total}: {label}"
         if self.live:
             self.stream.write("\r\x1b[K" + line[-150:])
         elif self.done in (1, self.total) or self.done % 50 == 0:
@@ -159,16 +161,27 @@ def run_serve(
     data_dir: str | None,
     settings: Sequence[Sequence[str]] = (),
     allow_hosts: Sequence[str] = (),
+    store: str | None = None,
+    blobs: str | None = None,
+    workers: int = 1,
     err: TextIO,
 ) -> int:
     from dataclasses import replace
 
     from .web.app import create_app
-    from .web.serving import bind, bound_port, server
+    from .web.serving import bind, bound_port, serve_workers, server
     from .web.settings import default_data_dir
     from .web.state import compile_templates
 
-    config = Settings(host=host, port=port, data_dir=data_dir or default_data_dir(), allowed_hosts=tuple(allow_hosts))
+    config = Settings(
+        host=host,
+        port=port,
+        data_dir=data_dir or default_data_dir(),
+        allowed_hosts=tuple(allow_hosts),
+        store=store or None,
+        blobs=blobs or None,
+        workers=max(1, workers),
+    )
     try:
         discover(list(paths))
         for name, value in settings:
@@ -188,11 +201,20 @@ def run_serve(
         sock.close()
         err.write(f"dsh-inspect serve: cannot use the data folder {config.data_dir}: {exc}\n")
         return 2
+    except Exception as exc:  # the team store's engines: a refused connection, a bad URL, no bucket rights
+        sock.close()
+        err.write(f"dsh-inspect serve: cannot open the upload store: {exc}\n")
+        return 2
     compile_templates(app.state.web.templates)
     shown = f"[{host}]" if ":" in host else host
-    err.write(f"dsh-inspect: serving on http://{shown}:{config.port}/ (uploads kept in {config.data_dir})\n")
+    kept = " and ".join(u for u in (config.store, config.blobs) if u) or config.data_dir
+    err.write(f"dsh-inspect: serving on http://{shown}:{config.port}/ (uploads kept in {kept})\n")
     err.flush()
-    server(app).run(sockets=[sock])
+    if config.workers > 1:
+        del app  # it checked the store and the paths; each worker builds its own
+        serve_workers(list(paths) or default_paths(), config, sock)
+    else:
+        server(app).run(sockets=[sock])
     return 0
 
 
@@ -214,6 +236,130 @@ def run_render(path: str, *, output: str, session: str | None, lang: str, err: T
     return 0
 
 
+# --- `diff`: where two sessions parted (issue 17) ---------------------------------
+
+
+class Unreadable(Exception):
+    """A `diff` input that is not one readable session log; the message says where."""
+
+
+def _one_session(path: str) -> SessionLog:
+    try:
+        found = discover([path])
+    except UnreadablePath as exc:
+        raise Unreadable(str(exc)) from None
+    if len(found.sources) != 1:
+        held = f"holds {len(found.sources)} session logs" if found.sources else "holds no session log"
+        reason = found.refused[0].reason if found.refused and not found.sources else None
+        raise Unreadable(f"{path}: {reason or held}; name one log file")
+    try:
+        return load_session(found.sources[0])
+    except NotASessionLog as exc:
+        raise Unreadable(f"{path}: {exc.reason} ({exc.location.describe()})") from None
+
+
+def run_diff(a: str, b: str, *, as_json: bool, ignore: Sequence[str], out: TextIO, err: TextIO) -> int:
+    """0 when the two logs recorded the same conversation, 1 when they differ, 2 when one cannot be read."""
+    from .history.compare import compare_logs, comparison_json, divergence_lines
+
+    try:
+        log_a, log_b = _one_session(a), _one_session(b)
+        comparison = compare_logs(log_a, log_b, ignore)
+    except (Unreadable, ValueError) as exc:
+        err.write(f"dsh-inspect diff: {exc}\n")
+        return 2
+    for name, log in (("a", log_a), ("b", log_b)):
+        if not log.verdict.accepted:  # compared all the same, as far as it reads
+            where = f" ({log.verdict.location.describe()})" if log.verdict.location else ""
+            err.write(f"dsh-inspect diff: warning: {name} is {log.verdict.category}: {log.verdict.reason}{where}\n")
+    if as_json:
+        doc = {"a": log_a.source.label, "b": log_b.source.label, **comparison_json(comparison)}
+        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        out.write(f"a: {log_a.source.label}\nb: {log_b.source.label}\n")
+        out.write("".join(line + "\n" for line in divergence_lines(comparison)))
+    return 0 if comparison.same else 1
+
+
+def run_search(
+    query: str,
+    paths: Sequence[str],
+    *,
+    kind: str,
+    form: str,
+    tool: str,
+    errors: bool,
+    index_path: str | None,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Rows of the sessions under `paths` matching `query`: 0 when some do, 1 when none, 2 for a bad path."""
+    from .web.corpus_index import INDEX_FILE, CorpusIndex, Query, bring_up_to_date, identity, read_afresh, visible
+    from .web.registry import Registry
+    from .web.settings import default_cache_dir
+
+    try:
+        discover(list(paths))
+    except UnreadablePath as exc:
+        err.write(f"dsh-inspect search: {exc}\n")
+        return 2
+    search = Query(q=query, kind=kind, form=form, tool=tool, errors=errors)
+    if search.empty:
+        err.write("dsh-inspect search: give a QUERY, or a filter (--kind, --form, --tool, --errors)\n")
+        return 2
+    path = index_path or os.path.join(default_cache_dir(), INDEX_FILE)
+    try:
+        index = CorpusIndex(path)
+    except (OSError, sqlite3.Error) as exc:
+        err.write(f"dsh-inspect search: cannot use the index {path}: {exc}\n")
+        return 2
+    entries = Registry(list(paths)).entries()
+    progress: Progress | None = None
+
+    def step(n: int, total: int, entry: Any) -> None:
+        nonlocal progress
+        progress = progress or Progress(err, total, "indexing")
+        progress.step(entry.source.label)
+
+    try:
+        bring_up_to_date(index, entries, read_afresh, step)
+        if progress is not None:
+            progress.close()
+        found = index.query(search, [e.source for e in entries])
+    finally:
+        index.close()
+    by_identity = {identity(e.source): e for e in entries}
+    if as_json:
+        hits = [
+            {
+                "path": by_identity[h.identity].source.label,
+                "key": by_identity[h.identity].key,
+                "title": h.title,
+                "anchor": h.anchor,
+                "kind": h.kind,
+                "seq": h.seq,
+                "form": h.form,
+                "tool": h.tool,
+                "error": h.error,
+                "snippet": h.snippet.text,
+                "marks": [list(m) for m in h.snippet.marks],
+            }
+            for h in found.hits
+        ]
+        doc = {"query": query, "total": found.total, "sessions": found.sessions, "hits": hits}
+        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        # a match in reverse video on a terminal, between [[ ]] elsewhere; a log's control characters never raw
+        before, after = ("\x1b[7m", "\x1b[0m") if out.isatty() else ("[[", "]]")
+        for h in found.hits:
+            label = by_identity[h.identity].source.label
+            out.write(f"{visible(label)}  {visible(h.anchor)}  {h.snippet.bracketed(before, after)}\n")
+        if found.total > len(found.hits):
+            err.write(f"dsh-inspect search: the first {len(found.hits):,} of {found.total:,} matching rows shown\n")
+    return 0 if found.total else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dsh-inspect", description="Inspect deepseek-harness session logs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -229,6 +375,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--data-dir", metavar="DIR", help="where uploads are kept (default: dsh-inspect in the user's data folder)"
+    )
+    serve.add_argument(
+        "--store",
+        metavar="URL",
+        default=os.environ.get("DSH_INSPECT_STORE"),
+        help="the upload catalog: postgresql://user@host:port/db for a team (env DSH_INSPECT_STORE; "
+        "default: SQLite in --data-dir)",
+    )
+    serve.add_argument(
+        "--blobs",
+        metavar="URL",
+        default=os.environ.get("DSH_INSPECT_BLOBS"),
+        help="the uploaded bytes: s3://bucket/prefix, endpoint and credentials from AWS_* (env "
+        "DSH_INSPECT_BLOBS; default: files in --data-dir)",
+    )
+    serve.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="serve from N processes on one port (default 1)"
     )
     serve.add_argument(
         "--setting",
@@ -250,10 +413,50 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the file to write")
     render.add_argument("--session", metavar="ID", help="which session, when PATH holds several (id or key)")
     render.add_argument("--lang", choices=("en", "zh"), default="en", help="interface language (default en)")
+    diff = sub.add_parser("diff", help="compare two session logs: where they parted, and what the model read")
+    diff.add_argument("a", metavar="A", help="a session log file")
+    diff.add_argument("b", metavar="B", help="the session log to compare it with")
+    diff.add_argument("--json", action="store_true", help="print the whole comparison as one JSON document")
+    diff.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="PART",
+        help="leave a part out: reasoning, system, tools, config, context, timestamps, tool_result:NAME",
+    )
+    search = sub.add_parser(
+        "search",
+        help="find rows across sessions: prompts, replies, reasoning, tools, commands, errors, contexts",
+        description="Find rows across every session under PATH... Prints `path  anchor  snippet` per matching "
+        "row (the anchor opens it: /sessions/KEY?at=ANCHOR). Exit status: 0 when a row matches, 1 when none "
+        "does, 2 for a path that cannot be read.",
+    )
+    search.add_argument("query", metavar="QUERY", help="a phrase, matched anywhere in a row, any case; no operators")
+    search.add_argument("paths", nargs="+", metavar="PATH", help="log files, folders or dsh roots")
+    search.add_argument("--json", action="store_true", help="print one JSON document")
+    search.add_argument("--kind", default="", metavar="KIND", help="only rows of this kind (e.g. tool-call, context)")
+    search.add_argument("--form", default="", metavar="FORM", help="only context rows of this form (e.g. instructions)")
+    search.add_argument("--tool", default="", metavar="NAME", help="only calls of this tool")
+    search.add_argument("--errors", action="store_true", help="only rows that report an error")
+    search.add_argument(
+        "--index",
+        metavar="FILE",
+        help="the index file, kept between runs so only changed logs are read again "
+        "(default: dsh-inspect/search-index.sqlite3 in the user's cache folder)",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; Ctrl-C (or SIGINT) stops any command with a line and status 130, not a traceback."""
+    try:
+        return run_command(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("\ndsh-inspect: interrupted\n")
+        return 130  # as a shell reports a command SIGINT ended
+
+
+def run_command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -269,8 +472,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             data_dir=args.data_dir,
             settings=args.setting,
             allow_hosts=args.allow_host,
+            store=args.store,
+            blobs=args.blobs,
+            workers=args.workers,
             err=sys.stderr,
         )
     if args.command == "render":
         return run_render(args.path, output=args.output, session=args.session, lang=args.lang, err=sys.stderr)
+    if args.command == "diff":
+        return run_diff(args.a, args.b, as_json=args.json, ignore=args.ignore, out=sys.stdout, err=sys.stderr)
+    if args.command == "search":
+        return run_search(
+            args.query,
+            args.paths,
+            kind=args.kind,
+            form=args.form,
+            tool=args.tool,
+            errors=args.errors,
+            index_path=args.index,
+            as_json=args.json,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
     parser.error(f"unknown command {args.command}")  # exits with status 2

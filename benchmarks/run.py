@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import importlib
 import os
 import platform
 import re
@@ -579,6 +580,17 @@ def memory_group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[lis
 
 Group = Callable[[Workloads, Path, int, Path], tuple[list[Figure], str]]
 
+
+def later(module: str) -> Group:
+    """The `group` of a module of its own, imported when it runs: it imports this module's helpers."""
+
+    def measure(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figure], str]:
+        group: Group = importlib.import_module(module).group
+        return group(w, scratch, runs, out)
+
+    return measure
+
+
 # Each group: its `--only` name, what it prints while measuring, and how (figures, and a note printed under
 # the table). A group kept in its own module adds one line here.
 GROUPS: dict[str, tuple[str, Group]] = {
@@ -586,6 +598,12 @@ GROUPS: dict[str, tuple[str, Group]] = {
     "w1": ("listing and windowing (W1)", w1_group),
     "w2": ("W2 cold first screen and memory", w2_group),
     "memory": ("memory: W3 small events, logs in turn, upload/delete cycles, hostile reads", memory_group),
+    "model-view": ("model views (W1 long)", later("benchmarks.model_view")),
+    "team": ("upload store at 10,000 sessions vs 1,000", later("benchmarks.team")),
+    "compare": ("comparing two sessions (W1 long)", later("benchmarks.compare")),
+    "search": ("search across sessions (W1)", later("benchmarks.search")),
+    "session-search": ("in-session search as typed (W1 long)", later("benchmarks.session_search")),
+    "navigation": ("session page navigation (W1 long, Chromium)", later("benchmarks.navigation")),
 }
 
 

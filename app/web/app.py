@@ -20,6 +20,8 @@ from ..log.records import NotASessionLog
 from ..store import MIB, UploadStore
 from . import (
     bodies,
+    compare,
+    finder,
     listing,
     live,
     media,
@@ -28,7 +30,7 @@ from . import (
     steps,
     uploads,
 )
-from .entries import entry_json
+from .entries import child_session_url, entry_json
 from .registry import Registry, SessionGone
 from .settings import Settings
 from .state import STATIC, AmbiguousKey, WebState
@@ -169,11 +171,23 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     # The interactive docs pages load their scripts from a CDN, which the CSP (and no network) forbid;
     # the OpenAPI document itself is served at /openapi.json.
     app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs", docs_url=None, redoc_url=None)
-    store = UploadStore(settings.data_dir, settings.limits()) if settings.data_dir else None
+    store = (
+        UploadStore(
+            settings.data_dir,
+            settings.limits(),
+            catalog_url=settings.store,
+            blobs_url=settings.blobs,
+            read_cache_bytes=settings.read_cache_mb * MIB,
+        )
+        if settings.data_dir
+        else None
+    )
     registry = Registry(paths, store, limits=settings.read_limits(), cache_bytes=settings.cache_mb * MIB)
     app.state.web = WebState(settings=settings, registry=registry, store=store)
     app.state.web.templates.env.globals["uploads_enabled"] = store is not None
     app.state.web.templates.env.globals["live_mark"] = partial(live.page_mark, app.state.web)
+    # a subagent tool row links the child session it names, when that is loaded too (templates/rows/tool-call.html)
+    app.state.web.templates.env.globals["child_session_url"] = partial(child_session_url, app.state.web)
     app.add_middleware(SafetyHeaders, settings=settings)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(SessionGone, session_gone)
@@ -188,4 +202,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(uploads.router)
     app.include_router(steps.router)  # what the model read: model views and the context budget
     app.include_router(messages.router)  # message identities
+    app.include_router(compare.router)  # two sessions side by side (issue 17)
+    app.include_router(finder.router)  # search across every loaded session
+    finder.keep_index(app)  # its index, which follows the registry: a deleted upload's rows go with it
     return app

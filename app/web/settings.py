@@ -12,7 +12,7 @@ from typing import Any
 
 from ..forms.jsformat import TEXT_LIMIT
 from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
-from ..store.limits import MIB, LimitName, Limits
+from ..store.limits import MIB, READ_CACHE_MB, LimitName, Limits
 from .caches import CACHE_MB
 
 
@@ -51,6 +51,11 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     # Where uploads are kept (blobs and catalog); None serves no uploads.
     data_dir: str | None = None
+    # The team store (README "Run it for a team"): a PostgreSQL catalog and S3-compatible blobs; None keeps
+    # each in --data-dir (SQLite, files). --data-dir still holds arriving uploads and the team's read cache.
+    store: str | None = None
+    blobs: str | None = None
+    workers: int = 1  # uvicorn worker processes on the one socket
     max_upload_mb: int = setting(256, "Largest upload accepted, in MiB (the bytes sent).", limit="max_upload_bytes")
     max_decompressed_mb: int = setting(
         DEFAULT_LIMITS.max_session_bytes // MIB,
@@ -71,7 +76,11 @@ class Settings:
         "many entries.",
         limit="max_sessions_per_upload",
     )
-    window_rows: int = setting(60, "Rows a session page renders per window; later windows load as the reader scrolls.")
+    window_rows: int = setting(
+        60,
+        "Rows a session page renders per window, and messages a model view lists per window; the others load "
+        "as the reader scrolls or asks.",
+    )
     first_screen_events: int = setting(
         2000,
         "A log not read yet shows its first window from this many leading events; the verdict and counts follow "
@@ -82,6 +91,12 @@ class Settings:
         "Most the server keeps of the sessions it has read, in MiB (an estimate): each one's index, first "
         "screen, rows, search text and model views. Past it the least recently used go, to be read again when "
         "asked for; the session in use always stays.",
+    )
+    read_cache_mb: int = setting(
+        READ_CACHE_MB,
+        "Most a team server keeps of uploaded bytes on its own disk (`--data-dir`'s `cache/`), in MiB: a session "
+        "read here is streamed once from the object store; past this the least recently read copies go, to be "
+        "streamed again when asked for. The embedded store's files are the store itself: no copy, no bound.",
     )
     body_cap: int = setting(
         TEXT_LIMIT,
@@ -162,4 +177,17 @@ def default_data_dir() -> str:
         base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
     else:
         base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return str(base / "dsh-inspect")
+
+
+def default_cache_dir() -> str:
+    """The user's cache directory, as each platform names it, plus `dsh-inspect`: what can be made again
+    (the command line's search index)."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Caches"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "Temp"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
     return str(base / "dsh-inspect")
