@@ -31,6 +31,7 @@ from . import (
     uploads,
 )
 from .entries import child_session_url, entry_json
+from .nearest import nearest
 from .registry import Registry, SessionGone
 from .settings import Settings
 from .state import STATIC, AmbiguousKey, WebState
@@ -135,7 +136,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code != 404 or not page_path(request):
         return await http_exception_handler(request, exc)
     web: WebState = request.app.state.web
-    response = web.page(request, "missing.html", detail=exc.detail)
+    response = web.page(request, "missing.html", detail=exc.detail, nearest=nearest(web.registry, request.url.path))
     response.status_code = 404
     return response
 

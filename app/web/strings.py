@@ -326,6 +326,7 @@ EN: dict[str, str] = {
     "missing.lead": "Nothing answers at this address. A session's log may have been deleted, emptied or rewritten "
     "with another session since the page that led here was shown.",
     "missing.back": "Back to the session list",
+    "missing.nearest": "The nearest that exists:",
     "chooser.title": "{id}: more than one session",
     "chooser.lead": "{count} loaded sessions carry this id. Each has a key of its own:",
     "event.synthetic": "Not in the file: a crash closer dsh would append when it loads this log.",
@@ -708,6 +709,7 @@ ZH: dict[str, str] = {
     "missing.lead": "此地址没有对应的内容。自链接到这里的页面显示以来，"
     "会话日志可能已被删除、清空，或被另一个会话改写。",
     "missing.back": "返回会话列表",
+    "missing.nearest": "最接近的现有内容：",
     "chooser.title": "{id}：不止一个会话",
     "chooser.lead": "已载入的 {count} 个会话使用此 id，各有其专属的键：",
     "event.synthetic": "不在文件中：dsh 载入此日志时会补上的崩溃收尾事件。",

@@ -1,0 +1,37 @@
+"""The nearest thing that exists to an address nothing answers at: what a 404 page offers besides the list.
+
+A missing message, step, event or body of a loaded session leads to that session; a mistyped key to the
+loaded session whose key is closest; a missing upload to the uploads page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import get_close_matches
+from urllib.parse import unquote
+
+from .registry import Registry
+from .state import session_url
+
+CLOSE_ENOUGH = 0.75  # difflib's ratio: a key one or two characters off, not any key of the same shape
+
+
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    url: str
+    label: str  # a session's key, or the page's own name (`uploads`)
+
+
+def nearest(registry: Registry, path: str) -> Nearest | None:
+    """What lies nearest to `path` (a page's address), or None when nothing does."""
+    parts = [unquote(p) for p in path.strip("/").split("/")]
+    if parts[0] == "uploads" and len(parts) > 1:
+        return Nearest("/uploads", "uploads")
+    if parts[0] != "sessions" or len(parts) < 2:
+        return None
+    key = parts[1]
+    entry = registry.entry(key) or (registry.copies(key) or (None,))[0]
+    if entry is not None:
+        return Nearest(session_url(key), key) if len(parts) > 2 else None
+    close = get_close_matches(key, [e.key for e in registry.entries()], n=1, cutoff=CLOSE_ENOUGH)
+    return Nearest(session_url(close[0]), close[0]) if close else None
