@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,8 @@ class S3Blobs:
         self.cache = cache
         self.cache_bytes = cache_bytes
         self.cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._read_at = 0  # the last read's mark, in ns: see `_mark_read`
+        self._marking = threading.Lock()
         self._ensure_bucket()
 
     def _ensure_bucket(self) -> None:
@@ -108,7 +112,7 @@ class S3Blobs:
     def fetch(self, digest: str) -> Path:
         final = self.local_path(digest)
         try:
-            os.utime(final)  # read now: the last to go when the cache is trimmed
+            self._mark_read(final)
             return final
         except FileNotFoundError:
             pass
@@ -125,8 +129,16 @@ class S3Blobs:
         except BaseException:
             Path(name).unlink(missing_ok=True)
             raise
+        self._mark_read(final)
         self._trim(keep=final)
         return final
+
+    def _mark_read(self, path: Path) -> None:
+        """Stamp `path` read now, later than any copy this process read before: the file system's clock ticks
+        coarsely (milliseconds), and two reads in one tick would otherwise tie when the cache is trimmed."""
+        with self._marking:
+            self._read_at = max(time.time_ns(), self._read_at + 1)
+            os.utime(path, ns=(self._read_at, self._read_at))
 
     def _trim(self, keep: Path) -> None:
         """Remove the least recently read copies until the cache holds at most `cache_bytes` (`keep` stays)."""
