@@ -5,12 +5,16 @@ Header facts (id, project, created, carrier) answer at once for every session. T
 file version: the page shows those it finds, and the list's script asks for the rest
 (`/sessions-summaries`) and fills their cells in place. Only a sort or a filter by such a fact
 reads every session first, as a search by title always has.
+
+The order a choice gives and the filters' values are kept per registry version (list_cache.py): a warm
+request costs its page's rows, not the number of sessions loaded.
 """
 
 from __future__ import annotations
 
+import bisect
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -25,6 +29,7 @@ from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..history.transcript import transcript_rows
 from .entries import entry_json
+from .list_cache import cache_of
 from .plain_text import one_line, plain_text
 from .registry import Entry
 from .state import State, WebState, session_url
@@ -267,13 +272,38 @@ def _kept(found: dict[str, Any] | None, choice: ListQuery) -> bool:
     return not choice.errors or bool((found or {}).get("errors"))
 
 
-def _choices(entries: list[Entry], choice: ListQuery) -> dict[str, list[str]]:
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What the filters offer of the loaded sessions, and how many there are: counted once per version."""
+
+    count: int
+    projects: tuple[str, ...]  # sorted
+    carriers: tuple[str, ...]  # sorted
+
+
+def loaded_facts(entries: Sequence[Entry]) -> Loaded:
+    return Loaded(
+        len(entries),
+        tuple(sorted({_cwd(e) for e in entries} - {""})),
+        tuple(sorted({e.source.kind for e in entries} - {""})),
+    )
+
+
+def _offered(values: tuple[str, ...], chosen: str) -> list[str]:
+    """`values` with the one chosen in its sorted place when they lack it."""
+    offered = list(values)
+    if chosen and chosen not in values:
+        bisect.insort(offered, chosen)
+    return offered
+
+
+def _choices(loaded: Loaded, choice: ListQuery) -> dict[str, list[str]]:
     """The values each filter offers: every verdict, the loaded sessions' projects and carriers, and the one
     chosen even when no session has it (any more), so the form shows what the list is filtered by."""
     return {
         "verdicts": list(WORDS.verdicts),
-        "projects": sorted(({_cwd(e) for e in entries} | {choice.project}) - {""}),
-        "carriers": sorted(({e.source.kind for e in entries} | {choice.carrier}) - {""}),
+        "projects": _offered(loaded.projects, choice.project),
+        "carriers": _offered(loaded.carriers, choice.carrier),
     }
 
 
@@ -290,11 +320,9 @@ def row(entry: Entry, found: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) -> dict[str, Any]:
-    """Sessions as chosen (newest first unless sorted otherwise), `size` a page (None: every one on one page)."""
-    state.registry.refresh()
+def chosen(state: WebState, loaded: list[Entry], choice: ListQuery) -> tuple[Entry, ...]:
+    """The loaded sessions `choice` keeps (its page aside), in its order."""
     needle = choice.q.strip().lower()
-    loaded = state.registry.entries()
     entries = [
         e
         for e in loaded
@@ -306,7 +334,16 @@ def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) ->
         entries = [e for e in entries if _kept(summaries[e.key], choice)]
     else:
         summaries = {}
-    entries = _ordered(entries, summaries, choice)
+    return tuple(_ordered(entries, summaries, choice))
+
+
+def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) -> dict[str, Any]:
+    """Sessions as chosen (newest first unless sorted otherwise), `size` a page (None: every one on one page)."""
+    state.registry.refresh()
+    version = state.registry.version  # read before what is made of it: a change meanwhile shows next request
+    kept = cache_of(state.registry)
+    loaded = kept.get(version, "loaded", lambda: loaded_facts(state.registry.entries()))
+    entries = kept.get(version, replace(choice, page=1), lambda: chosen(state, state.registry.entries(), choice))
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
     page = min(max(choice.page, 1), pages)
@@ -325,8 +362,9 @@ def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) ->
         "page": page,
         "pages": pages,
         "total": len(entries),
-        "loaded": len(loaded),  # every session loaded, chosen or not
-        "sessions": [row(e, summaries.get(e.key) or cached_summary(state, e)) for e in shown],
+        "loaded": loaded.count,  # every session loaded, chosen or not
+        # a choice that read every summary shows them all; else the page's that were read, the rest filled in later
+        "sessions": [row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e)) for e in shown],
         "refused": [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
     }
 

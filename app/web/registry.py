@@ -201,6 +201,7 @@ class Registry:
         self._basis: int | None = None  # the catalog version the entries were made from
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
         self._forgetting: list[Callable[[list[SessionSource]], object]] = []  # told of the sources that went
+        self._version = 0  # moves when the entries or a file's version change (`version`)
         self.refresh()
 
     def on_forget(self, hook: Callable[[list[SessionSource]], object]) -> None:
@@ -249,6 +250,8 @@ class Registry:
         aliases = {key: by_source[source] for key, source in keys.aliases.items()}
         ambiguous = {key: tuple(by_source[s] for s in sources) for key, sources in keys.ambiguous.items()}
         with self._lock:
+            if entries != self._entries or seen != self._headers:
+                self._version += 1
             gone = {e.source.path for e in self._entries.values()} - {e.source.path for e in entries.values()}
             went = list({e.source for e in self._entries.values()} - {e.source for e in entries.values()})
             self._entries = entries
@@ -268,6 +271,13 @@ class Registry:
         if went:
             for hook in self._forgetting:
                 hook(went)
+
+    @property
+    def version(self) -> int:
+        """A number that moves whenever the sessions found, their keys or headers, or any one's file version
+        changed: what a listing made of one version (an order, a count) stands until it moves."""
+        with self._lock:
+            return self._version
 
     @property
     def kept_bytes(self) -> int:
@@ -353,6 +363,7 @@ class Registry:
         with self._lock:
             if entry.source in self._headers:
                 self._headers[entry.source] = (version, header)
+                self._version += 1  # the next refresh sees this version as known: it moves nothing then
         return True
 
     def first_screen(self, key: str, events: int) -> SessionLog | None:
