@@ -5,6 +5,8 @@ embedded store), not uploaded one by one. Measured side by side in one run, each
 
 - the catalog's first page (the 50 newest uploads, read through its index): SQLite, and PostgreSQL when a
   private server starts here (tests/team/servers.py; skipped with a note otherwise);
+- a search of the team's index (`PgCorpusIndex.query`: a Chinese phrase said in one session, served by its
+  `pg_trgm` index), its rows written directly, ten a session, when PostgreSQL starts here;
 - a server's list, first page (`/api/sessions?page=1`), on an embedded store of each size: the catalog is read
   again only when its version moves, so a warm list costs no catalog read at all.
 
@@ -25,6 +27,7 @@ from urllib.parse import urlsplit
 
 import orjson
 from dsh_inspect.store.catalog import SqliteCatalog, StoredSession, Upload
+from dsh_inspect.web.corpus_index import Query
 
 from benchmarks.generate import Workloads
 from benchmarks.run import Budget, Figure, get, ms, side_by_side
@@ -34,6 +37,8 @@ from tests.team.servers import ServerMissing, postgres
 
 SIZES = (1_000, 10_000)
 PAGE = 50
+ROWS = 10  # index rows a session (a short session's turns, tool calls and results)
+PHRASE = "价格以人民币计"  # said in one session of the archive, whatever its size
 
 
 def archive(n: int) -> list[tuple[Upload, bytes]]:
@@ -78,6 +83,24 @@ def fill_postgres(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
         cur.execute("UPDATE catalog_state SET version = version + 1")
         cur.execute("ANALYZE")
     return catalog
+
+
+def fill_search(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
+    """The team's search index of these uploads, its rows written directly (as indexing them would)."""
+    import psycopg
+    from dsh_inspect.web.pg_corpus_index import PgCorpusIndex
+
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        cur.executemany("INSERT INTO search_uploads VALUES (%s)", [(u.digest,) for u, _ in uploads])
+        cur.executemany("INSERT INTO search_sessions VALUES (%s, '', %s)", [(u.digest, u.name) for u, _ in uploads])
+        with cur.copy("COPY search_rows (digest, member, n, anchor, kind, error, seq, text) FROM STDIN") as copy:
+            for i, (u, _) in enumerate(uploads):
+                for n in range(ROWS):
+                    said = f"{PHRASE}，不含运费。" if i == 7 and n == 3 else f"ran pytest -q tests/test_{i % 97}.py"
+                    text = f"step {n} of session {i}: read src/module_{(i * 7 + n) % 997}.py; {said}"
+                    copy.write_row((u.digest, "", n, f"r{n}", "assistant", False, n, text))
+        cur.execute("ANALYZE")
+    return PgCorpusIndex(url)
 
 
 def _upload_row(u: Upload) -> tuple[Any, ...]:
@@ -125,12 +148,28 @@ def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figur
         except ServerMissing as exc:
             notes.append(f"PostgreSQL figure skipped: {exc}")
         else:
-            team = {n: fill_postgres(pg.new_database(), uploads[n]) for n in SIZES}
+            urls = {n: pg.new_database() for n in SIZES}
+            team = {n: fill_postgres(urls[n], uploads[n]) for n in SIZES}
             figures.append(
                 _pair(
                     "catalog first page (PostgreSQL, 50 newest uploads)",
                     lambda: team[SIZES[0]].newest(PAGE),
                     lambda: team[SIZES[1]].newest(PAGE),
+                    9 * runs,
+                )
+            )
+            started = time.perf_counter()
+            index = {n: fill_search(urls[n], uploads[n]) for n in SIZES}
+            notes.append(f"filled both search indexes ({ROWS} rows a session) in {ms(time.perf_counter() - started)}")
+            names = {n: {f"{u.digest}\0" for u, _ in uploads[n]} for n in SIZES}
+            asked = Query(q=PHRASE)
+            hits = {n: index[n].query(asked, names[n]).sessions for n in SIZES}
+            notes.append(f"the phrase is found in {hits[SIZES[0]]} and {hits[SIZES[1]]} sessions")
+            figures.append(
+                _pair(
+                    "search (PostgreSQL pg_trgm index, a phrase said in one session)",
+                    lambda: index[SIZES[0]].query(asked, names[SIZES[0]]),
+                    lambda: index[SIZES[1]].query(asked, names[SIZES[1]]),
                     9 * runs,
                 )
             )

@@ -18,7 +18,9 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from ..history.transcript import ROW_KINDS
+from ..store.pg_catalog import PostgresCatalog
 from .corpus_index import (
+    HITS,
     INDEX_FILE,
     CorpusIndex,
     Found,
@@ -30,6 +32,7 @@ from .corpus_index import (
     read_mark,
 )
 from .corpus_index import Query as Search
+from .pg_corpus_index import PgCorpusIndex, upload_identity
 from .registry import Entry, Mark
 from .state import State, WebState, session_url
 from .transcripts import Transcript
@@ -44,16 +47,20 @@ FIND_EVERY = 2.0
 
 
 class Finder:
-    """The app's search index, and when the sessions it searches were last found again on disk."""
+    """The app's search indexes, and when the sessions it searches were last found again on disk: `index` for
+    sessions on this machine's disk, `uploads` for a team store's uploads (None: they are on disk too)."""
 
-    def __init__(self, index: CorpusIndex) -> None:
+    def __init__(self, index: CorpusIndex, uploads: PgCorpusIndex | None = None) -> None:
         self.index = index
+        self.uploads = uploads
         self._found_at = -math.inf
 
     def find_sessions(self, state: WebState) -> None:
-        """Find the sessions on disk again (new files, vanished ones) unless that was done a moment ago."""
+        """Find the sessions on disk again (new files, vanished ones) unless that was done a moment ago; and
+        the uploads whenever any process added or deleted one (one catalog version read), so a search finds
+        an upload the moment its answer was sent."""
         now = time.monotonic()
-        if now - self._found_at >= FIND_EVERY:
+        if now - self._found_at >= FIND_EVERY or (state.store is not None and state.store.changed()):
             state.registry.refresh()
             self._found_at = now
 
@@ -65,7 +72,17 @@ def keep_index(app: FastAPI) -> None:
     data_dir = state.settings.data_dir
     index = CorpusIndex(os.path.join(data_dir, INDEX_FILE) if data_dir else None)
     state.registry.on_forget(index.forget)
-    app.state.finder = Finder(index)
+    app.state.finder = Finder(index, team_index(state))
+
+
+def team_index(state: WebState) -> PgCorpusIndex | None:
+    """On the team store, the index every process shares, in the catalog's database: an upload accepted by
+    another process is found here at once (the local index would know only uploads read on this machine).
+    Roots on local disk stay in the local index: they are this process's alone."""
+    catalog = state.store.catalog if state.store is not None else None
+    if not isinstance(catalog, PostgresCatalog):
+        return None
+    return PgCorpusIndex(catalog.url)
 
 
 def finder_of(request: Request) -> Finder:
@@ -86,6 +103,27 @@ def _reader(state: WebState) -> Reader:
             return None
 
     return read
+
+
+def _upload_reader(state: WebState) -> Reader:
+    """`_reader`, the upload's bytes first brought to this machine (the team store's read cache)."""
+    read = _reader(state)
+
+    def read_upload(entry: Entry) -> tuple[Transcript | None, Mark] | None:
+        if state.store is None or entry.upload is None:
+            return None
+        try:
+            state.store.fetch(entry.upload)
+        except OSError:
+            return None  # the object store cannot be read now: tried again on the next search
+        return read(entry)
+
+    return read_upload
+
+
+def joined(local: Found, uploads: Found, limit: int = HITS) -> Found:
+    """Both indexes' hits, the local sessions' first, the first `limit` in all."""
+    return Found((local.hits + uploads.hits)[:limit], local.total + uploads.total, local.sessions + uploads.sessions)
 
 
 class SearchHitJson(Twin):
@@ -131,9 +169,16 @@ def search_results(state: WebState, finder: Finder, search: Search) -> SearchJso
     """The hits of `search` over every loaded session, each with its session and a link to its row."""
     finder.find_sessions(state)
     entries = state.registry.entries()
-    indexed = bring_up_to_date(finder.index, entries, _reader(state)) if not search.empty else 0
-    result: Found = finder.index.query(search, [e.source for e in entries])
-    by_identity = {identity(e.source): e for e in entries}
+    local = [e for e in entries if e.upload is None] if finder.uploads is not None else entries
+    indexed = bring_up_to_date(finder.index, local, _reader(state)) if not search.empty else 0
+    result: Found = finder.index.query(search, [e.source for e in local])
+    by_identity = {identity(e.source): e for e in local}
+    if finder.uploads is not None:
+        uploaded = {upload_identity(e): e for e in entries if e.upload is not None}
+        if not search.empty:
+            indexed += finder.uploads.bring_up_to_date(list(uploaded.values()), _upload_reader(state))
+        result = joined(result, finder.uploads.query(search, uploaded.keys()))
+        by_identity |= uploaded
     hits = [hit_json(by_identity[h.identity], h) for h in result.hits]  # the query asked these sources alone
     asked = SearchAskedJson(q=search.q, kind=search.kind, form=search.form, tool=search.tool, errors=search.errors)
     return SearchJson(

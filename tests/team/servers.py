@@ -136,6 +136,8 @@ def seaweedfs(folder: Path) -> Iterator[ObjectStore]:
     args = [weed, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={folder}", "-filer", "-s3"]
     args += [f"-{name}.port={port}" for name, port in ports.items()]
     args += [f"-{name}.port.grpc={port}" for name, port in grpc.items()]
+    # the gateway's side servers listen on fixed ports another run may hold: not needed here
+    args += ["-s3.port.iceberg=0", "-s3.port.lance=0"]
     # each bucket is a collection that takes volumes of its own (sparse files): room for every test's bucket
     args += ["-master.volumeSizeLimitMB=32", "-volume.max=400", "-master.telemetry=false"]
     log = open(folder / "weed.log", "wb")  # noqa: SIM115 (it outlives this statement: the server writes it)
