@@ -264,8 +264,11 @@ def reports_stop(facts: RowFacts) -> bool:
     return False
 
 
-def row_facts(log: ReadableLog, row: Row) -> RowFacts:
-    """The facts of `row`, whose events `log` reads."""
+def row_facts(log: ReadableLog, row: Row, *, words_only: bool = False) -> RowFacts:
+    """The facts of `row`, whose events `log` reads. `words_only` leaves out what a row's words and its
+    error mark never read (`search.shown_text`, `reports_error`), each a decode of more events: an answer's
+    stream timing, and a boundary's end (its duration and outcome) and usage, left None and empty. A search
+    index asks so, a view never."""
     if row.diagnostic is not None:
         raw = row.tail.raw if row.tail is not None else None
         return FindingFacts(row.diagnostic, row.tail, raw.decode("utf-8", "replace") if raw else "")
@@ -278,7 +281,7 @@ def row_facts(log: ReadableLog, row: Row) -> RowFacts:
         return MessageFacts(event.message, log.event(recall[0]).message if recall else None, said)
     if kind == "assistant-step" and event.message is not None:
         usage = usage_counts(data.get("usage"))
-        timing = stream_timing(log, row.link("chunks"), event, dict(usage).get("outputTokens"))
+        timing = None if words_only else stream_timing(log, row.link("chunks"), event, dict(usage).get("outputTokens"))
         return AssistantFacts(event.message, data.get("interrupted") is True, usage, wall_clock(event.time), timing)
     if kind == "partial-stream":
         return StreamFacts(stream_text(log, row.link("chunks")), _logged_usage(log, row.link("assistant")))
@@ -296,6 +299,8 @@ def row_facts(log: ReadableLog, row: Row) -> RowFacts:
             "error" if kind == "turn-error" else "max-tokens", str(error.get("message", "")), error.get("code")
         )
     if kind == "turn":
+        if words_only:
+            return BoundaryFacts(data.get("turn"), None, None, time=wall_clock(event.time))
         end = _first(log, row.link("end"))
         end_data = end.data if end is not None and isinstance(end.data, dict) else {}
         outcome = _object(end_data.get("reason")).get("kind")
@@ -307,6 +312,8 @@ def row_facts(log: ReadableLog, row: Row) -> RowFacts:
             time=wall_clock(event.time),
         )
     if kind == "step":
+        if words_only:
+            return BoundaryFacts(data.get("step"), None, None, time=wall_clock(event.time))
         end = _first(log, row.link("end"))
         usage = _logged_usage(log, row.link("usage-only"))
         return BoundaryFacts(data.get("step"), _duration(event, end), None, usage, wall_clock(event.time))
@@ -323,7 +330,7 @@ def wall_clock(time: int) -> int | None:
 def stream_timing(log: ReadableLog, chunks: tuple[int, ...], message: Event, output_tokens: Any) -> StreamTiming | None:
     """Time to first token and tokens per second of the answer `message` closed, from the times of its
     chunks: None when it streamed no delta, or its request's start carries no time."""
-    first = next((log.event(s) for s in chunks if _is_delta(log.event(s))), None)
+    first = next((chunk for chunk in map(log.event, chunks) if _is_delta(chunk)), None)  # each decoded once
     if first is None:
         return None
     start = next((s for s in range(first.seq - 1, -1, -1) if log.types[s] in _LOOKING_BACK), None)

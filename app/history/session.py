@@ -9,8 +9,10 @@ record lies, its type, its message id); event bodies are decoded on demand.
 from __future__ import annotations
 
 import math
+import threading
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -79,6 +81,8 @@ _UPGRADABLE_PLAIN_TYPES = (UPGRADED_TYPES - SURFACE_TYPES) & KNOWN_EVENT_TYPES
 # One string object per known type, for the index to hold: not each event's own copy, which would
 # keep every event's type string alive, and make the cycle collector's walks of the index touch each.
 _KINDS = {kind: kind for kind in KNOWN_EVENT_TYPES}
+EVENTS_KEPT = 64  # decoded events a log keeps, the latest asked for: a small session's all, a long one's latest
+KEPT_RECORD_BYTES = 4096  # of records at most this long: a few hundred KiB of a log's text at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +130,11 @@ class SessionLog:
 
     __slots__ = (
         "_carriers",
+        "_decoded",
+        "_decoded_lock",
         "_empty_assistant",
         "_event_record",
+        "_last_record",
         "_message_ids",
         "_reader",
         "_rec_length",
@@ -192,6 +199,13 @@ class SessionLog:
         self._carriers: dict[str, list[int]] = {}
         self._shadowed_by: dict[int, list[int]] = {}
         self._surface: list[int] = []
+        # Decoded again on demand, but not over and over: a row's facts read the events its transcript row
+        # read, and each event of a packed record would parse the whole record again. Bounded (`EVENTS_KEPT`,
+        # small records only; one packed record), and shared by the server's threads: the lock guards the
+        # order of `_decoded`, and `_last_record` is replaced whole, never changed.
+        self._decoded: OrderedDict[int, Event] = OrderedDict()  # stored seq → its event, least recent first
+        self._decoded_lock = threading.Lock()
+        self._last_record: tuple[int, list[dict[str, Any]]] | None = None  # a packed record's index and events
 
     # -- what the index holds, read-only ------------------------------------
     @property
@@ -261,23 +275,47 @@ class SessionLog:
 
     # -- events ------------------------------------------------------------
     def raw_event(self, seq: int) -> dict[str, Any]:
-        """The stored event at `seq`, upgraded as dsh upgrades it on load."""
+        """The stored event at `seq`, upgraded as dsh upgrades it on load (read-only: the events of a packed
+        record are kept, and handed out again)."""
         real = len(self._event_record)
         if seq >= real:
             return self._synthetic[seq - real]
-        assert self._scan is not None
         rec = self._event_record[seq]
         first = bisect_left(self._event_record, rec)
-        events = self._scan.reread(self._rec_start[rec], self._rec_length[rec], first)
-        raw = events[seq - first]
+        raw = self._record(rec, first)[seq - first]
         sid = self.header.id if self.header and self.header.id else ""
         try:
             return upgrade_event(raw, sid, self._message_ids.get)
         except UpgradeError:
             return raw
 
+    def _record(self, rec: int, first: int) -> list[dict[str, Any]]:
+        """The events record `rec` decodes to, its first event's seq `first`; the last packed one is kept,
+        so reading its events one by one parses it once."""
+        last = self._last_record
+        if last is not None and last[0] == rec:
+            return last[1]
+        assert self._scan is not None
+        events = self._scan.reread(self._rec_start[rec], self._rec_length[rec], first)
+        if len(events) > 1:
+            self._last_record = (rec, events)
+        return events
+
     def event(self, seq: int) -> Event:
-        return to_event(self.raw_event(seq), synthetic=seq >= len(self._event_record))
+        if seq >= len(self._event_record):
+            return to_event(self.raw_event(seq), synthetic=True)
+        with self._decoded_lock:
+            found = self._decoded.get(seq)
+            if found is not None:
+                self._decoded.move_to_end(seq)
+                return found
+        event = to_event(self.raw_event(seq))
+        if self._rec_length[self._event_record[seq]] <= KEPT_RECORD_BYTES:
+            with self._decoded_lock:
+                self._decoded[seq] = event
+                if len(self._decoded) > EVENTS_KEPT:
+                    self._decoded.popitem(last=False)
+        return event
 
     def events(self, start: int = 0, stop: int | None = None) -> Iterator[Event]:
         stop = self.event_count if stop is None else min(stop, self.event_count)
@@ -350,15 +388,21 @@ class SessionLog:
 
     def extend(self) -> bool:
         """Read on after the file grew (only the new bytes); False when it must be read afresh."""
+        # an append changes no stored event, so this is only prudence, at the price of a few decodes: the
+        # read-on rewrites the index these events were found by (it drops the closers and reads the tail)
+        with self._decoded_lock:
+            self._decoded.clear()
+        self._last_record = None
         return self._reader is not None and self._reader.extend(self)
 
 
 def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
+    frozen = freeze(raw)  # once: its data, envelope and message are the frozen event's own parts
     kind = raw.get("type")
     kind = kind if isinstance(kind, str) else ""
     message = None
     if kind in SURFACE_TYPES and message_shape_problem(raw) is None:
-        message = freeze_message(message_of(raw))
+        message = freeze_message(message_of(frozen))
     seqs = None
     if "sourceEventSeqs" in raw:
         try:
@@ -369,13 +413,13 @@ def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
         seq=int(raw.get("seq", -1)),
         time=int(raw["time"]) if isinstance(raw.get("time"), (int, float)) and math.isfinite(raw["time"]) else 0,
         type=kind,
-        data=freeze(raw.get("data")),
-        surface_op=freeze(raw.get("surfaceOp")),
+        data=frozen.get("data"),
+        surface_op=frozen.get("surfaceOp"),
         source_event_seqs=seqs,
         ignorable=raw.get("ignorable") is True,
         message=message,
         synthetic=synthetic,
-        raw=freeze(raw),
+        raw=frozen,
     )
 
 

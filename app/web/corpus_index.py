@@ -354,7 +354,7 @@ class CorpusIndex:
             if key not in kept
         ]
         written = [
-            (key, sig, _settled(row, stored), anchor, row.kind, row.seq, *_words(t, row))
+            (key, sig, _settled(row, stored), anchor, row.kind, row.seq, *row_words(t, row))
             for key, row, anchor, sig in fresh
             if t is not None
         ]
@@ -466,11 +466,11 @@ class CorpusIndex:
         return Found(hits, total, sessions)
 
 
-def _words(t: Transcript, row: Row) -> tuple[str | None, str | None, bool, str]:
+def row_words(t: Transcript, row: Row) -> tuple[str | None, str | None, bool, str]:
     """A row's facets (form, tool, error) and the words it shows, read as in-session search reads them
     (`search.shown_text`; the error is `reports_error`, the red dot's). Not through `search.searchable`,
     which also lower-cases the text and dumps raw event JSON, work that doubled the cost of indexing."""
-    facts = row_facts(t.readable, row)
+    facts = row_facts(t.readable, row, words_only=True)
     text, form = shown_text(row, facts)
     tool = (facts.name or None) if isinstance(facts, ToolFacts) else None
     return form, tool, reports_error(facts), text

@@ -23,7 +23,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ..history.transcript import KIND_FAMILIES
-from .corpus_index import HITS, Found, Hit, Query, Reader, _words, like_pattern, snippet
+from .corpus_index import HITS, Found, Hit, Query, Reader, like_pattern, row_words, snippet
 from .registry import Entry
 from .transcripts import Transcript
 
@@ -181,7 +181,7 @@ def _rows(digest: str, member: str, t: Transcript) -> list[tuple[Any, ...]]:
     """The index's rows of one session, as `search_rows` holds them."""
     out = []
     for n, (row, anchor) in enumerate(zip(t.rows, t.anchors, strict=True)):
-        form, tool, error, text = _words(t, row)
+        form, tool, error, text = row_words(t, row)
         out.append((digest, member, n, anchor, row.kind, form, tool, error, row.seq, storable(text)))
     return out
 
