@@ -9,12 +9,12 @@ wait for each other. Migrations (`migrations/postgresql/`) run at start under a 
 
 from __future__ import annotations
 
-import queue
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .catalog import Upload, uploads_of
+from .pg_connections import Connections
 from .schema import pending
 
 if TYPE_CHECKING:
@@ -32,11 +32,9 @@ _COLUMNS = (
 
 class PostgresCatalog:
     def __init__(self, url: str) -> None:
-        import psycopg  # the `team` extra
-
-        self._psycopg = psycopg
         self.url = url
-        self._idle: queue.LifoQueue[psycopg.Connection[Any]] = queue.LifoQueue()
+        self._connections = Connections(url)
+        self._connection = self._connections.connection
         with self._connection() as conn:
             self._migrate(conn)
 
@@ -57,23 +55,6 @@ class PostgresCatalog:
                     )
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATING,))
-
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection (autocommit: each `transaction()` is explicit); a broken one is not kept."""
-        try:
-            conn = self._idle.get_nowait()
-        except queue.Empty:
-            conn = self._psycopg.connect(self.url, autocommit=True)
-        try:
-            yield conn
-        except BaseException:
-            conn.close()
-            raise
-        if conn.closed or conn.info.transaction_status != self._psycopg.pq.TransactionStatus.IDLE:
-            conn.close()
-        else:
-            self._idle.put(conn)
 
     @contextmanager
     def _locked(self, conn: psycopg.Connection[Any], digest: str) -> Iterator[None]:

@@ -15,14 +15,13 @@ lock on its digest, so two processes never write it twice. Its rows reference it
 
 from __future__ import annotations
 
-import queue
 import threading
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ..history.transcript import KIND_FAMILIES
+from ..store.pg_connections import Connections
 from .corpus_index import HITS, Found, Hit, Query, Reader, like_pattern, row_words, snippet
 from .registry import Entry
 from .transcripts import Transcript
@@ -49,30 +48,14 @@ class PgCorpusIndex:
 
         self._psycopg = psycopg
         self.url = url  # migrated by the catalog (0002_search_index.sql) before the web layer opens this
-        self._idle: queue.LifoQueue[psycopg.Connection[Any]] = queue.LifoQueue()
+        self._connections = Connections(url)
+        self._connection = self._connections.connection
         self._lock = threading.Lock()  # one indexer per process: two searches must not read one upload twice
         self._basis: int | None = None  # the catalog version `_indexed` was checked at
         self._indexed: set[str] = set()
 
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            conn = self._idle.get_nowait()
-        except queue.Empty:
-            conn = self._psycopg.connect(self.url, autocommit=True)
-        try:
-            yield conn
-        except BaseException:
-            conn.close()
-            raise
-        if conn.closed or conn.info.transaction_status != self._psycopg.pq.TransactionStatus.IDLE:
-            conn.close()
-        else:
-            self._idle.put(conn)
-
     def close(self) -> None:
-        while not self._idle.empty():
-            self._idle.get_nowait().close()
+        self._connections.close()
 
     # -- keeping it up to date ------------------------------------------------------------
 
