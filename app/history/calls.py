@@ -190,8 +190,19 @@ def turn_step(data: Any) -> tuple[int, int] | None:
     return None
 
 
-def call_index(log: SessionLog) -> CallIndex:
-    """Every step of the log with its model calls, in log order."""
+@dataclass(frozen=True, slots=True)
+class StepBounds:
+    """Where one step lies in the log: its key (`turn.step`, `~n` for a repeated pair) and its events."""
+
+    key: str
+    turn: int
+    step: int
+    start: int  # its step/start
+    end: int  # its step/end, or the event before the turn/end of a turn that ended without closing it
+
+
+def step_bounds(log: SessionLog) -> list[StepBounds]:
+    """Every step of the log, keyed and bounded, in log order (what model views and comparisons are keyed by)."""
     types = log.types
     starts: list[tuple[int, int, int]] = []  # (seq, turn, step)
     for seq, kind in enumerate(types):
@@ -199,8 +210,7 @@ def call_index(log: SessionLog) -> CallIndex:
             pair = turn_step(log.raw_event(seq).get("data"))
             if pair is not None:
                 starts.append((seq, *pair))
-    steps: list[Step] = []
-    by_key: dict[str, int] = {}
+    out: list[StepBounds] = []
     seen: dict[tuple[int, int], int] = {}
     for i, (start, turn, step) in enumerate(starts):
         limit = starts[i + 1][0] - 1 if i + 1 < len(starts) else len(types) - 1
@@ -208,7 +218,11 @@ def call_index(log: SessionLog) -> CallIndex:
         if types[end] == "turn/end":
             end = max(start, end - 1)  # a turn that ended without closing its step
         seen[(turn, step)] = seen.get((turn, step), 0) + 1
-        key = step_key(turn, step, seen[(turn, step)])
-        by_key[key] = len(steps)
-        steps.append(Step(key, turn, step, start, end, _split(log, start, end)))
-    return CallIndex(tuple(steps), by_key)
+        out.append(StepBounds(step_key(turn, step, seen[(turn, step)]), turn, step, start, end))
+    return out
+
+
+def call_index(log: SessionLog) -> CallIndex:
+    """Every step of the log with its model calls, in log order."""
+    steps = tuple(Step(b.key, b.turn, b.step, b.start, b.end, _split(log, b.start, b.end)) for b in step_bounds(log))
+    return CallIndex(steps, {step.key: i for i, step in enumerate(steps)})

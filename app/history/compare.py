@@ -36,7 +36,7 @@ import orjson
 
 from ..model.frozen import thaw
 from ..model.rules import message_of, message_shape_problem
-from .calls import step_key, turn_step
+from .calls import step_bounds
 from .requests import header_at, header_from, seed_boundary, surfaces_at
 from .session import SessionLog
 from .state import TypeIndex, type_index
@@ -307,41 +307,15 @@ class _Chain:
         return (self.links[-1].hex() if self.links else "", self.counts[-1] if self.counts else 0)
 
 
-@dataclass(frozen=True, slots=True)
-class _Window:
-    key: str
-    start: int
-    end: int
-
-
-def _windows(log: SessionLog) -> list[_Window]:
-    """The steps of `log` keyed and bounded as `calls.call_index` keys and bounds them (so each key names
-    the step's model view), without splitting their model calls: the comparison reads a step's request at
-    its answer, which is what its answered call read (no surface event falls inside a call)."""
-    types = log.types
-    starts: list[tuple[int, int, int]] = []
-    for seq, kind in enumerate(types):
-        if kind == "step/start" and (pair := turn_step(log.raw_event(seq).get("data"))) is not None:
-            starts.append((seq, *pair))
-    out: list[_Window] = []
-    seen: dict[tuple[int, int], int] = {}
-    for i, (begin, turn, step) in enumerate(starts):
-        limit = starts[i + 1][0] - 1 if i + 1 < len(starts) else len(types) - 1
-        close = next((s for s in range(begin + 1, limit + 1) if types[s] in ("step/end", "turn/end")), limit)
-        if types[close] == "turn/end":
-            close = max(begin, close - 1)  # a turn that ended without closing its step
-        seen[(turn, step)] = seen.get((turn, step), 0) + 1
-        out.append(_Window(step_key(turn, step, seen[(turn, step)]), begin, close))
-    return out
-
-
 def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
     """Every step of `log` with its request and output fingerprints, and every item it recorded, in log order.
 
     A step's request is the surface just before its answer (its first appended assistant message), or at
     its end when it has none (a failed call: the surface its last attempt read)."""
     types = type_index(log)
-    steps = _windows(log)
+    # keyed and bounded as model views are; a step's calls are not split: the comparison reads a step's
+    # request at its answer, which is what its answered call read (no surface event falls inside a call)
+    steps = step_bounds(log)
     starts = [s.start for s in steps]
     boundary = seed_boundary(log, types, log.event_count - 1)
     tools: dict[str, str] = {}  # call id → tool name
