@@ -505,6 +505,15 @@ class Comparison:
     def same(self) -> bool:
         return self.first_divergence is None
 
+    @property
+    def divergences(self) -> tuple[tuple[str, Divergence | None], ...]:
+        """The three divergences by name, in the order every view lists them."""
+        return (
+            ("first", self.first_divergence),
+            ("request", self.request_divergence),
+            ("output", self.output_divergence),
+        )
+
 
 def _signature(item: Item) -> tuple[str, str, str]:
     # a header's reason (initial, change, resume) says why it was logged, not what the model read
@@ -758,9 +767,7 @@ def segment_json(pair: SegmentPair) -> dict[str, Any]:
 def summary_json(c: Comparison) -> dict[str, Any]:
     return {
         "same": c.same,
-        "firstDivergence": divergence_json(c.first_divergence),
-        "requestDivergence": divergence_json(c.request_divergence),
-        "outputDivergence": divergence_json(c.output_divergence),
+        **{f"{name}Divergence": divergence_json(d) for name, d in c.divergences},
         "seedBoundary": {"a": c.seed_a, "b": c.seed_b},
         "ignored": list(c.ignored),
         "steps": len(c.segments),

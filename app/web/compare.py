@@ -24,7 +24,6 @@ from ..history.compare import (
     Line,
     SegmentPair,
     compare_logs,
-    divergence_json,
     layout,
     pair_json,
     segment_json,
@@ -163,14 +162,7 @@ def _page_context(compared: Compared) -> dict[str, Any]:
         "a": entry_json(compared.a),
         "b": entry_json(compared.b),
         "comparison": c,
-        "divergences": [
-            (name, d, _divergence_links(compared, d))
-            for name, d in (
-                ("first", c.first_divergence),
-                ("request", c.request_divergence),
-                ("output", c.output_divergence),
-            )
-        ],
+        "divergences": [(name, d, _divergence_links(compared, d)) for name, d in c.divergences],
         "query": _query(compared.a.key, compared.b.key),
         "url_a": session_url(compared.a.key),
         "url_b": session_url(compared.b.key),
@@ -216,31 +208,18 @@ def api_compare(
     compared = _compared(state, a, b)
     shown, after = compared.layout.window(start, state.settings.window_rows, upto=upto)
     c = compared.comparison
-    links = {
-        name: _divergence_links(compared, d)
-        for name, d in (
-            ("firstDivergence", c.first_divergence),
-            ("requestDivergence", c.request_divergence),
-            ("outputDivergence", c.output_divergence),
-        )
-    }
+    summary = summary_json(c)
+    for name, d in c.divergences:  # each with its links into both model views
+        if d is not None:
+            summary[f"{name}Divergence"]["links"] = _divergence_links(compared, d)
     return {
         "a": entry_json(compared.a),
         "b": entry_json(compared.b),
-        **summary_json(c),
-        **{name: (None if d is None else {**d, "links": links[name]}) for name, d in _divergences(c).items()},
+        **summary,
         "rows": [_line_json(compared, x) for x in shown],
         "from": start,
         "nextFrom": after,
         "totalRows": len(compared.layout.lines),
-    }
-
-
-def _divergences(c: Comparison) -> dict[str, dict[str, Any] | None]:
-    return {
-        "firstDivergence": divergence_json(c.first_divergence),
-        "requestDivergence": divergence_json(c.request_divergence),
-        "outputDivergence": divergence_json(c.output_divergence),
     }
 
 

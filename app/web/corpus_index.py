@@ -1,6 +1,6 @@
 """Search across every loaded session: a SQLite FTS5 index of the words each row shows.
 
-Each row is indexed with what in-session search reads of it (`search.shown_text`: its words and a
+Each row is indexed with what in-session search reads of it (`search.shown`: its words, a
 context row's form) and the facets its facts give (kind, tool, `reports_error`), so a row is found
 across sessions exactly when the session page would find it. The trigram tokenizer matches any substring of three
 characters or more in any script (Chinese has no spaces to split words at); shorter queries scan
@@ -29,14 +29,14 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from ..history.row_facts import ToolFacts, reports_error, row_facts
+from ..history.row_facts import row_facts
 from ..history.session import load_session
 from ..history.transcript import KIND_FAMILIES, Row
 from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
 from ..log.records import NotASessionLog
 from ..log.sources import SessionSource
 from .registry import APPEND_ONLY, Entry, FileVersion, Mark, appended, file_version, mark_at
-from .search import shown_text
+from .search import shown
 from .transcripts import Transcript, build_transcript
 
 SCHEMA_VERSION = "1"
@@ -468,12 +468,10 @@ class CorpusIndex:
 
 def row_words(t: Transcript, row: Row) -> tuple[str | None, str | None, bool, str]:
     """A row's facets (form, tool, error) and the words it shows, read as in-session search reads them
-    (`search.shown_text`; the error is `reports_error`, the red dot's). Not through `search.searchable`,
-    which also lower-cases the text and dumps raw event JSON, work that doubled the cost of indexing."""
-    facts = row_facts(t.readable, row, words_only=True)
-    text, form = shown_text(row, facts)
-    tool = (facts.name or None) if isinstance(facts, ToolFacts) else None
-    return form, tool, reports_error(facts), text
+    (`search.shown`). Not through `search.searchable`, which also lower-cases the text and dumps raw event
+    JSON, work that doubled the cost of indexing."""
+    seen = shown(row, row_facts(t.readable, row, words_only=True))
+    return seen.form, seen.tool, seen.error, seen.text
 
 
 Reader = Callable[[Entry], tuple[Transcript | None, Mark] | None]

@@ -96,10 +96,25 @@ def raw_text(facts: RowFacts) -> str:
     return compact_json(facts.event) if isinstance(facts, EventFacts) else ""
 
 
-def searchable(row: Row, facts: RowFacts) -> Searchable:
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a row shows, as written, and the facets search filters it by (in a session and across them)."""
+
+    text: str
+    form: RenderedForm | None
+    tool: str | None
+    error: bool  # `reports_error`: the row's red dot
+
+
+def shown(row: Row, facts: RowFacts) -> Shown:
     text, form = shown_text(row, facts)
     tool = facts.name or None if isinstance(facts, ToolFacts) else None
-    return Searchable(text.lower(), raw_text(facts).lower(), row.kind, form, tool, reports_error(facts))
+    return Shown(text, form, tool, reports_error(facts))
+
+
+def searchable(row: Row, facts: RowFacts) -> Searchable:
+    seen = shown(row, facts)
+    return Searchable(seen.text.lower(), raw_text(facts).lower(), row.kind, seen.form, seen.tool, seen.error)
 
 
 def search(
