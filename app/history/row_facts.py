@@ -358,11 +358,9 @@ def usage_counts(usage: Any) -> UsageCounts:
 def stream_text(log: ReadableLog, chunks: tuple[int, ...]) -> str:
     """What a run of `assistant/chunk` events streamed, text, reasoning and tool-call arguments alike."""
     out: list[str] = []
-    for seq in chunks:
-        data = log.event(seq).data
-        chunk = data.get("chunk") if isinstance(data, dict) else None
-        if isinstance(chunk, dict) and chunk.get("type") in STREAMED_CHUNKS:
-            text = chunk.get("text", chunk.get("argumentsDelta", ""))
+    for event in map(log.event, chunks):
+        if _is_delta(event):
+            text = event.data["chunk"].get("text", event.data["chunk"].get("argumentsDelta", ""))
             out.append(text if isinstance(text, str) else "")
     return "".join(out)
 
