@@ -12,7 +12,8 @@ from typing import Any, TextIO
 import orjson
 
 from .forms import RENDERED_FORMS, RenderedForm, project_context
-from .history.session import SessionLog, load_session
+from .history.compare import IGNORABLE
+from .history.session import SessionLog, load_one, load_session
 from .history.transcript import transcript_rows
 from .log.records import NotASessionLog
 from .log.sources import Discovery, UnreadablePath, discover
@@ -239,33 +240,14 @@ def run_render(path: str, *, output: str, session: str | None, lang: str, err: T
 # --- `diff`: where two sessions parted (issue 17) ---------------------------------
 
 
-class Unreadable(Exception):
-    """A `diff` input that is not one readable session log; the message says where."""
-
-
-def _one_session(path: str) -> SessionLog:
-    try:
-        found = discover([path])
-    except UnreadablePath as exc:
-        raise Unreadable(str(exc)) from None
-    if len(found.sources) != 1:
-        held = f"holds {len(found.sources)} session logs" if found.sources else "holds no session log"
-        reason = found.refused[0].reason if found.refused and not found.sources else None
-        raise Unreadable(f"{path}: {reason or held}; name one log file")
-    try:
-        return load_session(found.sources[0])
-    except NotASessionLog as exc:
-        raise Unreadable(f"{path}: {exc.reason} ({exc.location.describe()})") from None
-
-
 def run_diff(a: str, b: str, *, as_json: bool, ignore: Sequence[str], out: TextIO, err: TextIO) -> int:
     """0 when the two logs recorded the same conversation, 1 when they differ, 2 when one cannot be read."""
     from .history.compare import compare_logs, comparison_json, divergence_lines
 
     try:
-        log_a, log_b = _one_session(a), _one_session(b)
+        log_a, log_b = load_one(a), load_one(b)
         comparison = compare_logs(log_a, log_b, ignore)
-    except (Unreadable, ValueError) as exc:
+    except ValueError as exc:
         err.write(f"dsh-inspect diff: {exc}\n")
         return 2
     for name, log in (("a", log_a), ("b", log_b)):
@@ -422,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PART",
-        help="leave a part out: reasoning, system, tools, config, context, timestamps, tool_result:NAME",
+        help=f"leave a part out: {', '.join(IGNORABLE)}, tool_result:NAME (tool_result:* for every tool)",
     )
     search = sub.add_parser(
         "search",

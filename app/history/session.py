@@ -23,7 +23,15 @@ from ..log.diagnostics import Diagnostic, Findings, Location
 from ..log.jsonvalues import MAX_SAFE_INTEGER
 from ..log.plaintext import DEFAULT_LIMITS, OVER_LIMIT, LineTooLong, ReadLimits
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
-from ..log.sources import JsonlSessionScan, SessionScan, SessionSource, identity_problem, open_scan
+from ..log.sources import (
+    JsonlSessionScan,
+    SessionScan,
+    SessionSource,
+    UnreadablePath,
+    discover,
+    identity_problem,
+    open_scan,
+)
 from ..log.sqlite_store import StoreRefused
 from ..model.frozen import freeze
 from ..model.messages import freeze_message
@@ -880,3 +888,21 @@ def load_session(
     """Read one session log within `limits`, or only its first `events` events (`partial`: no verdict, for
     a first screen that must not wait for a long log). Raises NotASessionLog for input that is not one."""
     return _Reader(source, limits).read(events)
+
+
+def load_one(path: str) -> SessionLog:
+    """The one session log at `path` (a file, or a folder or store holding exactly one), read whole.
+    Raises ValueError saying where: a path that cannot be read, one that holds no log or several, or
+    input that is not a session log."""
+    try:
+        found = discover([path])
+    except UnreadablePath as exc:
+        raise ValueError(str(exc)) from None
+    if len(found.sources) != 1:
+        held = f"holds {len(found.sources)} session logs" if found.sources else "holds no session log"
+        reason = found.refused[0].reason if found.refused and not found.sources else None
+        raise ValueError(f"{path}: {reason or held}; name one log file")
+    try:
+        return load_session(found.sources[0])
+    except NotASessionLog as exc:
+        raise ValueError(f"{path}: {exc.reason} ({exc.location.describe()})") from None

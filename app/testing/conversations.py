@@ -12,9 +12,7 @@ from typing import Any
 import orjson
 
 from ..history.compare import Comparison, compare_logs, divergence_lines
-from ..history.session import SessionLog, load_session
-from ..log.records import NotASessionLog
-from ..log.sources import discover
+from ..history.session import SessionLog, load_one
 from .seeding import SeededSession, seed_events
 
 Event = dict[str, Any]
@@ -25,27 +23,17 @@ SCAFFOLD_CWD = "/workspace/project"  # where a list of events is said to have ru
 Conversation = SessionLog | SeededSession | Path | str | Sequence[Event]
 
 
-def _read(source: Path | str) -> SessionLog:
-    found = discover([str(source)])
-    if len(found.sources) != 1:
-        raise ValueError(f"{source}: holds {len(found.sources)} session logs, not one")
-    try:
-        return load_session(found.sources[0])
-    except NotASessionLog as exc:
-        raise ValueError(f"{source}: {exc.reason} ({exc.location.describe()})") from None
-
-
 def _log_of(conversation: Conversation, folder: Path, name: str) -> SessionLog:
     if isinstance(conversation, SessionLog):
         return conversation
     if isinstance(conversation, SeededSession):
-        return _read(conversation.path)
+        return load_one(str(conversation.path))
     if isinstance(conversation, (str, Path)):
-        return _read(conversation)
+        return load_one(str(conversation))
     plan = seed_events(conversation, session_id=f"conversation-{name}", cwd=SCAFFOLD_CWD, now_ms=1)
     path = folder / f"{name}.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [plan.header, *plan.events]))
-    return _read(path)
+    return load_one(str(path))
 
 
 def conversation_diff(a: Conversation, b: Conversation, ignore: Sequence[str] = ()) -> Comparison:
