@@ -6,7 +6,7 @@ file version: the page shows those it finds, and the list's script asks for the 
 (`/sessions-summaries`) and fills their cells in place. Only a sort or a filter by such a fact
 reads every session first, as a search by title always has.
 
-The order a choice gives and the filters' values are kept per registry version (list_cache.py): a warm
+The order a choice gives and the filters' values are kept per registry version (`WebState.lists`): a warm
 request costs its page's rows, not the number of sessions loaded.
 """
 
@@ -29,7 +29,6 @@ from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..history.transcript import transcript_rows
 from .entries import entry_json
-from .list_cache import cache_of
 from .plain_text import one_line, plain_text
 from .registry import Entry
 from .state import State, WebState, session_url
@@ -341,9 +340,10 @@ def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) ->
     """Sessions as chosen (newest first unless sorted otherwise), `size` a page (None: every one on one page)."""
     state.registry.refresh()
     version = state.registry.version  # read before what is made of it: a change meanwhile shows next request
-    kept = cache_of(state.registry)
-    loaded = kept.get(version, "loaded", lambda: loaded_facts(state.registry.entries()))
-    entries = kept.get(version, replace(choice, page=1), lambda: chosen(state, state.registry.entries(), choice))
+    loaded = state.lists.get((version, "loaded"), lambda: loaded_facts(state.registry.entries()))
+    entries = state.lists.get(
+        (version, replace(choice, page=1)), lambda: chosen(state, state.registry.entries(), choice)
+    )
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
     page = min(max(choice.page, 1), pages)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import site
 import sys
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -23,6 +23,7 @@ from ..history.transcript import ROW_KINDS
 from ..log.records import NotASessionLog
 from ..model.rules import DSH_RELEASE
 from ..store import UploadStore
+from .caches import Latest
 from .registry import Entry, Registry
 from .settings import Settings
 from .strings import Strings, count, strings_for
@@ -85,12 +86,19 @@ def compile_templates(templates: Jinja2Templates) -> None:
         env.get_template(name)
 
 
+KEPT_LISTS = 32  # session-list choices (search, filters, sort) kept; the least recently asked go first
+
+
 @dataclass
 class WebState:
     settings: Settings
     registry: Registry
     store: UploadStore | None = None  # None: this server takes no uploads
     templates: Jinja2Templates = field(default_factory=_templates)
+    # What the session list made of one registry version, by (version, choice): each recent choice's sessions
+    # in order, the filters' values. Sorting every loaded session costs ~5 µs a session; kept, a warm request
+    # only slices its page, and a moved version asks afresh (the old ones age out).
+    lists: Latest[tuple[int, Hashable], Any] = field(default_factory=lambda: Latest(KEPT_LISTS))
 
     def __post_init__(self) -> None:
         # Row views carry their bodies whole; the row templates cut them to this (rows/_body.html).
