@@ -278,6 +278,7 @@ def run_search(
 ) -> int:
     """Rows of the sessions under `paths` matching `query`: 0 when some do, 1 when none, 2 for a bad path."""
     from .web.corpus_index import INDEX_FILE, CorpusIndex, Query, bring_up_to_date, identity, read_afresh, visible
+    from .web.finder import hit_json
     from .web.registry import Registry
     from .web.settings import default_cache_dir
 
@@ -313,22 +314,8 @@ def run_search(
         index.close()
     by_identity = {identity(e.source): e for e in entries}
     if as_json:
-        hits = [
-            {
-                "path": by_identity[h.identity].source.label,
-                "key": by_identity[h.identity].key,
-                "title": h.title,
-                "anchor": h.anchor,
-                "kind": h.kind,
-                "seq": h.seq,
-                "form": h.form,
-                "tool": h.tool,
-                "error": h.error,
-                "snippet": h.snippet.text,
-                "marks": [list(m) for m in h.snippet.marks],
-            }
-            for h in found.hits
-        ]
+        # each hit as /api/search gives it, its page's URLs included
+        hits = [hit_json(by_identity[h.identity], h).model_dump(mode="json", by_alias=True) for h in found.hits]
         doc = {"query": query, "total": found.total, "sessions": found.sessions, "hits": hits}
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
