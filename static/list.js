@@ -17,6 +17,16 @@
 
   function keyOf(tr) { return tr.getAttribute("data-session-key"); }
 
+  // The markup each swapped-in cell came as: static/inspect.js words its times in the reader's zone,
+  // so its markup differs from the server's, and a refresh that brings the same markup leaves it alone.
+  var served = new WeakMap();
+  function same(old, fresh) { return (served.has(old) ? served.get(old) : old.outerHTML) === fresh.outerHTML; }
+  function swap(old, fresh) {
+    var node = document.importNode(fresh, true);
+    served.set(node, fresh.outerHTML);
+    old.replaceWith(node);
+  }
+
   function cellsOf(tr) {
     var cells = {};
     for (var td = tr.firstElementChild; td; td = td.nextElementSibling) cells[td.getAttribute("data-cell")] = td;
@@ -32,7 +42,7 @@
     for (var td = fresh.firstElementChild; td; td = td.nextElementSibling) {
       var old = mine[td.getAttribute("data-cell")];
       if (!old || (keep && td.hasAttribute("data-summary-cell"))) continue;
-      if (old.outerHTML !== td.outerHTML) old.replaceWith(document.importNode(td, true));
+      if (!same(old, td)) swap(old, td);
     }
     if (pending) tr.setAttribute("data-summary-pending", "");
     else tr.removeAttribute("data-summary-pending");
@@ -85,7 +95,7 @@
         var doc = parse(html);
         doc.body.querySelectorAll(":scope > [id]").forEach(function (cell) {
           var old = document.getElementById(cell.id);
-          if (old && old.outerHTML !== cell.outerHTML) old.replaceWith(document.importNode(cell, true));
+          if (old && !same(old, cell)) swap(old, cell);
         });
         rows.forEach(function (tr) {
           if (document.getElementById("verdict-" + keyOf(tr)) && doc.getElementById("verdict-" + keyOf(tr))) {

@@ -16,7 +16,6 @@ import bisect
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlencode
 
@@ -28,6 +27,7 @@ from ..history.row_facts import reports_error, row_facts
 from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..history.transcript import transcript_rows
+from .clock import WallClock
 from .entries import entry_json
 from .plain_text import one_line, plain_text
 from .registry import Entry
@@ -126,13 +126,9 @@ def plural(n: int, one: str, many: str) -> Phrase:
 
 
 def stamp(ms: Any) -> str | None:
-    """Epoch milliseconds as the list prints a time (UTC); None for no time or one that is not positive."""
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or ms <= 0:
-        return None
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return None
+    """Epoch milliseconds as the list's JSON twin words a time (minutes, UTC); None for no time."""
+    clock = WallClock.of(ms)
+    return clock.utc if clock else None
 
 
 def first_prompt(log: SessionLog) -> str | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 
 from markupsafe import Markup
@@ -49,6 +48,7 @@ from ..history.row_facts import (
 from ..history.transcript import Row
 from ..log.jsonvalues import js_string
 from ..model.values import ContentBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from .clock import WallClock
 from .markdown import render_markdown
 from .strings import Phrase, Text, count, phrase
 from .wording import WORDS
@@ -92,24 +92,6 @@ class Block:
     summary: str = ""  # a think block's first line
     label: Phrase | None = None  # what an image is
     attachment: str | None = None  # an image's attachment id, to show it when the archive carries it
-
-
-@dataclass(frozen=True, slots=True)
-class WallClock:
-    """When a row happened: a page shows `utc` until its script words `iso` in the reader's time zone."""
-
-    iso: str  # ISO 8601 in UTC, to the millisecond: the `<time datetime>`
-    utc: str  # the fallback text, minutes in UTC
-
-    @classmethod
-    def of(cls, ms: int | None) -> WallClock | None:
-        if ms is None:
-            return None
-        try:
-            at = datetime.fromtimestamp(ms / 1000, UTC)
-        except (OverflowError, OSError, ValueError):  # a time past what a calendar holds shows none
-            return None
-        return cls(at.isoformat(timespec="milliseconds").replace("+00:00", "Z"), at.strftime("%Y-%m-%d %H:%M UTC"))
 
 
 # --- one view type per row kind --------------------------------------------------------------

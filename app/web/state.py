@@ -24,6 +24,7 @@ from ..log.records import NotASessionLog
 from ..model.rules import DSH_RELEASE
 from ..store import UploadStore
 from .caches import Latest
+from .clock import WallClock
 from .registry import Entry, Registry
 from .settings import Settings
 from .strings import Strings, count, strings_for
@@ -74,6 +75,7 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["rendered_forms"] = RENDERED_FORMS
     templates.env.globals["words"] = WORDS
     templates.env.globals["dsh_release"] = DSH_RELEASE
+    templates.env.globals["wall_clock"] = WallClock.of
     templates.env.filters["count"] = count
     return templates
 

@@ -4,9 +4,11 @@ and the focus; the new sessions show up and fill in. The verdict reads on one li
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -131,3 +133,30 @@ def test_the_verdict_reads_on_one_line_at_1280_px(page: Page, server: str) -> No
     prompt = wide.locator("[data-first-prompt]").bounding_box()
     assert prompt is not None and prompt["height"] <= 20, "the first prompt is one line"
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280, "nothing runs off the page"
+
+
+def test_times_read_in_the_readers_zone_and_refreshes_leave_them_be(browser: Any, server: str) -> None:
+    context = browser.new_context(viewport={"width": 1680, "height": 1000}, locale="en-US", timezone_id="Asia/Shanghai")
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/?sort=created&order=asc&q=s00")
+        created = page.locator('tr[data-session-key="s00"] [data-cell="created"] time')
+        # T0, 2023-11-14 22:13 UTC, is the next morning in Shanghai; the whole timestamp is on hover
+        expect(created).to_have_text("2023-11-15 06:13")
+        assert "November 15, 2023" in (created.get_attribute("title") or "")
+        expect(page.locator('tr[data-session-key="s00"] [data-last-activity] time')).to_have_text(
+            re.compile(r"^\d{4}-")
+        )
+        start = refreshes(page)
+        page.wait_for_function(
+            f"() => Number(document.querySelector('[data-session-list-region]').dataset.refreshed) > {start + 1}"
+        )
+        created.evaluate("el => { el.kept = true; }")  # a property, not markup: gone only if the cell is replaced
+        at = refreshes(page)
+        page.wait_for_function(
+            f"() => Number(document.querySelector('[data-session-list-region]').dataset.refreshed) > {at + 3}"
+        )
+        assert created.evaluate("el => el.kept === true"), "a refresh that brought the same markup replaced the cell"
+        expect(created).to_have_text("2023-11-15 06:13")
+    finally:
+        context.close()

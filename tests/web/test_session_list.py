@@ -52,7 +52,7 @@ def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
         assert first["total"] == 120 and first["pages"] == 3 and len(first["sessions"]) == 50
         assert first["sessions"][0]["id"] == "session-119", "newest first"
         assert all(s["summary"] is None for s in first["sessions"]), "header facts only until a log is read"
-        assert first["sessions"][0]["created"] == "2023-11-14 22:13"
+        assert first["sessions"][0]["created"] == "2023-11-14 22:13 UTC"
         html = httpx.get(f"{url}/").text
         assert "session-119" in attrs(html, "tr[data-summary-pending]", "data-session-key")
         assert attrs(html, "nav.pager a[rel~=next]", "href") == ["/?page=2"]
@@ -66,7 +66,7 @@ def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
             "verdict": "accepted",
             "firstPrompt": "Read a.txt please",
             "lastActivityAt": 1_790_000_000_023,
-            "lastActivity": "2026-09-21 14:13",
+            "lastActivity": "2026-09-21 14:13 UTC",
             "tokens": None,
             "errors": 0,
         }

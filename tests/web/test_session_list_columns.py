@@ -119,8 +119,11 @@ def test_the_list_has_every_column_and_each_row_fills_each(server: str) -> None:
         text(alpha, '[data-cell="project"]') == "alpha"
         and alpha.select_one('[data-cell="project"]')["title"] == "/work/alpha"
     )
-    assert text(alpha, '[data-cell="created"]') == "2023-11-14 22:13"
-    assert text(alpha, "[data-last-activity]") == "2026-09-21 14:13"
+    # UTC in the markup; the page's script words each <time> in the reader's zone (tests/e2e/test_session_list.py)
+    assert text(alpha, '[data-cell="created"]') == "2023-11-14 22:13 UTC"
+    assert one(alpha, '[data-cell="created"] time[data-local-time]')["datetime"] == "2023-11-14T22:13:20.003Z"
+    assert text(alpha, "[data-last-activity]") == "2026-09-21 14:13 UTC"
+    assert one(alpha, "[data-last-activity] time[data-local-time]")["datetime"].startswith("2026-09-21T14:13:")
     assert text(alpha, "[data-tokens]") == "1,234,010"  # grouped, as every count
     assert text(alpha, '[data-cell="carrier"]').startswith("jsonl")
     assert text(one(html, 'tr[data-session-key="zipped"]'), '[data-cell="carrier"]').startswith("jsonl-zstd")
