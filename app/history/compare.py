@@ -36,6 +36,7 @@ import orjson
 
 from ..model.frozen import thaw
 from ..model.rules import message_of, message_shape_problem
+from ..model.text import one_line
 from .calls import step_bounds
 from .requests import header_at, header_from, seed_boundary, surfaces_at
 from .session import SessionLog
@@ -413,6 +414,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
 WordOp = Literal["same", "ins", "del"]
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 MAX_DIFF_WORDS = 20_000  # past this, a changed text is shown as removed and added whole
+SUMMARY_CHARS = 120  # a changed message in the text summary: one line this long
 
 
 @dataclass(frozen=True, slots=True)
@@ -784,11 +786,6 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
     }
 
 
-def _short(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _where(d: Divergence) -> str:
     if d.a == d.b or d.b is None:
         return step_name(d.a)
@@ -812,9 +809,9 @@ def divergence_lines(c: Comparison) -> list[str]:
     changed = next((i for i in pair.items if i.status != "same"), None)
     if changed is not None:
         if changed.a is not None:
-            lines.append(f"  a: {_short(changed.a.text)}")
+            lines.append(f"  a: {one_line(changed.a.text, SUMMARY_CHARS)}")
         if changed.b is not None:
-            lines.append(f"  b: {_short(changed.b.text)}")
+            lines.append(f"  b: {one_line(changed.b.text, SUMMARY_CHARS)}")
     for name, div in (("request", c.request_divergence), ("output", c.output_divergence)):
         if div is None:
             lines.append(f"{name} divergence: none")

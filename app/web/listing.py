@@ -27,9 +27,10 @@ from ..history.row_facts import reports_error, row_facts
 from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..history.transcript import transcript_rows
+from ..model.text import one_line
 from .clock import WallClock
 from .entries import entry_json
-from .plain_text import one_line, plain_text
+from .plain_text import plain_text
 from .registry import Entry
 from .state import State, WebState, session_url
 from .strings import Phrase, count, phrase

@@ -59,9 +59,3 @@ def plain_text(markdown: str) -> str:
         if text == before:
             break
     return _HELD.sub(_release, _SPACE.sub(" ", text).strip())
-
-
-def one_line(text: str, limit: int) -> str:
-    """`text` on one line (whitespace runs made one space), cut to `limit` characters with an ellipsis."""
-    line = _SPACE.sub(" ", text[: limit * 4]).strip()
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from dsh_inspect.web.plain_text import LOOKED_AT, one_line, plain_text
+from dsh_inspect.model.text import one_line
+from dsh_inspect.web.plain_text import LOOKED_AT, plain_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
