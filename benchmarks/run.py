@@ -604,6 +604,7 @@ GROUPS: dict[str, tuple[str, Group]] = {
     "search": ("search across sessions (W1)", later("benchmarks.search")),
     "session-search": ("in-session search as typed (W1 long)", later("benchmarks.session_search")),
     "navigation": ("session page navigation (W1 long, Chromium)", later("benchmarks.navigation")),
+    "hostile": ("hostile and huge input through every reader", later("benchmarks.hostile")),
 }
 
 
