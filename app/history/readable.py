@@ -92,6 +92,7 @@ class ReadableLog:
         kinds: dict[int, str] = {}
         calls: dict[int, str] = {}
         empty: set[int] = set()
+        ignorable = {first + i for i, event in enumerate(events) if event.get("ignorable") is True}
         for i, event in enumerate(events):
             if event.get("type") not in SURFACE_TYPES or message_shape_problem(event) is not None:
                 continue
@@ -107,6 +108,7 @@ class ReadableLog:
         self.source_kinds: Mapping[int, str] = _Overlay(kinds, log.source_kinds) if kinds else log.source_kinds
         self.result_calls: Mapping[int, str] = _Overlay(calls, log.result_calls) if calls else log.result_calls
         self.empty_assistant: Container[int] = _Either(empty, log.empty_assistant) if empty else log.empty_assistant
+        self.ignorable: Container[int] = _Either(ignorable, log.ignorable) if ignorable else log.ignorable
         self._reasons = {first + i: r for i, r in enumerate(reasons)}
         firsts: dict[Location, int] = {}  # an outside record → the seq of its first event
         for i, record in enumerate(records):

@@ -11,19 +11,28 @@ except the compaction checkpoint.
 Nothing the file holds is lost either (PRODUCT.md "Reading"): every diagnostic
 is a row where it lies, and the readable records dsh would not load (those
 after a defect) are rows of their own kinds, marked outside dsh's view.
+
+A long run of like events (`RUN_MIN` or more `unknown` rows, or plain `event`
+rows, of one type) is one run row: a log of a million such lines must not cost
+a row object each. The run row counts them and opens to show them (`run_rows`),
+each as the row it would be on its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from heapq import merge
+from itertools import pairwise
 from typing import Any, Literal, get_args
 
 from ..log.diagnostics import Diagnostic, Severity
 from ..model.rules import KNOWN_EVENT_TYPES
+from ..model.text import one_line
 from ..model.values import Event
 from .calls import step_key, turn_step
+from .message_handles import message_handle
 from .readable import ReadableLog, readable_log
 from .session import SessionLog, TailRecord
 
@@ -65,6 +74,9 @@ LINKED_MESSAGE: Mapping[RowKind, LinkName] = {
 }
 # Rows that run inside a step, and so link to what the model read there.
 STEP_KINDS: frozenset[RowKind] = frozenset({"step", "assistant-step", "tool-call", "partial-stream", "model-retry"})
+# Like rows in a row (same kind and type, and equally inside or outside dsh's view) that become one run row:
+# more than any ordinary log repeats, so its rows stay as they are.
+RUN_MIN = 64
 
 
 # The named groups of other events a row draws on.
@@ -108,6 +120,18 @@ class Row:
     # gives its later rows `~2`, `~3` anchors (PRODUCT.md Interfaces).
     message: str | None = None
     occurrence: int = 1
+    # The events the row covers, seqs `seq`.. on: a run of like rows (`RUN_MIN` or more, see `run_rows`) is one
+    # row; any other row covers its own event only (the events it links to are counted by their groups).
+    count: int = 1
+
+    @property
+    def seqs(self) -> range:
+        return range(self.seq, self.seq + self.count)
+
+    @property
+    def last(self) -> int:
+        """The last seq the row covers (a run row's last event; any other row's own)."""
+        return self.seq + self.count - 1
 
     def link(self, name: LinkName) -> tuple[int, ...]:
         for key, seqs in self.links:
@@ -204,7 +228,7 @@ class _Lazy:
 
     @property
     def ignorable(self) -> bool:
-        return self.event.ignorable
+        return self.seq in self.log.ignorable
 
 
 def _get(data: Any, key: str) -> Any:
@@ -218,6 +242,16 @@ class _Draft:
     kind: RowKind
     links: dict[LinkName, list[int]]
     step: str | None
+    count: int = 1  # a run of like rows: see `Row.count`
+
+
+@dataclass(slots=True)
+class _Run:
+    """Like rows being gathered: their kind, type and outside-ness, the first seq and how many so far."""
+
+    like: tuple[RowKind, str, str | None]
+    first: int
+    count: int
 
 
 Handler = Callable[["_Builder", _Lazy], None]
@@ -242,6 +276,7 @@ class _Builder:
         self.checkpoints: dict[str, int] = {}  # compactionId → the row showing its checkpoint
         self.step_key: str | None = None  # the open step's key; it bounds steps as `call_index` does
         self.step_pairs: dict[tuple[int, int], int] = {}  # (turn, step) → `step/start`s seen so far
+        self.run: _Run | None = None  # the rows of no handler's type seen last, while they are alike
 
     def add(self, kind: RowKind, seq: int, links: Mapping[LinkName, list[int]] | None = None) -> None:
         self.rows[seq] = _Draft(kind, {k: list(v) for k, v in (links or {}).items()}, self.step_key)
@@ -255,14 +290,37 @@ class _Builder:
     def feed(self, event: _Lazy) -> None:
         handler = _HANDLERS.get(event.type)
         if handler is not None:
+            self.end_run()
             handler(self, event)
-        elif event.ignorable or event.type not in KNOWN_EVENT_TYPES:
-            self.add("unknown", event.seq)
         else:
-            self.add("event", event.seq)
+            kind: RowKind = "unknown" if event.type not in KNOWN_EVENT_TYPES or event.ignorable else "event"
+            self.gather((kind, event.type, event.log.outside(event.seq)), event.seq)
+
+    def gather(self, like: tuple[RowKind, str, str | None], seq: int) -> None:
+        """A row no handler places, which no later event links to: gathered with the like rows before it
+        (any other event ends a run first, so a run's seqs follow on)."""
+        run = self.run
+        if run is not None and run.like == like:
+            run.count += 1
+        else:
+            self.end_run()
+            self.run = _Run(like, seq, 1)
+
+    def end_run(self) -> None:
+        """The gathered rows: one run row when there are `RUN_MIN` of them, else a row each."""
+        run, self.run = self.run, None
+        if run is None:
+            return
+        kind = run.like[0]
+        if run.count >= RUN_MIN:
+            self.rows[run.first] = _Draft(kind, {}, self.step_key, run.count)
+        else:
+            for seq in range(run.first, run.first + run.count):
+                self.add(kind, seq)
 
     def finish(self) -> None:
         """Give a row to whatever the log ended before placing."""
+        self.end_run()
         _flush_stream(self)
         placed = {s for r in self.rows.values() for seqs in r.links.values() for s in seqs} | set(self.rows)
         for bracket in self.compactions.values():
@@ -516,6 +574,7 @@ _HANDLERS: Mapping[str, Handler] = {
 # --- the rows of a session ----------------------------------------------------------------------
 
 REPEATED_ID = "repeated-message-id"
+QUOTED_ID = 80  # characters of a repeated id its warning quotes: an id may be as long as a log line
 
 
 def build_rows(log: SessionLog) -> list[Row]:
@@ -532,10 +591,9 @@ def transcript_rows(log: SessionLog) -> tuple[ReadableLog, list[Row]]:
     """
     readable = readable_log(log)
     messages = _Messages(readable)
-    rows = _rows(_build(readable, range(log.event_count)), "seq", messages, lambda seq: None)
+    rows = _rows(_build(readable, range(log.event_count)), messages, lambda seq: None)
     rows += _rows(
         _build(readable, range(log.event_count, readable.event_count)),
-        "outside",
         messages,
         lambda seq: readable.outside(seq) or "",
     )
@@ -551,7 +609,7 @@ def _build(log: ReadableLog, seqs: range) -> _Builder:
     return builder
 
 
-def _rows(builder: _Builder, prefix: str, messages: _Messages, outside: Callable[[int], str | None]) -> list[Row]:
+def _rows(builder: _Builder, messages: _Messages, outside: Callable[[int], str | None]) -> list[Row]:
     rows = []
     for seq in sorted(builder.rows):
         spec = builder.rows[seq]
@@ -559,12 +617,59 @@ def _rows(builder: _Builder, prefix: str, messages: _Messages, outside: Callable
         kind = spec.kind
         if kind in ("user", "steering") and seq + 1 in builder.recalls:
             links += (("recall", (seq + 1,)),)
+        why = outside(seq)
+        if spec.count > 1:
+            rows.append(_run_row(kind, seq, spec.count, why))
+            continue
         message, n = messages.of(kind, seq, links)
         step = spec.step if kind in STEP_KINDS else None
-        rows.append(
-            Row(kind, seq, f"{prefix}-{seq}", links, step=step, outside=outside(seq), message=message, occurrence=n)
-        )
+        rows.append(Row(kind, seq, _key(seq, why), links, step=step, outside=why, message=message, occurrence=n))
     return rows
+
+
+def _key(seq: int, outside: str | None) -> str:
+    """The key of the row of event `seq`: `seq-N` in dsh's view, `outside-N` past it (`outside` always says
+    why); a run row's names its last seq too (`_run_row`)."""
+    return f"{'seq' if outside is None else 'outside'}-{seq}"
+
+
+def _run_row(kind: RowKind, first: int, count: int, outside: str | None) -> Row:
+    """One row for `count` like rows from seq `first` on; its key names the seqs it covers (`seq-5-900`)."""
+    run = Row(kind, first, "", outside=outside, count=count)
+    return replace(run, key=f"{_key(first, outside)}-{run.last}")
+
+
+def run_rows(row: Row, start: int = 0, stop: int | None = None) -> list[Row]:
+    """Rows `start` to `stop` of run row `row`, each the row its event would be on its own."""
+    return list(_inner_rows(row, row.seqs[start:stop]))
+
+
+def _inner_rows(row: Row, seqs: range) -> Iterator[Row]:
+    for seq in seqs:
+        yield Row(row.kind, seq, _key(seq, row.outside), outside=row.outside)
+
+
+def each_row(rows: Iterable[Row]) -> Iterator[Row]:
+    """`rows` with each run row's rows in its place: a row per event, as a log without runs has them
+    (made one at a time: a run's rows are never all held at once)."""
+    for row in rows:
+        if row.count == 1:
+            yield row
+        else:
+            yield from _inner_rows(row, row.seqs)
+
+
+def _pieces(row: Row, places: list[int]) -> list[Row]:
+    """A run row split where findings lie inside it, so each shows in its place; a piece shorter than
+    `RUN_MIN` is its rows."""
+    lo, hi = bisect_right(places, row.seq), bisect_left(places, row.seq + row.count)
+    if lo == hi:
+        return [row]
+    out: list[Row] = []
+    for a, b in pairwise([row.seq, *places[lo:hi], row.seq + row.count]):
+        long = b - a >= RUN_MIN
+        out.extend([_run_row(row.kind, a, b - a, row.outside)] if long else run_rows(row, a - row.seq, b - row.seq))
+    return out
 
 
 class _Messages:
@@ -595,8 +700,8 @@ class _Messages:
                     Diagnostic(
                         REPEATED_ID,
                         "warning",
-                        f"message id {message!r} repeats the id of an earlier message row: this row anchors at "
-                        f"msg-{message}~{n}",
+                        f"message id {one_line(repr(message), QUOTED_ID)} repeats the id of an earlier message "
+                        f"row: this row anchors at msg-{message_handle(message)}~{n}",
                         self.log.location_of(carrier),
                     ),
                 )
@@ -607,6 +712,8 @@ class _Messages:
 def _with_diagnostics(rows: list[Row], found: list[tuple[int, Diagnostic]], log: SessionLog) -> list[Row]:
     """`rows` with a row for each diagnostic, just before the first row anchored at or after its place."""
     records = {t.location: t for t in log.tail if t.kind != "dropped"}
+    places = sorted({place for place, _ in found})
+    rows = [piece for row in rows for piece in (_pieces(row, places) if row.count > 1 else (row,))]
     marks: list[Row] = []
     at: dict[int, int] = {}
     for place, d in sorted(found, key=lambda x: x[0]):  # stable: diagnostics at one place keep the log's order

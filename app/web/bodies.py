@@ -17,9 +17,9 @@ router = APIRouter()
 
 def _body(state: WebState, session: ReadSession, seq: int, part: str) -> Body:
     t = transcript(state, session.entry)
-    # one row per seq, but for the diagnostic rows placed just before the row anchored there
-    for i in t.rows_at(seq):
-        body = t.view(i).body(part)
+    # one row per seq, but for the diagnostic rows placed just before the row anchored there (or a run's row)
+    for view in t.views_at(seq):
+        body = view.body(part)
         if body is not None:
             return body
     raise HTTPException(404, f"no row at {seq} has a body {part!r}")

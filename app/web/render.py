@@ -84,8 +84,9 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
         what = "not a dsh session log: " if exc.status_code == 422 else ""
         raise RenderError(f"{where}: {what}{exc.detail}") from None
     script = transcript(state, entry)
-    views = script.views(0, len(script.rows))
-    context = {**page_context(state, entry, log, script, script.paging(0, len(views), len(views))), "rows": views}
+    views = script.every_view()  # a run row's rows too: no server pages them from file://
+    every_row = script.paging(0, len(script.rows), len(script.rows))  # paging counts rows, a run row as one
+    context = {**page_context(state, entry, log, script, every_row), "rows": views}
     assets = export_assets()
     t = strings_for(lang)
     # `standalone`: no server behind the file, so the templates leave out what only a server answers

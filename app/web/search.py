@@ -13,9 +13,11 @@ otherwise find a row that shows no such word.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from io import StringIO
 
 from ..forms import RenderedForm, compact_json, project_context
 from ..forms.tools import result_text
+from ..history.readable import ReadableLog
 from ..history.row_facts import (
     AssistantFacts,
     BoundaryFacts,
@@ -29,8 +31,9 @@ from ..history.row_facts import (
     ToolFacts,
     TurnStopFacts,
     reports_error,
+    row_facts,
 )
-from ..history.transcript import KIND_FAMILIES, Row, RowKind
+from ..history.transcript import KIND_FAMILIES, Row, RowKind, each_row
 from ..log.jsonvalues import js_string
 from ..model.values import Message, ReasoningBlock, TextBlock, ToolResultBlock
 
@@ -115,6 +118,42 @@ def shown(row: Row, facts: RowFacts) -> Shown:
 def searchable(row: Row, facts: RowFacts) -> Searchable:
     seen = shown(row, facts)
     return Searchable(seen.text.lower(), raw_text(facts).lower(), row.kind, seen.form, seen.tool, seen.error)
+
+
+# A run row (`Row.count`) shows what its rows show: their words are read from each, one row at a time (its
+# events decoded only when words are asked for), each distinct text once, so a run finds what any of its rows
+# would without holding a million of anything.
+
+
+def row_shown(log: ReadableLog, row: Row, *, words_only: bool = False) -> Shown:
+    """What `row` shows (a run row: its rows' words), its events read from `log`."""
+    if row.count == 1:
+        return shown(row, row_facts(log, row, words_only=words_only))
+    return _run_shown(log, row, words_only=words_only)[0]
+
+
+def row_searchable(log: ReadableLog, row: Row) -> Searchable:
+    """`row` as search sees it (a run row: with its rows' words, and the raw JSON of each of its events)."""
+    if row.count == 1:
+        return searchable(row, row_facts(log, row))
+    seen, raw = _run_shown(log, row, raw=True)
+    return Searchable(seen.text.lower(), raw.lower(), row.kind, None, None, seen.error)
+
+
+def _run_shown(log: ReadableLog, row: Row, *, words_only: bool = False, raw: bool = False) -> tuple[Shown, str]:
+    """What run row `row` shows, and with `raw` its events' raw JSON, one line each ("" without)."""
+    texts: dict[str, None] = {}
+    raws = StringIO()
+    error = False
+    for inner in each_row([row]):
+        facts = row_facts(log, inner, words_only=words_only)
+        seen = shown(inner, facts)
+        texts[seen.text] = None
+        error = error or seen.error
+        if raw:
+            raws.write(raw_text(facts))
+            raws.write("\n")
+    return Shown("\n".join(texts), None, None, error), raws.getvalue()
 
 
 def search(

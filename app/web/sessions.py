@@ -19,11 +19,13 @@ from .rows import RowView
 from .search import search
 from .state import Lang, ReadSession, SessionEntry, State, WebState, session_url
 from .transcripts import (
+    END,
     Paging,
     Transcript,
     file_size,
     first_screen,
     first_window_paging,
+    rendered_run,
     rendered_window,
     searchables,
     transcript,
@@ -33,9 +35,20 @@ from .twins import ContextRowJson, RowJson, WindowJson, context_json, row_json
 router = APIRouter()
 
 
-def window_json(t: Transcript, start: int, size: int, stop: int | None = None) -> WindowJson:
+def window_json(t: Transcript, start: int, size: int, stop: int | None = None, at: str = "") -> WindowJson:
+    """A window of rows; when anchor `at` names a row inside a run row, with the page of the run's rows
+    that shows it (`openedRun`)."""
     views, paging = t.window(start, size, stop)
-    return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views]})
+    inside = t.run_at(at) if at else None
+    opened = run_json(t, inside.index, inside.opening(size), size) if inside is not None else None
+    return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views], "openedRun": opened})
+
+
+def run_json(t: Transcript, index: int, start: int, size: int, stop: int | None = None) -> WindowJson:
+    """A page of run row `index`'s rows from its row `start`, ending before `stop` if given (`from`, `to` and
+    the rest count its rows)."""
+    views, paging = t.run_window(index, start, size, stop)
+    return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views], "run": t.rows[index].key})
 
 
 def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, paging: Paging) -> dict[str, Any]:
@@ -49,8 +62,16 @@ def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, 
     }
 
 
+ANCHOR_LENGTH = 1000  # the longest anchor a query takes: past any row's, short of any costly to look up
 # `?at=`: an anchor (`msg-…`, a row's key) or `end`; the page opens at the window that shows it
-At = Annotated[str, Query(max_length=1000, description="open at this row anchor (`msg-…`, a row key) or `end`")]
+At = Annotated[
+    str, Query(max_length=ANCHOR_LENGTH, description="open at this row anchor (`msg-…`, a row key) or `end`")
+]
+# `/locate?anchor=`: the row anchor to find (`msg-…`, a row key)
+Anchor = Annotated[str, Query(max_length=ANCHOR_LENGTH, description="a row anchor (`msg-…`, a row key)")]
+
+# `?run=`: a run row's key (`seq-1000-999999`); its rows are paged like a window's, `from` counting them
+RunKey = Annotated[str, Query(max_length=100, description="page the rows of the run row with this key")]
 
 
 @router.get("/sessions/{key}", response_class=HTMLResponse, include_in_schema=False)
@@ -79,7 +100,7 @@ def session_page(
     # An anchor no row has (a permalink into a log rewritten since) still opens the session, at its start,
     # saying so: the reader came for this session, and a 404 would hide it.
     opened = script.opening(at, state.settings.window_rows) if at else None
-    rows_html, paging = rendered_window(state, entry, script, t, start if opened is None else opened)
+    rows_html, paging = rendered_window(state, entry, script, t, start if opened is None else opened, at=at)
     return state.page(
         request,
         "session.html",
@@ -142,7 +163,7 @@ def api_session(
     entry, log = session.entry, session.log
     t, size = transcript(state, entry), state.settings.window_rows
     opened = t.opening(at, size) if at else None
-    window = window_json(t, start if opened is None else opened, size)
+    window = window_json(t, start if opened is None else opened, size, at=at)
     usage = state.registry.derived(entry.key, "usage", session_usage)
     return SessionJson.model_validate(
         {
@@ -182,26 +203,47 @@ def rows_partial(
     stop: int | None = Query(None, alias="to", ge=0),
     direction: str = Query("", pattern="^(earlier|later|)$"),
     at: At = "",
+    run: RunKey = "",
 ) -> HTMLResponse:
     """A window of rows: from `from` (up to `to`; with `to` alone, the window that ends there), or the one
-    `at` opens, with loaders for its neighbours."""
+    `at` opens, with loaders for its neighbours; with `run`, a page of that run row's rows, `from` and `to`
+    counting them."""
     entry = session.entry
     script, size = transcript(state, entry), state.settings.window_rows
+    if run:
+        index = _run_index(script, run)
+        return HTMLResponse(
+            rendered_run(state, entry, script, t, index, _window_from(start, stop, size), direction, stop)
+        )
     first = _rows_start(script, _window_from(start, stop, size), at, size)
-    html, _ = rendered_window(state, entry, script, t, first, direction, None if at else stop)
+    html, _ = rendered_window(state, entry, script, t, first, direction, None if at else stop, at=at)
     return HTMLResponse(html)
 
 
-@router.get("/api/sessions/{key}/rows", summary="A window of rows (from a row index, or opened at an anchor)")
+def _run_index(t: Transcript, key: str) -> int:
+    """The row index of run row `key`; 404 when no run row has it."""
+    index = t.positions.get(key)
+    if index is None or t.rows[index].count == 1:
+        raise HTTPException(404, f"no run row {key!r}")
+    return index
+
+
+@router.get(
+    "/api/sessions/{key}/rows",
+    summary="A window of rows (from a row index, or opened at an anchor), or a page of a run row's rows (`run`)",
+)
 def api_rows(
     state: State,
     session: ReadSession,
     start: int | None = Query(None, alias="from", ge=0),
     stop: int | None = Query(None, alias="to", ge=0),
     at: At = "",
+    run: RunKey = "",
 ) -> WindowJson:
     t, size = transcript(state, session.entry), state.settings.window_rows
-    return window_json(t, _rows_start(t, _window_from(start, stop, size), at, size), size, None if at else stop)
+    if run:
+        return run_json(t, _run_index(t, run), _window_from(start, stop, size), size, stop)
+    return window_json(t, _rows_start(t, _window_from(start, stop, size), at, size), size, None if at else stop, at)
 
 
 @router.get("/api/sessions/{key}/search", summary="Rows matching a text and facets, in order")
@@ -225,9 +267,9 @@ def api_search(
 
 
 @router.get("/api/sessions/{key}/locate", summary="The row index of an anchor, to open its window")
-def api_locate(state: State, session: ReadSession, anchor: str) -> dict[str, Any]:
+def api_locate(state: State, session: ReadSession, anchor: Anchor) -> dict[str, Any]:
     t = transcript(state, session.entry)
-    index = t.positions.get(anchor)
+    index = None if anchor == END else t.index_at(anchor)  # a row inside a run: the run's
     if index is None:
         raise HTTPException(404, f"no row {anchor!r}")
     return {"anchor": anchor, "index": index, "seq": t.rows[index].seq}

@@ -148,6 +148,14 @@ class DiagnosticJson(Twin):
     reason: str | None = None
 
 
+class RunJson(Twin):
+    """A run row's events: how many, and the seqs they run over (`first` to `last`)."""
+
+    count: int
+    first: int
+    last: int
+
+
 class RowJson(Twin):
     kind: str
     seq: int
@@ -155,7 +163,7 @@ class RowJson(Twin):
     anchor: str
     links: dict[str, list[int]]
     type: str | None
-    message_id: str | None  # the message the row stands for: it anchors at `msg-{messageId}`
+    message_id: str | None  # the message the row stands for, whole (`anchor` names a long one by its handle)
     step: str | None
     title: str
     summary: str
@@ -178,6 +186,7 @@ class RowJson(Twin):
     retry: RetryJson | None = None
     stop: StopJson | None = None
     diagnostic: DiagnosticJson | None = None
+    run: RunJson | None = None  # a run row: one row for many like events (`?run={key}` pages its rows)
 
 
 class ContextRowJson(RowJson):
@@ -193,6 +202,10 @@ class WindowJson(Twin):
     previous_from: int | None
     next_from: int | None
     rows: list[RowJson]
+    # a page of a run row's rows: the run's key (`?run=` pages them; `from`, `to` and the rest count its rows)
+    run: str | None = None
+    # the page of a run row's rows that shows the row `?at=` names, when that row lies inside a run
+    opened_run: WindowJson | None = None
 
     model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
 
@@ -320,6 +333,7 @@ def row_json(view: RowView) -> RowJson:
         stop=StopJson(title=str(part.title), text=str(part.text), code=part.code)
         if isinstance(part, StopView)
         else None,
+        run=RunJson(count=view.row.count, first=view.row.seq, last=view.row.last) if view.row.count > 1 else None,
         diagnostic=_diagnostic(view),
     )
 

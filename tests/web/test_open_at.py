@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,7 +20,7 @@ CONTEXT = 5  # rows shown above the row a page is opened at
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("open-at")
     b = LogBuilder()
     for turn in range(1, TURNS + 1):
@@ -27,6 +28,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     path = root / "long" / "session.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("long"), *b.events]))
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[str]:
     with live_server([str(root)], window_rows=WINDOW) as url:
         yield url
 
@@ -132,3 +138,12 @@ def test_an_earlier_window_ends_where_the_next_begins(server: str) -> None:
     ending = httpx.get(f"{server}/sessions/long/rows", params={"to": 107, "direction": "earlier"}).text
     assert anchors(ending) == [r["anchor"] for r in rows[107 - WINDOW : 107]]
     assert not parse(ending).select("[data-window-next]"), "the rows after it are in the page already"
+
+
+def test_a_window_smaller_than_the_context_still_shows_the_row_opened_at(server: str, root: Path) -> None:
+    target = every_row(server)[101]["anchor"]
+    with live_server([str(root)], window_rows=3) as small:
+        html = httpx.get(f"{small}/sessions/long", params={"at": target}).text
+        window = httpx.get(f"{small}/api/sessions/long/rows", params={"at": target}).json()
+    assert target in anchors(html) and len(anchors(html)) == 3
+    assert target in [r["anchor"] for r in window["rows"]]
