@@ -16,7 +16,7 @@ from .history.compare import IGNORABLE
 from .history.session import SessionLog, load_one, load_session
 from .history.transcript import transcript_rows
 from .log.records import NotASessionLog
-from .log.sources import Discovery, UnreadablePath, discover
+from .log.sources import Discovery, RecordChanged, UnreadablePath, discover
 from .model.rules import DSH_RELEASE
 from .web.settings import Settings
 
@@ -95,21 +95,23 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
             for p in [*(s.path for s in found.sources), *(r.path for r in found.refused)]
         ):
             refused.append({"path": path, "reason": "no session log in this folder"})
+    changed: list[dict[str, str]] = []  # files that changed while read: the rest are checked all the same
     progress = Progress(err, len(found.sources))
     for source in found.sources:
         progress.step(source.label)
         try:
-            log = load_session(source)
+            sessions.append(session_report(load_session(source)))
         except NotASessionLog as exc:
             refused.append({"path": source.label, "reason": f"{exc.reason} ({exc.location.describe()})"})
-            continue
-        sessions.append(session_report(log))
+        except RecordChanged as exc:
+            changed.append({"path": source.label, "location": exc.location.describe(), "reason": exc.reason})
     progress.close()
     if as_json:
         doc = {
             "dsh": DSH_RELEASE,
             "sessions": sessions,
             "refused": refused,
+            "changed": changed,
             "diagnostics": [d.to_json() for d in found.diagnostics],
         }
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -130,11 +132,17 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
                     out.write(f"            {d['severity']}: {d['message']}" + (f" ({loc})" if loc else "") + "\n")
         for r in refused:
             out.write(f"{'not a log':<11} {r['path']}\n            {r['reason']}\n")
+        for c in changed:
+            out.write(f"{'changed':<11} {c['location']}: {c['reason']}; the log changed while it was read\n")
         total = len(sessions)
         ok = sum(1 for s in sessions if s["accepted"])
-        out.write(f"{ok} of {total} session(s) accepted or repaired; {len(refused)} input(s) not session logs\n")
+        out.write(
+            f"{ok} of {total} session(s) accepted or repaired; {len(refused)} input(s) not session logs"
+            + (f"; {len(changed)} changed while read" if changed else "")
+            + "\n"
+        )
         out.write(f"verdicts as dsh {DSH_RELEASE} gives them\n")
-    bad = any(not s["accepted"] for s in sessions) or bool(refused)
+    bad = any(not s["accepted"] for s in sessions) or bool(refused) or bool(changed)
     return 1 if bad else 0
 
 
@@ -277,7 +285,16 @@ def run_search(
     err: TextIO,
 ) -> int:
     """Rows of the sessions under `paths` matching `query`: 0 when some do, 1 when none, 2 for a bad path."""
-    from .web.corpus_index import INDEX_FILE, CorpusIndex, Query, bring_up_to_date, identity, read_afresh, visible
+    from .web.corpus_index import (
+        INDEX_FILE,
+        CorpusIndex,
+        FanOut,
+        Query,
+        bring_up_to_date,
+        identity,
+        read_afresh,
+        visible,
+    )
     from .web.finder import hit_json
     from .web.registry import Registry
     from .web.settings import default_cache_dir
@@ -306,7 +323,7 @@ def run_search(
         progress.step(entry.source.label)
 
     try:
-        bring_up_to_date(index, entries, read_afresh, step)
+        bring_up_to_date(index, entries, read_afresh, step, FanOut(Settings().index_workers))
         if progress is not None:
             progress.close()
         found = index.query(search, [e.source for e in entries])
@@ -423,6 +440,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\ndsh-inspect: interrupted\n")
         return 130  # as a shell reports a command SIGINT ended
+    except RecordChanged as exc:  # a file changed under a command reading it: where, in one line
+        sys.stderr.write(f"dsh-inspect: {exc}\n")
+        return 2
 
 
 def run_command(argv: Sequence[str] | None) -> int:

@@ -25,6 +25,7 @@ from ..log.plaintext import DEFAULT_LIMITS, OVER_LIMIT, LineTooLong, ReadLimits
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
 from ..log.sources import (
     JsonlSessionScan,
+    RecordChanged,
     SessionScan,
     SessionSource,
     UnreadablePath,
@@ -142,6 +143,8 @@ class SessionLog:
         "_decoded_lock",
         "_empty_assistant",
         "_event_record",
+        "_ignorable",
+        "_kept",
         "_last_record",
         "_message_ids",
         "_reader",
@@ -190,8 +193,9 @@ class SessionLog:
         self._types: list[str] = []
         # where event `seq` lives: its record, and each record's (start, length); a record holds consecutive
         # events, so its first is the first seq whose record it is. (Unsigned: none is negative, and an
-        # unsigned array takes an int several times faster.)
-        self._event_record = array("Q")
+        # unsigned array takes an int several times faster. A record's index takes 4 bytes: no log holds
+        # 2**32 records, and at a few bytes per event each is most of what the index costs.)
+        self._event_record = array("I")
         self._rec_start = array("Q")
         self._rec_length = array("Q")
         self._synthetic: list[dict[str, Any]] = []
@@ -202,6 +206,7 @@ class SessionLog:
         self._result_calls: dict[int, str] = {}  # tool/result seq → callId
         self._surface_ops: dict[int, SurfaceOp] = {}  # in seq order
         self._empty_assistant: set[int] = set()
+        self._ignorable: set[int] = set()  # seqs of events marked `ignorable: true`
         # message id → the seq of each event that carries it, an inbox splice's as `~seq` (read through
         # `carriers_of`; plain ints, as an object per carrier would keep the cycle collector busy on a long log)
         self._carriers: dict[str, list[int]] = {}
@@ -214,6 +219,10 @@ class SessionLog:
         self._decoded: OrderedDict[int, Event] = OrderedDict()  # stored seq → its event, least recent first
         self._decoded_lock = threading.Lock()
         self._last_record: tuple[int, list[dict[str, Any]]] | None = None  # a packed record's index and events
+        # Every stored event as the read parsed it, by seq, for a reader that will ask for each one again (the
+        # search index: `load_session`'s `keep_bytes`); None once the records read pass that many bytes, or
+        # once a growing log is read on, and then events are read again from storage.
+        self._kept: list[dict[str, Any]] | None = None
 
     # -- what the index holds, read-only ------------------------------------
     @property
@@ -252,6 +261,11 @@ class SessionLog:
         return self._empty_assistant
 
     @property
+    def ignorable(self) -> AbstractSet[int]:
+        """The seqs of events marked `ignorable: true` (dsh skips an unknown type so marked, FORMAT.md §2.4)."""
+        return self._ignorable
+
+    @property
     def shadowed_by(self) -> Mapping[int, Sequence[int]]:
         """A replace's seq → the surface seqs it took off the surface."""
         return self._shadowed_by
@@ -288,9 +302,13 @@ class SessionLog:
         real = len(self._event_record)
         if seq >= real:
             return self._synthetic[seq - real]
-        rec = self._event_record[seq]
-        first = bisect_left(self._event_record, rec)
-        raw = self._record(rec, first)[seq - first]
+        kept = self._kept
+        if kept is not None and seq < len(kept):
+            raw = kept[seq]
+        else:
+            rec = self._event_record[seq]
+            first = bisect_left(self._event_record, rec)
+            raw = self._record(rec, first)[seq - first]
         sid = self.header.id if self.header and self.header.id else ""
         try:
             return upgrade_event(raw, sid, self._message_ids.get)
@@ -304,7 +322,16 @@ class SessionLog:
         if last is not None and last[0] == rec:
             return last[1]
         assert self._scan is not None
-        events = self._scan.reread(self._rec_start[rec], self._rec_length[rec], first)
+        try:
+            events = self._scan.reread(self._rec_start[rec], self._rec_length[rec], first)
+        except RecordChanged:
+            raise
+        except ValueError as exc:  # it decoded when it was read
+            raise RecordChanged(self.location_of(first), f"the record no longer decodes ({exc})") from None
+        # the events read there before, by type (as read: an upgraded type was another before its upgrade)
+        kinds = self._types[first : bisect_right(self._event_record, rec)]
+        if len(events) != len(kinds) or not all(map(_read_as, events, kinds)):
+            raise RecordChanged(self.location_of(first), "the record holds other events than were read there")
         if len(events) > 1:
             self._last_record = (rec, events)
         return events
@@ -390,6 +417,11 @@ class SessionLog:
         ]
 
     @property
+    def carried_ids(self) -> AbstractSet[str]:
+        """Every message id some event carries (`identity`'s keys, without building its lists)."""
+        return self._carriers.keys()
+
+    @property
     def identity(self) -> dict[str, list[IdentityEntry]]:
         """Every message id with the events that carry it."""
         return {message_id: self.carriers_of(message_id) for message_id in self._carriers}
@@ -402,6 +434,13 @@ class SessionLog:
             self._decoded.clear()
         self._last_record = None
         return self._reader is not None and self._reader.extend(self)
+
+
+def _read_as(event: dict[str, Any], kind: str) -> bool:
+    """Whether a stored event read again has the type it was read as (any upgraded type: it was upgraded)."""
+    found = event.get("type")
+    found = found if isinstance(found, str) else ""
+    return found == kind or found in UPGRADED_TYPES
 
 
 def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
@@ -434,9 +473,10 @@ def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
 class _Reader:
     """The pass behind `load_session`, kept alive so a growing log is read on from where it stopped."""
 
-    def __init__(self, source: SessionSource, limits: ReadLimits = DEFAULT_LIMITS) -> None:
+    def __init__(self, source: SessionSource, limits: ReadLimits = DEFAULT_LIMITS, keep_bytes: int = 0) -> None:
         self.source = source
         self.limits = limits
+        self.keep_bytes = keep_bytes  # the records read whose events the log keeps as parsed (`SessionLog._kept`)
         self.failures: dict[int, tuple[str, Location | None]] = {}
         self.diagnostics = Findings()
         self.scan_repairs: list[str] = []
@@ -510,7 +550,11 @@ class _Reader:
         if problem:
             self.fail("identity", problem, Location(file=source.label), code="identity")
         log = SessionLog(source, _carrier(source, scan.mode), header, Verdict("accepted", ""), self.diagnostics, scan)
+        if self.limits.max_line_bytes < 1 << 32:  # no record read is longer: its length takes 4 bytes, not 8
+            log._rec_length = array("I")
         log._reader = self
+        if self.keep_bytes > 0 and isinstance(scan, JsonlSessionScan):  # where a record's place is its text's
+            log._kept = []
         self.sid = header.id or ""
         self.log = log
         try:
@@ -531,6 +575,7 @@ class _Reader:
         ):
             return False
         self.log = log
+        log._kept = None  # kept for one read through, not for every read on
         try:
             self._drop_closers()
             log._tail.clear()
@@ -592,6 +637,7 @@ class _Reader:
         log._rec_start.fromlist(run.offsets)
         log._rec_length.fromlist(run.lengths)
         log._event_record.fromlist(list(range(rec, rec + n)))
+        self._keep(run.events, run.end)
         if run.events[0]["seq"] == first:  # then each seq is its index: the scan checked they continue
             self._take_indexed(run.events, run.location)
         else:
@@ -606,11 +652,24 @@ class _Reader:
         log._rec_start.append(record.start)
         log._rec_length.append(record.length)
         log._event_record.extend(repeat(rec, len(events)))
+        self._keep(events, record.start + record.length)
         if _indexed(events, len(log._types)):
             self._take_indexed(events, lambda i: record.location)
         else:
             self._take_each(events, lambda i: record.location)
         self._note_time(events)
+
+    def _keep(self, events: list[dict[str, Any]], end: int) -> None:
+        """Keep `events` as parsed (their records end at byte `end` of the log's text) while the log's records
+        stay within `keep_bytes`."""
+        log = self.log
+        assert log is not None
+        if log._kept is None:
+            return
+        if end > self.keep_bytes:
+            log._kept = None
+        else:
+            log._kept.extend(events)
 
     def _note_time(self, events: list[dict[str, Any]]) -> None:
         """The time of the last event read with an integer one: crash closers are stamped with it."""
@@ -713,6 +772,7 @@ class _Reader:
                 index.pop(seq, None)
             for entries in log._carriers.values():
                 entries[:] = [s for s in entries if s != seq]  # (closers carry no inbox)
+            log._ignorable.discard(seq)
         del log._types[len(log._event_record) :]
         log._synthetic.clear()
 
@@ -749,6 +809,8 @@ class _Reader:
         if envelope:
             self.fail("validation", envelope, location)
         types.append(_KINDS.get(kind, kind) if isinstance(kind, str) else "")
+        if event.get("ignorable") is True:  # (the fast paths take no event with more than their own keys)
+            log._ignorable.add(seq)
         if kind in SURFACE_TYPES and shape is None:
             self._index_message(kind, seq, message_of(event))
             if envelope is None:
@@ -883,11 +945,13 @@ def _carrier(source: SessionSource, mode: str) -> Carrier:
 
 
 def load_session(
-    source: SessionSource, *, events: int | None = None, limits: ReadLimits = DEFAULT_LIMITS
+    source: SessionSource, *, events: int | None = None, limits: ReadLimits = DEFAULT_LIMITS, keep_bytes: int = 0
 ) -> SessionLog:
     """Read one session log within `limits`, or only its first `events` events (`partial`: no verdict, for
-    a first screen that must not wait for a long log). Raises NotASessionLog for input that is not one."""
-    return _Reader(source, limits).read(events)
+    a first screen that must not wait for a long log). A log whose records are at most `keep_bytes` long keeps
+    its events as parsed, for a reader that will ask for every one again. Raises NotASessionLog for input that
+    is not one."""
+    return _Reader(source, limits, keep_bytes).read(events)
 
 
 def load_one(path: str) -> SessionLog:

@@ -39,6 +39,15 @@ class UnreadablePath(Exception):
     pass
 
 
+class RecordChanged(ValueError):
+    """A record read again is not the one read there before: its file (or store) changed since."""
+
+    def __init__(self, location: Location, reason: str) -> None:
+        super().__init__(f"{location.describe()}: {reason}; the log changed since it was read")
+        self.location = location
+        self.reason = reason
+
+
 def sniff(path: str) -> Kind:
     with open(path, "rb") as f:
         head = f.read(16)
@@ -295,7 +304,12 @@ class JsonlSessionScan(JsonlScan):
         self.label = plaintext.label
 
     def reread(self, start: int, length: int, first_seq: int) -> list[dict[str, Any]]:
-        value, _ = parse_json_line(self.plaintext.read(start, length))
+        """The events of the line read at `start`. Raises RecordChanged when its bytes are no longer all
+        there, and RecordError when they do not decode."""
+        raw = self.plaintext.read(start, length)
+        if len(raw) != length:
+            raise RecordChanged(Location(file=self.label, offset=start), f"{length} bytes expected, {len(raw)} left")
+        value, _ = parse_json_line(raw)
         return decode_record(value, first_seq, self.mode)
 
 

@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..log.records import NotASessionLog
+from ..log.sources import RecordChanged
 from ..store import MIB, UploadStore
 from . import (
     bodies,
@@ -161,6 +162,15 @@ async def session_gone(request: Request, exc: Exception) -> Response:
     return await http_error(request, HTTPException(404, f"no session {exc.args[0]!r}"))
 
 
+async def log_changed(request: Request, exc: Exception) -> Response:
+    """A log whose records changed under a request reading them: its read copy is dropped, so the next look
+    reads it afresh, and this request answers as for a session that went, never with another record's content."""
+    assert isinstance(exc, RecordChanged)
+    web: WebState = request.app.state.web
+    web.registry.drop(exc)
+    return await http_error(request, HTTPException(404, str(exc)))
+
+
 async def not_a_log(request: Request, exc: Exception) -> Response:
     """A file found as a session that reads as none: 422 with where reading stopped, as `WebState.session` says."""
     assert isinstance(exc, NotASessionLog)
@@ -194,6 +204,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(SessionGone, session_gone)
     app.add_exception_handler(AmbiguousKey, ambiguous_key)
     app.add_exception_handler(NotASessionLog, not_a_log)
+    app.add_exception_handler(RecordChanged, log_changed)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(listing.router)
     app.include_router(sessions.router)

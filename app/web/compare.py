@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
@@ -29,6 +29,7 @@ from ..history.compare import (
     segment_json,
     summary_json,
 )
+from ..history.message_handles import message_handle
 from ..history.session import SessionLog
 from .entries import entry_json, related_sessions
 from .registry import Entry
@@ -93,7 +94,8 @@ class RowView:
 def _side(item: Item | None, key: str) -> Side | None:
     if item is None:
         return None
-    url = f"{session_url(key)}#msg-{item.message_id}" if item.message_id else f"{session_url(key)}/events/{item.seq}"
+    anchor = f"msg-{message_handle(item.message_id)}" if item.message_id else None
+    url = f"{session_url(key)}#{quote(anchor, safe='')}" if anchor else f"{session_url(key)}/events/{item.seq}"
     return Side(item, item.text[:SHOWN_CHARS], max(0, len(item.text) - SHOWN_CHARS), url)
 
 

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..log.records import NotASessionLog
-from ..log.sources import SessionSource
+from ..log.sources import RecordChanged, SessionSource
 from .archive import media_of
 from .entries import related_sessions
 from .facts import session_json
@@ -198,6 +198,10 @@ class Tail:
         again, and replaces the page's rows, as what was sent of them is not known."""
         try:
             return move()
+        except RecordChanged as exc:  # a record read again is another now: the log is read afresh
+            self.state.registry.drop(exc)
+            self.seen, self.mark = None, None
+            return []
         except (OSError, NotASessionLog, SessionGone):
             self.seen, self.mark = None, None
             return []

@@ -1,7 +1,7 @@
 """Message identity pages: every event that carries one id, and the requests that included it.
 
 Ids are opaque and may hold any character, so the route takes the rest of
-the path; links percent-encode the id whole.
+the path; links percent-encode the id whole, or name a long id by its handle.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse
 from ..forms import ContextView, project_context
 from ..forms.message_body import BodyPart, body_parts
 from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity, message_identity
+from ..history.message_handles import handles_of
 from ..model.values import Message
 from .model_views import identity_json, message_url, role_key
 from .request_index import page_head, requests_of, transcript_anchors, transcript_link
@@ -42,8 +43,10 @@ def content_of(message: Message | None) -> Content | None:
 
 
 def _identity(state: WebState, session: ReadSession, message_id: str) -> MessageIdentity:
+    """The identity of the message `message_id` names: its handle (`message_url`), or the id itself."""
     log, index = requests_of(state, session.entry)
-    identity = message_identity(log, index, message_id)
+    handles = state.registry.derived_of(session.entry.key, "message-handles", log, handles_of)
+    identity = message_identity(log, index, handles.get(message_id, message_id))
     if identity is None:
         raise HTTPException(404, f"no event of this session carries message id {message_id!r}")
     return identity

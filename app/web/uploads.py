@@ -121,7 +121,12 @@ async def create_upload(request: Request, state: State, name: str | None = Query
     store = _store(state)
     shown = clean_name(name)
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > store.limits.max_upload_bytes:
+    if (
+        declared.isascii()
+        and declared.isdigit()
+        and len(declared) <= 19
+        and int(declared) > store.limits.max_upload_bytes
+    ):
         return _too_much(
             state,
             shown,
