@@ -18,33 +18,46 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
+from typing import overload
 
 from markupsafe import Markup, escape
 
-from ..history.row_facts import row_facts
 from ..history.session import load_session
 from ..history.transcript import KIND_FAMILIES, Row
 from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
 from ..log.records import NotASessionLog
-from ..log.sources import SessionSource
+from ..log.sources import RecordChanged, SessionSource
 from .registry import APPEND_ONLY, Entry, FileVersion, Mark, appended, file_version, mark_at
-from .search import shown
+from .search import row_shown
 from .transcripts import Transcript, build_transcript
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: fingerprints of the whole prefix read, long message ids anchored by handle
 INDEX_FILE = "search-index.sqlite3"  # in the data dir, beside the uploads
 TRIGRAM = 3  # the shortest query the trigram index answers; shorter ones scan (`LIKE`)
 SNIPPET_CHARS = 160  # about two lines of context around the first match
 BATCH = 100  # sessions indexed per commit: what a crash can cost, and how long a query may wait
+# Stale sessions that make reading them on every core worth a process pool's start (tens of ms, more for the
+# first pool of a process, which starts the fork server): a first search, not the few a live log touches.
+FAN_OUT_FROM = 64
+# A log up to this long keeps its events as its read parsed them while it is indexed: its rows and their words
+# ask for each event again, and a reread of each would parse it twice (a longer log is read again instead).
+KEEP_BYTES = 4 << 20
+FAN_OUT_CHUNK = 8  # sessions a reading process is handed at a time: fewer round trips, still an even spread
 HITS = 200  # hits a query returns at most (each counted in `total` all the same)
+AUTOMERGE = 16  # FTS5 segments of one level merged at once (its default is 4; `crisismerge` stays 16)
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,6 +80,9 @@ CREATE TABLE IF NOT EXISTS rows(
 );
 CREATE INDEX IF NOT EXISTS rows_by_source ON rows(source, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS row_text USING fts5(text, tokenize = 'trigram');
+-- merge segments 16 at a time, not 4: a first index of W1 leaves a dozen, and merging them as they came cost a
+-- fifth of writing it, for no query faster (a query reads them all in the same ~2 ms)
+INSERT INTO row_text(row_text, rank) VALUES ('automerge', {AUTOMERGE});
 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
 
@@ -211,7 +227,7 @@ def _signature(row: Row, anchor: str) -> bytes:
 def _settled(row: Row, stored: int) -> bool:
     """Whether nothing that may come later can change the row: it draws only on events stored now
     (crash closers, records after a defect and findings about the tail may all go when the log grows)."""
-    return row.diagnostic is None and row.outside is None and max((row.seq, *row.related)) < stored
+    return row.diagnostic is None and row.outside is None and max((row.last, *row.related)) < stored
 
 
 def _row_keys(rows: Sequence[Row]) -> list[str]:
@@ -223,6 +239,64 @@ def _row_keys(rows: Sequence[Row]) -> list[str]:
         seen[row.key] = n + 1
         keys.append(row.key if n == 0 else f"{row.key}#{n}")
     return keys
+
+
+Words = tuple[str | None, str | None, bool, str]  # a row's form, tool and error mark, and the words it shows
+
+
+class _RowWords(Sequence[Words]):
+    """The words of a transcript's rows, each worked out when asked: a log that grew needs only its new rows'."""
+
+    def __init__(self, t: Transcript) -> None:
+        self._t = t
+
+    def __len__(self) -> int:
+        return len(self._t.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> Words: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Words]: ...
+    def __getitem__(self, i: int | slice) -> Words | Sequence[Words]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        return row_words(self._t, self._t.rows[i])
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRows:
+    """What the index keeps of one read of a session, column by column (row i is the i-th of each): plain values
+    a reading process can send back (`FanOut`)."""
+
+    title: str | None
+    stored: int  # the events stored, 0 for a file that reads as no session log
+    keys: list[str]
+    signatures: list[bytes]
+    settled: list[bool]
+    anchors: list[str]
+    kinds: list[str]
+    seqs: list[int]
+    words: Sequence[Words]
+
+
+def session_rows(t: Transcript | None, *, words_now: bool = False) -> SessionRows:
+    """The index's rows of transcript `t` (none for a file that reads as no session log); their words worked out
+    as the index asks for them, or all at once (`words_now`, for a reading process)."""
+    if t is None:
+        return SessionRows(None, 0, [], [], [], [], [], [], [])
+    stored = t.log.stored_count if t.log.header else 0
+    words: Sequence[Words] = _RowWords(t)
+    return SessionRows(
+        t.log.title,
+        stored,
+        _row_keys(t.rows),
+        [_signature(row, anchor) for row, anchor in zip(t.rows, t.anchors, strict=True)],
+        [_settled(row, stored) for row in t.rows],
+        t.anchors,
+        [row.kind for row in t.rows],
+        [row.seq for row in t.rows],
+        list(words) if words_now else words,
+    )
 
 
 class CorpusIndex:
@@ -237,6 +311,8 @@ class CorpusIndex:
         # one writer at a time, a batch or an update (queries go on meanwhile): two searches that found the same
         # stale session must not both insert it
         self._indexing = threading.RLock()
+        # one process pool at a time (`bring_up_to_date`): two first searches must not both read every session
+        self.fanning = threading.Lock()
         self._db = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -319,17 +395,17 @@ class CorpusIndex:
         """Index `entry`'s transcript `t`, read at `mark` (taken before the read): only the rows that changed
         when the file only grew since it was last indexed; every row when it is new or was rewritten. `t` is
         None for a file that reads as no session log: it is held with no rows, not read again till it changes."""
-        with self._indexing:
-            return self._update(entry, t, mark)
+        return self.write(entry, session_rows(t), mark)
 
-    def _update(self, entry: Entry, t: Transcript | None, mark: Mark) -> IndexUpdate:
+    def write(self, entry: Entry, read: SessionRows, mark: Mark) -> IndexUpdate:
+        """`update`, from the rows of a transcript (`session_rows`), which another process may have read."""
+        with self._indexing:
+            return self._update(entry, read, mark)
+
+    def _update(self, entry: Entry, read: SessionRows, mark: Mark) -> IndexUpdate:
         source = entry.source
         name = identity(source)
-        rows, anchors = (t.rows, t.anchors) if t is not None else ([], [])
-        stored = t.log.stored_count if t is not None and t.log.header else 0
-        title = t.log.title if t is not None else None
-        keys = _row_keys(rows)
-        signatures = [_signature(row, anchor) for row, anchor in zip(rows, anchors, strict=True)]
+        keys, signatures = read.keys, read.signatures
         with self._lock:
             known = self._db.execute(
                 "SELECT id, size, mtime_ns, inode, fingerprint FROM sources WHERE identity = ?", (name,)
@@ -348,15 +424,10 @@ class CorpusIndex:
             for key, sig in zip(keys, signatures, strict=True)
             if key in settled and settled[key][1] == sig
         }
-        fresh = [
-            (key, row, anchor, sig)
-            for key, row, anchor, sig in zip(keys, rows, anchors, signatures, strict=True)
-            if key not in kept
-        ]
         written = [
-            (key, sig, _settled(row, stored), anchor, row.kind, row.seq, *row_words(t, row))
-            for key, row, anchor, sig in fresh
-            if t is not None
+            (key, signatures[i], read.settled[i], read.anchors[i], read.kinds[i], read.seqs[i], *read.words[i])
+            for i, key in enumerate(keys)
+            if key not in kept
         ]
         keep = set(kept.values())
         gone = [(rid,) for _, rid, _, _ in before if rid not in keep]
@@ -365,14 +436,14 @@ class CorpusIndex:
                 source_id = db.execute(
                     "INSERT INTO sources(identity, upload, size, mtime_ns, inode, fingerprint, events, title) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (name, entry.upload, *mark.version, mark.fingerprint, stored, title),
+                    (name, entry.upload, *mark.version, mark.fingerprint, read.stored, read.title),
                 ).lastrowid
             else:
                 source_id = known[0]
                 db.execute(
                     "UPDATE sources SET upload = ?, size = ?, mtime_ns = ?, inode = ?, fingerprint = ?, events = ?, "
                     "title = ? WHERE id = ?",
-                    (entry.upload, *mark.version, mark.fingerprint, stored, title, source_id),
+                    (entry.upload, *mark.version, mark.fingerprint, read.stored, read.title, source_id),
                 )
             db.executemany("DELETE FROM row_text WHERE rowid = ?", gone)
             db.executemany("DELETE FROM rows WHERE id = ?", gone)
@@ -470,11 +541,21 @@ def row_words(t: Transcript, row: Row) -> tuple[str | None, str | None, bool, st
     """A row's facets (form, tool, error) and the words it shows, read as in-session search reads them
     (`search.shown`). Not through `search.searchable`, which also lower-cases the text and dumps raw event
     JSON, work that doubled the cost of indexing."""
-    seen = shown(row, row_facts(t.readable, row, words_only=True))
+    seen = row_shown(t.readable, row, words_only=True)  # a run row: its rows' words
     return seen.form, seen.tool, seen.error, seen.text
 
 
 Reader = Callable[[Entry], tuple[Transcript | None, Mark] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FanOut:
+    """Read many stale sessions at once on `workers` processes, afresh with `limits`, while this one writes
+    what they read into the index. Taken only for `FAN_OUT_FROM` sessions or more, where a pool pays for
+    its start; fewer are read here, by the reader given."""
+
+    workers: int
+    limits: ReadLimits = DEFAULT_LIMITS
 
 
 def bring_up_to_date(
@@ -482,9 +563,39 @@ def bring_up_to_date(
     entries: Sequence[Entry],
     read: Reader,
     progress: Callable[[int, int, Entry], None] | None = None,
+    fan_out: FanOut | None = None,
 ) -> int:
     """Index every entry whose file changed since it was indexed (`read` gives its transcript, and the mark
     taken before reading it; None when it cannot be read); how many were indexed."""
+    stale = left = _stale(index, entries)
+    if fan_out is not None and fan_out.workers > 1 and len(stale) >= FAN_OUT_FROM and _FORK_SERVER:
+        with index.fanning:  # one pool at a time: a second search waits for it, then finds these indexed
+            left = _stale(index, entries)
+            if len(left) >= FAN_OUT_FROM:
+                try:
+                    _index_on_every_core(index, left, fan_out, progress)
+                    return len(stale)
+                except BrokenProcessPool:  # a reading process died (killed, out of memory): read the rest here
+                    left = _stale(index, entries)
+    for start in range(0, len(left), BATCH):
+        with index.batch():
+            for n, (entry, version) in enumerate(left[start : start + BATCH], start + 1):
+                if progress is not None:
+                    progress(n, len(left), entry)
+                if not index.stale(entry.source, version):
+                    continue  # another search indexed it while this one waited for the batch
+                read_now = read(entry)
+                if read_now is None:
+                    continue
+                try:
+                    index.update(entry, *read_now)
+                except RecordChanged:
+                    continue  # its file changed while its words were read: read again on the next search
+    return len(stale)
+
+
+def _stale(index: CorpusIndex, entries: Sequence[Entry]) -> list[tuple[Entry, FileVersion]]:
+    """The entries whose file changed since they were indexed (or were never), with their file's version."""
     known = index.versions()
     stale = []
     for entry in entries:
@@ -494,17 +605,64 @@ def bring_up_to_date(
             continue  # gone: the registry forgets it when it looks again
         if known.get(identity(entry.source)) != version:
             stale.append((entry, version))
-    for start in range(0, len(stale), BATCH):
-        with index.batch():
-            for n, (entry, version) in enumerate(stale[start : start + BATCH], start + 1):
-                if progress is not None:
-                    progress(n, len(stale), entry)
-                if not index.stale(entry.source, version):
-                    continue  # another search indexed it while this one waited for the batch
-                read_now = read(entry)
-                if read_now is not None:
-                    index.update(entry, *read_now)
-    return len(stale)
+    return stale
+
+
+# A fork server makes the reading processes (a fork of a server's threads could inherit a lock some thread
+# held); where there is none (Windows), sessions are read in this process.
+_FORK_SERVER = "forkserver" in multiprocessing.get_all_start_methods()
+
+
+def _index_on_every_core(
+    index: CorpusIndex,
+    stale: list[tuple[Entry, FileVersion]],
+    fan_out: FanOut,
+    progress: Callable[[int, int, Entry], None] | None,
+) -> None:
+    """`bring_up_to_date`'s loop with the reading done by a pool, chunk by chunk in entry order, a few chunks
+    ahead of the writing and no more (what is read and not yet written waits in this process's memory). The
+    fork server imports this module once, so a pool's processes start with it loaded."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    chunks = [stale[i : i + FAN_OUT_CHUNK] for i in range(0, len(stale), FAN_OUT_CHUNK)]
+    workers = min(fan_out.workers, len(chunks))
+    pool = ProcessPoolExecutor(workers, mp_context=context)
+    try:
+        ahead: deque[Future[list[tuple[SessionRows, Mark] | None]]] = deque()
+        asked = iter(chunks)
+        for chunk in islice(asked, 2 * workers):
+            ahead.append(pool.submit(read_chunk, [entry for entry, _ in chunk], fan_out.limits))
+        n = 0
+        for chunk in chunks:
+            found = ahead.popleft().result()
+            for more in islice(asked, 1):
+                ahead.append(pool.submit(read_chunk, [entry for entry, _ in more], fan_out.limits))
+            with index.batch():
+                for (entry, version), read_now in zip(chunk, found, strict=True):
+                    n += 1
+                    if progress is not None:
+                        progress(n, len(stale), entry)
+                    if read_now is not None and index.stale(entry.source, version):
+                        index.write(entry, *read_now)
+    finally:
+        pool.shutdown(cancel_futures=True)  # a failed write leaves no reads running on
+
+
+def read_chunk(entries: list[Entry], limits: ReadLimits) -> list[tuple[SessionRows, Mark] | None]:
+    """`read_rows` of each entry: what a reading process is handed, and sends back."""
+    return [read_rows(entry, limits) for entry in entries]
+
+
+def read_rows(entry: Entry, limits: ReadLimits = DEFAULT_LIMITS) -> tuple[SessionRows, Mark] | None:
+    """`read_afresh`, as the index's rows with every row's words (None, like a file gone, for one that changed
+    while its words were read: it is read again on the next search)."""
+    found = read_afresh(entry, limits)
+    if found is None:
+        return None
+    try:
+        return session_rows(found[0], words_now=True), found[1]
+    except RecordChanged:
+        return None
 
 
 def read_afresh(entry: Entry, limits: ReadLimits = DEFAULT_LIMITS) -> tuple[Transcript | None, Mark] | None:
@@ -515,7 +673,7 @@ def read_afresh(entry: Entry, limits: ReadLimits = DEFAULT_LIMITS) -> tuple[Tran
     except OSError:
         return None
     try:
-        return build_transcript(load_session(entry.source, limits=limits)), mark
+        return build_transcript(load_session(entry.source, limits=limits, keep_bytes=KEEP_BYTES)), mark
     except NotASessionLog:
         return None, mark
     except OSError:

@@ -23,6 +23,7 @@ from .corpus_index import (
     HITS,
     INDEX_FILE,
     CorpusIndex,
+    FanOut,
     Found,
     Hit,
     Reader,
@@ -170,7 +171,8 @@ def search_results(state: WebState, finder: Finder, search: Search) -> SearchJso
     finder.find_sessions(state)
     entries = state.registry.entries()
     local = [e for e in entries if e.upload is None] if finder.uploads is not None else entries
-    indexed = bring_up_to_date(finder.index, local, _reader(state)) if not search.empty else 0
+    workers = FanOut(state.settings.index_workers, state.registry.limits)
+    indexed = bring_up_to_date(finder.index, local, _reader(state), fan_out=workers) if not search.empty else 0
     result: Found = finder.index.query(search, [e.source for e in local])
     by_identity = {identity(e.source): e for e in local}
     if finder.uploads is not None:

@@ -98,6 +98,12 @@ class Settings:
         "read here is streamed once from the object store; past this the least recently read copies go, to be "
         "streamed again when asked for. The embedded store's files are the store itself: no copy, no bound.",
     )
+    index_workers: int = setting(
+        2,
+        "Processes that read sessions for the cross-session search index when 64 or more need indexing at once "
+        "(the first search over a large root); 1 reads them in the server's own process. Give it the cores "
+        "the server may take.",
+    )
     body_cap: int = setting(
         TEXT_LIMIT,
         "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts them); "

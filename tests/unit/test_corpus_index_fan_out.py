@@ -1,0 +1,142 @@
+"""Indexing on every core (`FanOut`): the sessions read by a process pool are indexed exactly as they are
+when read here, and a few stale sessions are still read here, by the reader given. Two first searches at once
+run one pool; a pool that breaks leaves the rest to this process; a file that changes under its read waits for
+the next search."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import orjson
+import pytest
+from dsh_inspect.web import corpus_index
+from dsh_inspect.web.corpus_index import (
+    FAN_OUT_FROM,
+    CorpusIndex,
+    FanOut,
+    Query,
+    bring_up_to_date,
+    read_afresh,
+)
+from dsh_inspect.web.registry import Entry, Registry
+
+from tests.support.builders import LogBuilder, header
+
+
+def _rows(index: CorpusIndex) -> list[tuple[object, ...]]:
+    """Every row the index holds, with its session, by session and key."""
+    return index._db.execute(
+        "SELECT s.identity, s.events, s.title, r.key, r.signature, r.settled, r.anchor, r.kind, r.form, r.tool, "
+        "r.error, r.seq, t.text FROM rows r JOIN sources s ON s.id = r.source JOIN row_text t ON t.rowid = r.id "
+        "ORDER BY s.identity, r.key"
+    ).fetchall()
+
+
+def test_the_corpus_read_on_every_core_is_indexed_as_read_here(tmp_path: Path, corpus_dir: Path) -> None:
+    entries = Registry([str(corpus_dir)]).entries()
+    assert len(entries) >= FAN_OUT_FROM  # else the pool is never taken
+    here, pooled = CorpusIndex(tmp_path / "here.sqlite3"), CorpusIndex(tmp_path / "pooled.sqlite3")
+    bring_up_to_date(here, entries, read_afresh)
+    told: list[int] = []
+    indexed = bring_up_to_date(pooled, entries, read_afresh, lambda n, total, e: told.append(n), FanOut(2))
+    assert indexed == len(entries) and told == list(range(1, len(entries) + 1))
+    assert _rows(pooled) == _rows(here)
+    sources = [e.source for e in entries]
+    for q in ("the", "error", "模块", "ok"):
+        assert pooled.query(Query(q), sources) == here.query(Query(q), sources)
+    assert pooled.query(Query(errors=True), sources) == here.query(Query(errors=True), sources)
+    assert bring_up_to_date(pooled, entries, read_afresh, fan_out=FanOut(2)) == 0  # each held at its version
+
+
+def test_a_few_stale_sessions_are_read_here_by_the_reader_given(tmp_path: Path) -> None:
+    for n in range(3):
+        path = tmp_path / f"logs/s{n}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        log = LogBuilder()
+        log.turn(1, f"prompt of session {n}")
+        path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(f"s{n}"), *log.events]))
+    registry = Registry([str(tmp_path / "logs")])
+    reads: list[str] = []
+
+    def read(entry: Entry):  # type: ignore[no-untyped-def]
+        reads.append(entry.key)
+        return read_afresh(entry)
+
+    index = CorpusIndex(tmp_path / "index.sqlite3")
+    assert bring_up_to_date(index, registry.entries(), read, fan_out=FanOut(2)) == 3
+    assert sorted(reads) == sorted(e.key for e in registry.entries())
+    assert index.query(Query("prompt of session 2"), [e.source for e in registry.entries()]).total == 1
+
+
+def _write_sessions(folder: Path, count: int, prompt: str = "prompt of session") -> Registry:
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(count):
+        log = LogBuilder()
+        log.turn(1, f"{prompt} {n}")
+        (folder / f"s{n}.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(f"s{n}"), *log.events]))
+    return Registry([str(folder)])
+
+
+def test_two_first_searches_at_once_index_each_session_once(tmp_path: Path) -> None:
+    registry = _write_sessions(tmp_path / "logs", FAN_OUT_FROM + 6)
+    index = CorpusIndex(tmp_path / "index.sqlite3")
+    indexed: list[int] = []
+    searches = [
+        threading.Thread(
+            target=lambda: indexed.append(bring_up_to_date(index, registry.entries(), read_afresh, fan_out=FanOut(2)))
+        )
+        for _ in range(2)
+    ]
+    for search in searches:
+        search.start()
+    for search in searches:
+        search.join()
+    assert sorted(indexed) == [len(registry.entries())] * 2  # both found them stale; the second waited, read none
+    keys = [
+        row[0] for row in index._db.execute("SELECT s.identity || r.key FROM rows r JOIN sources s ON s.id = r.source")
+    ]
+    assert len(keys) == len(set(keys)) > 0
+    assert index.query(Query("prompt of session 7"), [e.source for e in registry.entries()]).total == 1
+
+
+def test_a_reading_process_that_dies_leaves_the_rest_to_be_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = _write_sessions(tmp_path / "logs", FAN_OUT_FROM)
+
+    def dies(*args: object) -> None:
+        raise BrokenProcessPool("a reading process was killed")
+
+    monkeypatch.setattr(corpus_index, "_index_on_every_core", dies)
+    index = CorpusIndex(tmp_path / "index.sqlite3")
+    assert bring_up_to_date(index, registry.entries(), read_afresh, fan_out=FanOut(2)) == FAN_OUT_FROM
+    assert index.query(Query("prompt of session"), [e.source for e in registry.entries()]).sessions == FAN_OUT_FROM
+
+
+def test_a_file_that_changes_while_its_words_are_read_is_left_for_the_next_search(tmp_path: Path) -> None:
+    """A prompt too long to be kept decoded, rewritten in place with another event after the read and before its
+    words are read: that session waits for the next search, and the others are indexed."""
+    registry = _write_sessions(tmp_path / "logs", 3, prompt="long " * 2000 + "prompt of session")
+    sources = [e.source for e in registry.entries()]
+
+    def read_then_rewrite(entry: Entry):  # type: ignore[no-untyped-def]
+        found = read_afresh(entry)
+        if entry.key == "s1":
+            assert found is not None and found[0] is not None
+            found[0].log._kept = None  # as a page's read, which keeps nothing: its events are read again
+            path = Path(entry.source.path)
+            lines = path.read_bytes().splitlines(keepends=True)
+            at = next(i for i, line in enumerate(lines) if b'"user/message"' in line)
+            other = orjson.dumps({**orjson.loads(lines[at]), "type": "x/y", "data": {}})
+            lines[at] = other + b" " * (len(lines[at]) - len(other) - 1) + b"\n"
+            path.write_bytes(b"".join(lines))
+        return found
+
+    index = CorpusIndex(tmp_path / "index.sqlite3")
+    bring_up_to_date(index, registry.entries(), read_then_rewrite)
+    assert index.query(Query("prompt of session"), sources).sessions == 2
+    assert len(index.versions()) == 2
+    assert bring_up_to_date(index, registry.entries(), read_afresh) == 1  # read again, as it is now
+    assert len(index.versions()) == 3 and index.query(Query("prompt of session"), sources).sessions == 2
