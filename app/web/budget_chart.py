@@ -85,10 +85,10 @@ def _nice_step(peak: int) -> int:
     return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
 
 
-def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> Chart | None:
-    """None when no step reported usage: there is nothing to draw."""
-    steps = budget.steps
-    peak = budget.peak
+def budget_chart(window: Budget, first: int, peak: int, step_url: Callable[[str], str], t: Strings) -> Chart | None:
+    """The chart of a window of steps, `first` the index of its first step among all and `peak` the
+    tallest of all (one scale for every window). None when no step reported usage: nothing to draw."""
+    steps = window.steps
     if not steps or peak <= 0:
         return None
     slot = min(48.0, max(8.0, TARGET_WIDTH / len(steps)))
@@ -132,13 +132,13 @@ def budget_chart(budget: Budget, step_url: Callable[[str], str], t: Strings) -> 
             title += " · " + t("usage.none")
         bars.append(Bar(step.key, step_url(step.key), title, tuple(rects), hit))
     markers = []
-    for shrink in budget.shrinks:
+    for shrink in window.shrinks:
         replaced = shrink.replacement
         label = t(WORDS.markers[replaced.kind])
         detail = t("budget.markerTitle", seq=replaced.seq, kind=label, count=count(len(replaced.shadowed)))
         if replaced.shadowed_tokens is not None:
             detail += " · " + t("diff.shadowedTokens", tokens=count(replaced.shadowed_tokens))
-        x = round(shrink.before_step * slot, 2)
+        x = round((shrink.before_step - first) * slot, 2)
         markers.append(Marker(x, replaced.kind, f"budget-marker budget-marker-{replaced.kind}", label, detail))
     step_size = _nice_step(peak)
     ticks = tuple(Tick(round(bottom - v * scale, 2), count(v)) for v in range(0, peak + 1, step_size))

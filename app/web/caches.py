@@ -4,13 +4,20 @@ Each key keeps its log, its first-screen prefix and the values derived from eith
 text, model views), weighed together by an estimate of their bytes; once the total passes the
 limit, the least recently used keys go, whole, and are read again when next asked for. The key in
 use always stays, however large. Nothing here locks: the registry calls it under its own lock.
+
+What goes is freed at once, but glibc's allocator keeps freed pages of its heap for later: a
+`Trimmer` hands them back to the OS (`malloc_trim`) off the request path, so that `cache_mb`
+bounds resident memory, not only the live objects.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import math
 import sys
 import threading
+import time
 import types
 from array import array
 from collections import OrderedDict
@@ -25,8 +32,12 @@ C = TypeVar("C")  # what the registry keeps of a read log (its version and finge
 CACHE_MB = 256  # the `cache_mb` setting's default
 
 # Objects an estimate visits below one value: enough to see how large its containers are and what their
-# items hold (they are sampled evenly and scaled), few enough to cost milliseconds on a 500,000-row session.
+# items hold (a few are sampled and scaled), few enough to cost milliseconds on a 500,000-row session.
+# Against tracemalloc on W3 (100 MB of small events), its read log weighs 1.2× what it holds and its last
+# step's model view (70,849 messages) within 5 %; sampling every item shallowly had read that view 10× light.
 VISITS = 4096
+WHOLE = 32  # a container of at most this many items is looked at whole
+MOST_VISITS = 4 * VISITS  # a hard stop, should records nest deep
 _LEAVES = (str, bytes, bytearray, memoryview, int, float, complex, bool, type(None), array, range)
 _SHARED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
@@ -42,16 +53,62 @@ def _size(obj: object, budget: int, seen: set[int]) -> float:
         return 0.0
     seen.add(id(obj))
     size = float(sys.getsizeof(obj))
-    if budget <= 1 or isinstance(obj, _LEAVES):
+    if budget <= 1 or isinstance(obj, _LEAVES) or len(seen) > MOST_VISITS:
         return size
     children = gc.get_referents(obj)
     n = len(children)
-    sample = children if n <= budget else children[:: n // budget][:budget]
-    picked = [c for c in sample if not isinstance(c, _SHARED)]
-    if not picked:
-        return size
-    each = max(1, (budget - len(picked)) // len(picked))
-    return size + sum(_size(c, each, seen) for c in picked) * n / len(sample)
+    if n <= WHOLE:  # a record's fields are not alike: each is looked into, as deeply
+        sample, each = children, budget
+    else:  # a few items of a large container, each looked into deeply, scaled to all
+        k = max(1, math.isqrt(budget))
+        stride = n // k
+        # evenly spread, each pick moved inside its stretch: a log's repeating patterns do not line up with it
+        sample = children if stride <= 1 else [children[i * stride + (i * 2654435761) % stride] for i in range(k)]
+        each = max(1, budget // len(sample))
+    found = sum(_size(c, each, seen) for c in sample if not isinstance(c, _SHARED))
+    return size + found * n / len(sample) if sample else size
+
+
+def _malloc_trim() -> Callable[[], None] | None:
+    """glibc's `malloc_trim(0)`, None where the C library has none (musl, macOS)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return lambda: trim(0)
+
+
+class Trimmer:
+    """Gives the heap's freed pages back to the OS after a cache let values go: in a thread of its own,
+    `pause` seconds after the first ask (the asks meanwhile are one trim), so no request waits on it."""
+
+    def __init__(self, pause: float = 0.5) -> None:
+        self._trim = _malloc_trim()
+        self._pause = pause
+        self._asked = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def ask(self) -> None:
+        if self._trim is None:
+            return
+        self._asked.set()
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="malloc-trim", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        assert self._trim is not None
+        while True:
+            self._asked.wait()
+            time.sleep(self._pause)  # what the asker let go is freed when its frames return
+            self._asked.clear()
+            self._trim()
+
+
+TRIMMER = Trimmer()  # one heap per process: one trimmer
 
 
 @dataclass(slots=True)
@@ -131,6 +188,7 @@ class SessionCache(Generic[C]):
         gone = self._kept.pop(key, None)
         if gone is not None:
             self.size -= gone.size
+            TRIMMER.ask()
 
     def _settle(self, key: str, change: int) -> None:
         """`key` most recently used; the least recently used others go while the total is over the limit."""
@@ -139,6 +197,7 @@ class SessionCache(Generic[C]):
         while self.size > self.limit and len(self._kept) > 1:
             _, gone = self._kept.popitem(last=False)
             self.size -= gone.size
+            TRIMMER.ask()
 
 
 K = TypeVar("K", bound=Hashable)

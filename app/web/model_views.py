@@ -17,6 +17,7 @@ from ..forms.content import Bounded, bound
 from ..forms.jsformat import pretty_json
 from ..forms.message_body import first_line
 from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity
+from ..history.message_handles import message_handle
 from ..history.replacements import Replacement
 from ..history.requests import CallRef, CallRequest, HeaderChange, RequestHeader, StepRequests, VisibleMessage
 from ..history.session import SessionLog
@@ -51,7 +52,8 @@ def role_key(message: Message) -> str:
 
 
 def message_url(base_url: str, message_id: str) -> str:
-    return f"{base_url}/messages/{quote(message_id, safe='')}"
+    """The identity page of `message_id`, named by its handle: a long id makes no long URL."""
+    return f"{base_url}/messages/{quote(message_handle(message_id), safe='')}"
 
 
 # --- message rows -----------------------------------------------------------
@@ -129,8 +131,17 @@ def message_paging(total: int, start: int | None, size: int, stop: int | None = 
     }
 
 
-def messages_json(rows: tuple[MessageRow, ...], messages: tuple[VisibleMessage, ...]) -> list[dict[str, Any]]:
-    return [message_json(row, m.message) for row, m in zip(rows, messages, strict=True)]
+def messages_json(rows: tuple[MessageRow, ...], log: SessionLog) -> list[dict[str, Any]]:
+    """Each row with its message read again from `log`, the log the rows were made from: a kept model
+    view holds its rows, not the messages (a long session's last request holds 70,000 of them)."""
+    return [message_json(row, _visible(log, row.seq)) for row in rows]
+
+
+def _visible(log: SessionLog, seq: int) -> Message:
+    message = log.event(seq).message
+    if message is None:  # its row was made from this very event's message
+        raise LookupError(f"event {seq} holds no message")
+    return message
 
 
 # --- header, state and diff texts -------------------------------------------
@@ -321,7 +332,9 @@ def step_views(requests: StepRequests, t: Strings) -> tuple[CallView, ...]:
     return tuple(call_view(c, c is answered, t) for c in requests.calls)
 
 
-def step_json(requests: StepRequests, views: tuple[CallView, ...], start: int | None, size: int) -> dict[str, Any]:
+def step_json(
+    requests: StepRequests, views: tuple[CallView, ...], start: int | None, size: int, log: SessionLog
+) -> dict[str, Any]:
     """The JSON twin of a step's model view: every call with the window of its messages from `start`."""
     step = requests.step
     calls = []
@@ -349,7 +362,7 @@ def step_json(requests: StepRequests, views: tuple[CallView, ...], start: int | 
                 "state": state_json(r.state),
                 "seedBoundary": r.seed_boundary,
                 "messageWindow": paging,
-                "messages": messages_json(view.messages[window], r.messages[window]),
+                "messages": messages_json(view.messages[window], log),
                 "diff": {
                     "previous": call_ref_json(r.diff.previous),
                     "added": [{"seq": row.seq, "id": row.id} for row in view.diff.added],

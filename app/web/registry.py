@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
 import re
 import threading
-from collections import Counter
+import zlib
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar
@@ -23,7 +25,15 @@ from typing import Any, NamedTuple, TypeVar
 from ..history.session import SessionLog, load_session
 from ..log.plaintext import DEFAULT_LIMITS, MIB, ReadLimits
 from ..log.records import NotASessionLog
-from ..log.sources import KindCache, NotASession, SessionSource, discover, forget_archive, read_source_header
+from ..log.sources import (
+    KindCache,
+    NotASession,
+    RecordChanged,
+    SessionSource,
+    discover,
+    forget_archive,
+    read_source_header,
+)
 from ..store import UploadStore
 from .caches import CACHE_MB, SessionCache, approx_bytes
 from .keys import Claim, Held, assign
@@ -97,27 +107,69 @@ FileVersion = tuple[int, int, int]  # (size, mtime in ns, inode)
 
 def file_version(source: SessionSource) -> FileVersion:
     """(size, mtime, inode): a log that grew in place keeps its inode and gains bytes."""
-    st = os.stat(source.path)
+    return _version(os.stat(source.path))
+
+
+def _version(st: os.stat_result) -> FileVersion:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-# Bytes at each end of a read prefix that its fingerprint covers: a check reads 8 KiB (~40 µs),
-# where hashing a 100 MB prefix whole takes ~300 ms, too much to pay on each growth a live page follows.
-SAMPLE = 4096
 # Carriers that grow only by appending; a SQLite store rewrites its pages in place, so its bytes prove nothing.
 APPEND_ONLY = frozenset({"jsonl", "jsonl-zstd"})
+# Bytes hashed per read. The running CRC at each block boundary is kept per file version, so another look at
+# the same version hashes at most one block, and a check at a new version reads the file once (~35 ms for
+# 100 MB, docs/decisions/0010-rewrite-detection.md).
+BLOCK = 1 << 20
+_RUNNING: OrderedDict[tuple[str, FileVersion], list[int]] = OrderedDict()  # crcs[i]: of the first i blocks
+_RUNNING_KEPT = 64  # file versions whose block CRCs are kept, the least recently used dropped first
+_running_lock = threading.Lock()
 
 
 def fingerprint(source: SessionSource, size: int) -> bytes:
-    """A hash of the first and last `SAMPLE` bytes of the file's first `size`: a rewrite shows in them (a new
-    header, lines shifted), an append does not. Raises OSError."""
+    """A CRC-32 of the file's first `size` bytes, and how many there were. An append after them does not
+    change it; a change to them does once the file's version moves. At a version seen before, the blocks
+    whose CRCs are kept are not read again: a rewrite that keeps the version (size, mtime and inode) shows
+    only if it lies past them (docs/decisions/0010-rewrite-detection.md). Raises OSError."""
     if source.kind not in APPEND_ONLY:
         return b""
-    with open(source.path, "rb") as f:
-        head = f.read(min(size, SAMPLE))
-        f.seek(max(size - SAMPLE, 0))
-        tail = f.read(min(size, SAMPLE))
-    return hashlib.blake2b(head + tail, digest_size=16).digest()
+    with open(source.path, "rb", buffering=0) as f:
+        version = _version(os.fstat(f.fileno()))
+        with _running_lock:
+            crcs = list(_RUNNING.get((source.path, version), (0,)))
+        whole = min(size, version[0]) // BLOCK
+        del crcs[whole + 1 :]
+        f.seek((len(crcs) - 1) * BLOCK)
+        block = bytearray(BLOCK if len(crcs) <= whole else 0)
+        while len(crcs) <= whole and _read_into(f, block) == BLOCK:
+            crcs.append(zlib.crc32(block, crcs[-1]))
+        done = (len(crcs) - 1) * BLOCK
+        f.seek(done)
+        # less than a block is left, unless the file ended early: then what it still holds is less too
+        rest = bytearray(min(max(0, size - done), BLOCK))
+        rest_read = _read_into(f, rest)
+        if _version(os.fstat(f.fileno())) == version:  # else the bytes hashed may mix two versions: keep none
+            _keep(source.path, version, crcs)
+    crc = zlib.crc32(memoryview(rest)[:rest_read], crcs[-1])
+    return crc.to_bytes(4, "big") + (done + rest_read).to_bytes(8, "big")
+
+
+def _read_into(f: io.FileIO, buf: bytearray) -> int:
+    """How many bytes were read into `buf`: all it holds unless the file ends first (an unbuffered read may
+    return fewer bytes than asked for before the end)."""
+    view, got = memoryview(buf), 0
+    while got < len(buf) and (n := f.readinto(view[got:])):
+        got += n
+    return got
+
+
+def _keep(path: str, version: FileVersion, crcs: list[int]) -> None:
+    with _running_lock:
+        known = _RUNNING.get((path, version))
+        if known is None or len(known) < len(crcs):
+            _RUNNING[(path, version)] = crcs
+        _RUNNING.move_to_end((path, version))
+        while len(_RUNNING) > _RUNNING_KEPT:
+            _RUNNING.popitem(last=False)
 
 
 class Mark(NamedTuple):
@@ -366,6 +418,11 @@ class Registry:
                 self._version += 1  # the next refresh sees this version as known: it moves nothing then
         return True
 
+    def drop(self, changed: RecordChanged) -> None:
+        """Forget what was read of the log that `changed` was reread from: the next look reads it afresh."""
+        with self._lock:
+            self._cache.retain(lambda key, source: source.label != changed.location.file)
+
     def first_screen(self, key: str, events: int) -> SessionLog | None:
         """The log read at its current version, or, while it has not been read whole, its first
         `events` events (a `partial` log) so a first screen need not wait for a long log. None when
@@ -427,6 +484,20 @@ class Registry:
         with self._lock:
             self._cache.keep_derived(key, name, log, value, weight)
         return value
+
+    def reweigh(self, key: str, name: str) -> None:
+        """Weigh the derived value `name` again once it grew in place (views kept inside it are made as
+        pages ask for them), so that `cache_mb` counts them."""
+        with self._lock:
+            cached = self._cache.derived(key, name, touch=False)
+        if cached is None:
+            return
+        log, value = cached
+        weight = approx_bytes(value, apart=[log])
+        with self._lock:
+            now = self._cache.derived(key, name, touch=False)
+            if now is not None and now[0] is log and now[1] is value:  # not read anew meanwhile
+                self._cache.keep_derived(key, name, log, value, weight)
 
 
 __all__ = ["Entry", "NotASessionLog", "Registry", "url_safe_id"]

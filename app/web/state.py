@@ -25,6 +25,7 @@ from ..model.rules import DSH_RELEASE
 from ..store import UploadStore
 from .caches import Latest
 from .clock import WallClock
+from .model_views import message_url
 from .registry import Entry, Registry
 from .settings import Settings
 from .strings import Strings, count, strings_for
@@ -76,6 +77,7 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["words"] = WORDS
     templates.env.globals["dsh_release"] = DSH_RELEASE
     templates.env.globals["wall_clock"] = WallClock.of
+    templates.env.globals["message_url"] = message_url  # a row's link to its message's identity page
     templates.env.filters["count"] = count
     return templates
 

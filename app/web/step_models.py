@@ -1,14 +1,16 @@
-"""A step's model view as the pages show it: its request derived once per file version, its views
-once per language (the latest few steps kept), each call's messages rendered a window at a time.
+"""A step's model view as the pages show it: its request derived and its views made once per file
+version and language (the latest few steps kept), each call's messages rendered a window at a time.
 
 The last step of a long session read its whole history: its request is derived from a fold over
-the log and its message list is thousands of rows. Keeping the derivation and the rendered windows
-makes its first screen cost what the first step's does (PRODUCT.md Budgets, windowing).
+the log and its message list is thousands of rows. Keeping the views and the rendered windows
+makes its first screen cost what the first step's does (PRODUCT.md Budgets, windowing). A kept view
+holds its message rows, not the decoded messages they show (W3's last request: 70,849 of them, about
+90 MiB): a JSON window reads its messages again from the log.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from markupsafe import Markup
 
@@ -28,7 +30,7 @@ WINDOWS_KEPT = 4  # rendered message windows kept per call: the first screen and
 class StepModel:
     """One step's model view in one language, with the windows of each call's messages rendered so far."""
 
-    requests: StepRequests
+    requests: StepRequests  # its calls' messages left out: `calls` holds their rows
     calls: tuple[CallView, ...]
     # per call: (first, stop, direction) → its window
     windows: tuple[Latest[tuple[int, int | None, str], tuple[Markup, Paging]], ...]
@@ -36,29 +38,34 @@ class StepModel:
 
 @dataclass(frozen=True, slots=True)
 class StepModels:
-    """The latest few steps of one session version: their requests (the same in every language), by step
-    key, and their model views by language and step key; None: no such step."""
+    """The latest few steps of one session version, their model views by language and step key; None:
+    no such step."""
 
-    requests: Latest[str, StepRequests | None]
     views: Latest[tuple[str, str], StepModel | None]
 
 
 def _views(requests: StepRequests | None, t: Strings) -> StepModel | None:
     if requests is None:
         return None
-    calls = step_views(requests, t)
-    return StepModel(requests, calls, tuple(Latest(WINDOWS_KEPT) for _ in calls))
+    calls = tuple(replace(c, request=replace(c.request, messages=())) for c in step_views(requests, t))
+    kept = replace(requests, calls=tuple(c.request for c in calls))
+    return StepModel(kept, calls, tuple(Latest(WINDOWS_KEPT) for _ in calls))
 
 
 def step_model(state: WebState, entry: Entry, ref: str, t: Strings) -> StepModel | None:
     """Step `ref`'s model view at the log's current file version, in `t`'s language; None: no such step."""
     log, index = requests_of(state, entry)
-    models = state.registry.derived(
-        entry.key, "model-views", lambda _: StepModels(Latest(STEPS_KEPT), Latest(STEPS_KEPT))
-    )
-    return models.views.get(
-        (t.lang, ref), lambda: _views(models.requests.get(ref, lambda: step_requests(log, index, ref)), t)
-    )
+    models = state.registry.derived(entry.key, "model-views", lambda _: StepModels(Latest(STEPS_KEPT)))
+    built = []
+
+    def build() -> StepModel | None:
+        built.append(ref)
+        return _views(step_requests(log, index, ref), t)
+
+    found = models.views.get((t.lang, ref), build)
+    if built:  # a new view, kept inside the session's: `cache_mb` weighs it
+        state.registry.reweigh(entry.key, "model-views")
+    return found
 
 
 def rendered_messages(

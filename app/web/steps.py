@@ -16,7 +16,15 @@ from ..forms.message_body import body_parts
 from ..history.usage import Budget, session_budget
 from ..model.values import Message
 from .budget_chart import budget_chart
-from .model_views import budget_json, message_paging, message_url, messages_json, role_key, step_json
+from .model_views import (
+    Paging,
+    budget_json,
+    message_paging,
+    message_url,
+    messages_json,
+    role_key,
+    step_json,
+)
 from .request_index import page_head, requests_of, transcript_anchors, transcript_link
 from .state import Lang, ReadSession, State, WebState, session_url
 from .step_models import StepModel, rendered_messages, step_model
@@ -25,6 +33,8 @@ from .strings import Strings
 router = APIRouter()
 
 _STEP_KEY = re.compile(r"\d+\.\d+(?:~\d+)?")
+# Steps the budget page draws and lists at once: about 250 KB of HTML; a 15,000-step session whole is 20 MB.
+STEPS_SHOWN = 200
 
 
 # --- the context budget --------------------------------------------------------
@@ -35,17 +45,54 @@ def _budget(state: WebState, session: ReadSession) -> Budget:
     return state.registry.derived(session.entry.key, "budget", lambda log: session_budget(log, index))
 
 
+def _window(budget: Budget, start: int | None) -> tuple[Budget, Paging]:
+    """The steps from `start` (None: the newest), `STEPS_SHOWN` of them, with the shrinks placed before
+    them (and those after the last step, on the last page); `before_step` stays an index into all steps."""
+    total = len(budget.steps)
+    paging = message_paging(total, start, STEPS_SHOWN)
+    first, end = paging["from"] or 0, paging["to"] or 0
+    shrinks = tuple(s for s in budget.shrinks if first <= s.before_step < end or s.before_step == end == total)
+    return Budget(budget.steps[first:end], shrinks, budget.context_window), paging
+
+
+def _step_paging(paging: Paging) -> dict[str, int | None]:
+    """`message_paging`'s window, counted in steps."""
+    return {("totalSteps" if name == "totalMessages" else name): value for name, value in paging.items()}
+
+
 @router.get("/sessions/{key}/steps", response_class=HTMLResponse, include_in_schema=False)
-def budget_page(request: Request, state: State, session: ReadSession, t: Lang) -> HTMLResponse:
+def budget_page(
+    request: Request,
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    start: int | None = Query(None, alias="from", ge=0),
+) -> HTMLResponse:
+    """`STEPS_SHOWN` steps at a time, `from` the first one's index (the newest by default); the chart
+    keeps the whole session's scale, so pages compare."""
     budget = _budget(state, session)
+    window, paging = _window(budget, start)
     base = session_url(session.entry.key)
-    chart = budget_chart(budget, lambda step: f"{base}/steps/{step}", t)
-    return state.page(request, "steps/index.html", **page_head(session.entry, session.log), budget=budget, chart=chart)
+    first = paging["from"] or 0
+    chart = budget_chart(window, first, budget.peak, lambda step: f"{base}/steps/{step}", t)
+    return state.page(
+        request,
+        "steps/index.html",
+        **page_head(session.entry, session.log),
+        budget=window,
+        first=first,
+        paging=_step_paging(paging),
+        chart=chart,
+    )
 
 
-@router.get("/api/sessions/{key}/steps", summary="Every step's model calls, tokens, and the compactions between them")
-def api_budget(state: State, session: ReadSession) -> dict[str, Any]:
-    return budget_json(_budget(state, session))
+@router.get("/api/sessions/{key}/steps", summary="The model calls, tokens, and compactions of a window of steps")
+def api_budget(
+    state: State, session: ReadSession, start: int | None = Query(None, alias="from", ge=0)
+) -> dict[str, Any]:
+    """The page's window: `from` its first step's index, else the newest steps; `beforeStep` counts all steps."""
+    window, paging = _window(_budget(state, session), start)
+    return {**_step_paging(paging), **budget_json(window)}
 
 
 # --- the model view of one step ----------------------------------------------------
@@ -106,7 +153,7 @@ def api_step(
 ) -> dict[str, Any]:
     """Each call's messages are a window: `from` its first message's index, else the newest window."""
     model = _step(state, session, ref, t)
-    return step_json(model.requests, model.calls, start, state.settings.window_rows)
+    return step_json(model.requests, model.calls, start, state.settings.window_rows, session.log)
 
 
 @router.get("/sessions/{key}/steps/{ref}/messages", response_class=HTMLResponse, include_in_schema=False)
@@ -140,7 +187,7 @@ def api_messages(
     view = model.calls[_call(model, call) - 1]
     paging = message_paging(len(view.messages), start, state.settings.window_rows, stop)
     window = slice(paging["from"], paging["to"])
-    return {"call": call, **paging, "messages": messages_json(view.messages[window], view.request.messages[window])}
+    return {"call": call, **paging, "messages": messages_json(view.messages[window], session.log)}
 
 
 # --- one message's content, loaded when its row opens -------------------------------

@@ -14,6 +14,7 @@ import pytest
 from dsh_inspect.history.session import SessionLog
 from dsh_inspect.log.plaintext import MIB
 from dsh_inspect.store import UploadStore
+from dsh_inspect.web.caches import approx_bytes
 from dsh_inspect.web.registry import Registry
 
 from tests.support.bombs import (
@@ -166,3 +167,15 @@ def test_the_registry_keeps_sessions_within_its_bound_and_drops_a_deleted_upload
     registry.refresh()
     gc.collect()
     assert registry.kept_bytes == 0 and all(p() is None for p in probes)
+
+
+def test_a_value_that_grew_in_place_is_weighed_again(tmp_path: Path) -> None:
+    store = UploadStore(tmp_path / "data")
+    put(store, jsonl_bytes("s", turns=3), "s.jsonl")
+    registry = Registry([], store)
+    (key,) = [e.key for e in registry.entries()]
+    views: list[object] = registry.derived(key, "views", lambda log: [])
+    before = registry.kept_bytes
+    views.append([f"row {i} " * 8 for i in range(50_000)])  # made as a page asks for it, kept inside
+    registry.reweigh(key, "views")
+    assert registry.kept_bytes - before > approx_bytes(views[0]) * 0.8
