@@ -29,7 +29,6 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import overload
 
@@ -56,6 +55,7 @@ FAN_OUT_FROM = 64
 # ask for each event again, and a reread of each would parse it twice (a longer log is read again instead).
 KEEP_BYTES = 4 << 20
 FAN_OUT_CHUNK = 8  # sessions a reading process is handed at a time: fewer round trips, still an even spread
+AHEAD_BYTES = 32 << 20  # file bytes the pool may read ahead of the writing, past two chunks per process
 HITS = 200  # hits a query returns at most (each counted in `total` all the same)
 AUTOMERGE = 16  # FTS5 segments of one level merged at once (its default is 4; `crisismerge` stays 16)
 
@@ -619,9 +619,9 @@ def _index_on_every_core(
     fan_out: FanOut,
     progress: Callable[[int, int, Entry], None] | None,
 ) -> None:
-    """`bring_up_to_date`'s loop with the reading done by a pool, chunk by chunk in entry order, a few chunks
-    ahead of the writing and no more (what is read and not yet written waits in this process's memory). The
-    fork server imports this module once, so a pool's processes start with it loaded."""
+    """`bring_up_to_date`'s loop with the reading done by a pool, chunk by chunk in entry order, ahead of the
+    writing by a bounded number of file bytes (what is read and not yet written waits in this process's memory).
+    The fork server imports this module once, so a pool's processes start with it loaded."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
     chunks = [stale[i : i + FAN_OUT_CHUNK] for i in range(0, len(stale), FAN_OUT_CHUNK)]
@@ -630,20 +630,34 @@ def _index_on_every_core(
     try:
         ahead: deque[Future[list[tuple[SessionRows, Mark] | None]]] = deque()
         asked = iter(chunks)
-        for chunk in islice(asked, 2 * workers):
-            ahead.append(pool.submit(read_chunk, [entry for entry, _ in chunk], fan_out.limits))
+        waiting = 0  # bytes of the files asked for and not yet written
+
+        def ask() -> None:
+            """Two chunks per process ahead of the writing, and more while their files are small (one process
+            reading a long log must not leave the other idle), up to AHEAD_BYTES of them."""
+            nonlocal waiting
+            while len(ahead) < 2 * workers or waiting < AHEAD_BYTES:
+                chunk = next(asked, None)
+                if chunk is None:
+                    return
+                ahead.append(pool.submit(read_chunk, [entry for entry, _ in chunk], fan_out.limits))
+                waiting += sum(version[0] for _, version in chunk)
+
+        ask()
         n = 0
-        for chunk in chunks:
-            found = ahead.popleft().result()
-            for more in islice(asked, 1):
-                ahead.append(pool.submit(read_chunk, [entry for entry, _ in more], fan_out.limits))
+        per_batch = max(1, BATCH // FAN_OUT_CHUNK)  # a commit per BATCH sessions, as the serial loop makes
+        for start in range(0, len(chunks), per_batch):
             with index.batch():
-                for (entry, version), read_now in zip(chunk, found, strict=True):
-                    n += 1
-                    if progress is not None:
-                        progress(n, len(stale), entry)
-                    if read_now is not None and index.stale(entry.source, version):
-                        index.write(entry, *read_now)
+                for chunk in chunks[start : start + per_batch]:
+                    found = ahead.popleft().result()
+                    waiting -= sum(version[0] for _, version in chunk)
+                    ask()
+                    for (entry, version), read_now in zip(chunk, found, strict=True):
+                        n += 1
+                        if progress is not None:
+                            progress(n, len(stale), entry)
+                        if read_now is not None and index.stale(entry.source, version):
+                            index.write(entry, *read_now)
     finally:
         pool.shutdown(cancel_futures=True)  # a failed write leaves no reads running on
 

@@ -130,3 +130,23 @@ def test_the_installed_command_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert len(json.loads(done.stdout)["hits"]) == 2
     assert (tmp_path / "cache/dsh-inspect/search-index.sqlite3").is_file()
+
+
+def test_the_command_reads_many_logs_on_every_core_and_once(tmp_path: Path) -> None:
+    """Past FAN_OUT_FROM (64) stale logs a process pool reads them, from the installed command as from the
+    server: every log is indexed once and found."""
+    for n in range(70):  # past FAN_OUT_FROM
+        b = LogBuilder()
+        b.turn(1, f"prompt of session {n}")
+        write_log(tmp_path / f"logs/s{n}.jsonl", b.events, f"s{n}")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_inspect", "search", "prompt of session 7", str(tmp_path / "logs"), "--json"],
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [h["key"] for h in json.loads(done.stdout)["hits"]] == ["s7"]
+    assert done.stderr.count(b"indexing 70/70") == 1 and b"Traceback" not in done.stderr
