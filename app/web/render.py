@@ -1,6 +1,7 @@
 """`dsh-inspect render PATH -o FILE.html`: one session as one self-contained page.
 
-It is the session page itself (same templates, every row at once) in the
+It is the session page itself (same templates, every row at once; a run row
+lists its events, one line each, rather than a row each) in the
 `export.html` layout: CSS and one script inline, each allowed by its hash
 in the file's own CSP, every row body inline in a `<template>`, and the
 images of an export ZIP inline as `data:` URIs, so it opens from `file://`
@@ -19,6 +20,7 @@ import base64
 import hashlib
 import re
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,13 +29,14 @@ from jinja2 import Environment
 from jinja2.filters import do_filesizeformat, do_urlencode
 from markupsafe import Markup, escape
 
+from ..history.transcript import Row
 from .archive import InlineImages, inline_images, media_of
 from .registry import Entry, Registry
 from .sessions import page_context
 from .settings import Settings
 from .state import STATIC, WebState
 from .strings import Phrase, phrase, strings_for
-from .transcripts import transcript
+from .transcripts import Transcript, transcript
 
 STYLES = ("inspect.css", "export.css")
 SCRIPTS = ("theme.js", "inspect.js", "export.js")
@@ -84,13 +87,20 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
         what = "not a dsh session log: " if exc.status_code == 422 else ""
         raise RenderError(f"{where}: {what}{exc.detail}") from None
     script = transcript(state, entry)
-    views = script.every_view()  # a run row's rows too: no server pages them from file://
     every_row = script.paging(0, len(script.rows), len(script.rows))  # paging counts rows, a run row as one
-    context = {**page_context(state, entry, log, script, every_row), "rows": views}
+    # a run row lists its events (`run_events`) in place of the rows no server can page from file://
+    context = {**page_context(state, entry, log, script, every_row), "rows": script.views(0, len(script.rows))}
     assets = export_assets()
     t = strings_for(lang)
     # `standalone`: no server behind the file, so the templates leave out what only a server answers
-    page = {**context, "t": t, "lang": t.lang, "inline_bodies": True, "standalone": True}
+    page = {
+        **context,
+        "t": t,
+        "lang": t.lang,
+        "inline_bodies": True,
+        "standalone": True,
+        "run_events": _text_lines(script),
+    }
     env = state.templates.env
     rows_html, images = _export_rows(env, entry, page, media_budget)
     return env.get_template("session.html").render(
@@ -103,6 +113,17 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
         export_csp=assets.csp,
         **page,
     )
+
+
+def _text_lines(script: Transcript) -> Callable[[Row], Iterator[tuple[int, Markup]]]:
+    """`script.run_events` as the text of a `<pre>`: only `&` and `<` escaped, since a bare quote is text there
+    and `&#34;` would make the million lines of a `{}` log half again as long."""
+
+    def lines(run: Row) -> Iterator[tuple[int, Markup]]:
+        for seq, json in script.run_events(run):
+            yield seq, Markup(json.replace("&", "&amp;").replace("<", "&lt;"))
+
+    return lines
 
 
 def _export_rows(env: Environment, entry: Entry, page: dict[str, Any], budget: int) -> tuple[Markup, InlineImages]:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
+from ..forms.jsformat import compact_json
 from ..history.message_handles import message_handle
 from ..history.readable import ReadableLog
 from ..history.session import SessionLog
@@ -96,15 +98,12 @@ class Transcript:
     def views(self, start: int, stop: int) -> list[RowView]:
         return [self.view(i) for i in range(start, min(stop, len(self.rows)))]
 
-    def every_view(self) -> list[RowView]:
-        """The view of every row, each run row's rows in its place: a one-file export has no server to page
-        a run's rows from, so it holds them as a log without runs has them."""
-        cwd = self.cwd
-        return [
-            self.view(i) if row.count == 1 else row_view(self.readable, r, cwd, r.key)
-            for i, row in enumerate(self.rows)
-            for r in ((row,) if row.count == 1 else run_rows(row))
-        ]
+    def run_events(self, run: Row) -> Iterator[tuple[int, str]]:
+        """Each event of run row `run`: its seq and its JSON on one line, as its own row's detail holds it
+        (`JSON.stringify`, unindented). A one-file export lists a run so, as it has no server to page the
+        run's rows from and a row view per event would make a log of a million like events a hang."""
+        for seq in run.seqs:
+            yield seq, compact_json(self.readable.raw_event(seq))
 
     def rows_at(self, seq: int) -> range:
         """The indexes of the rows anchored at `seq`: its event's row, after the findings placed right before it."""

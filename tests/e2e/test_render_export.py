@@ -10,6 +10,7 @@ from dsh_inspect.cli import main
 from dsh_inspect.demo.generate import SESSIONS
 from playwright.sync_api import Page, Request, expect
 
+from tests.support.bombs import tiny_records_jsonl
 from tests.support.media import export_zip_with_image
 
 pytestmark = pytest.mark.browser
@@ -110,4 +111,22 @@ def test_the_export_keeps_no_server_chrome_and_j_k_walk_its_rows(page: Page, tmp
     page.keyboard.press("Enter")
     expect(header).to_have_attribute("aria-expanded", "true")
     expect(rows.nth(tool_at).locator("[data-tool-output]")).to_be_visible()
+    assert requests == []
+
+
+def test_a_run_row_opens_to_its_events_and_a_permalink_to_one_opens_the_run(page: Page, tmp_path: Path) -> None:
+    log = tiny_records_jsonl(tmp_path / "tiny.jsonl", 5_000)
+    out = tmp_path / "tiny.html"
+    assert main(["render", str(log), "-o", str(out)]) == 0
+    requests = open_offline(page, out)
+    run = page.locator("details[data-run]")
+    expect(run).to_have_count(1)
+    events = run.locator("[data-run-events]")
+    expect(events).to_be_hidden()
+    run.locator("summary").click()
+    expect(events).to_be_visible()
+    expect(events).to_contain_text('#2500 {"seq":2500,"time":0}')
+    page.goto("about:blank")
+    page.goto(out.as_uri() + "#seq-2500")  # a row's anchor, as the served page names the event
+    expect(page.locator("details[data-run][open]")).to_be_in_viewport()
     assert requests == []

@@ -1,0 +1,65 @@
+"""A run row in the one-file export (`dsh-inspect render`): one closed row that says how many events and of what,
+holding each of its events as one line, its seq and its JSON, so nothing in it is lost and the browser's find
+reaches them; no row per event, so a log of a million like events exports in about the time `check` takes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from dsh_inspect.web.render import render_path
+
+from tests.support.bombs import tiny_records_jsonl
+from tests.support.builders import LogBuilder, header
+from tests.support.rows import flow_rows, parse
+
+
+def run_lines(html: str) -> tuple[dict[str, str], list[str]]:
+    """The one run row's attributes and summary, and the lines of the events it holds."""
+    [run] = parse(html).select("details[data-run]")
+    events = run.select_one("[data-run-events]")
+    assert events is not None
+    assert not run.has_attr("open"), "closed until the reader opens it"
+    assert flow_rows(str(run)) == [], "its events are lines, not rows"
+    summary = run.select_one("summary")
+    assert summary is not None
+    facts = {name: str(run[name]) for name in ("data-run-count", "data-run-first", "data-run-last")}
+    return {**facts, "summary": summary.get_text()}, events.get_text().splitlines()
+
+
+def test_the_export_of_a_tiny_log_holds_one_run_row_listing_each_of_its_4000_events(tmp_path: Path) -> None:
+    path = tiny_records_jsonl(tmp_path / "tiny.jsonl", 5_000)
+    html = render_path(str(path))
+    run, lines = run_lines(html)
+    assert run == {
+        "data-run-count": "4000",
+        "data-run-first": "1000",
+        "data-run-last": "4999",
+        "summary": "4,000 events whose type is not a string#1000–#4999",
+    }
+    assert [line.split(" ", 1)[0] for line in lines] == [f"#{seq}" for seq in range(1000, 5000)]
+    # each `{}` as dsh reads it: numbered and timed by its upgrade, as its own row's JSON shows it
+    assert lines[0] == '#1000 {"seq":1000,"time":0}' and lines[-1] == '#4999 {"seq":4999,"time":0}'
+    assert len(flow_rows(html)) < 3_100, "no row per event"
+    zh, _ = run_lines(render_path(str(path), lang="zh-CN"))
+    assert zh["summary"].startswith("4,000 个类型不是字符串的事件")
+
+
+def test_each_event_of_an_exported_run_shows_its_seq_and_its_json_as_text(tmp_path: Path) -> None:
+    b = LogBuilder()
+    b.turn(1)
+    first = len(b.events)
+    for i in range(100):
+        b.add("vendor/probe", {"n": i, "note": f'<b>bold</b> & "quoted" {i}', "名": "值"}, ignorable=True)
+    path = tmp_path / "probes.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("probes"), *b.events]))
+    html = render_path(str(path))
+    run, lines = run_lines(html)
+    assert run["data-run-count"] == "100"
+    assert run["summary"] == f"100 events of type vendor/probe#{first}–#{first + 99}"
+    assert len(lines) == 100
+    for i, line in enumerate(lines):
+        seq, _, json = line.partition(" ")
+        assert seq == f"#{first + i}"
+        assert orjson.loads(json) == b.events[first + i], "the event whole, markup in it as text"
+    assert "<b>bold</b>" not in html, "escaped"
