@@ -206,6 +206,25 @@ class Query:
     def empty(self) -> bool:
         return not (self.needle or self.kind or self.form or self.tool or self.errors)
 
+    def facet_clauses(self, mark: str) -> tuple[list[str], list[object]]:
+        """The WHERE clauses of the facets asked for, on a table of rows `r`, and their arguments, each in
+        placeholder `mark` (`?` for SQLite, `%s` for PostgreSQL): both indexes filter alike."""
+        where: list[str] = []
+        args: list[object] = []
+        if self.kind:
+            kinds = sorted(KIND_FAMILIES.get(self.kind, frozenset({self.kind})))
+            where.append(f"r.kind IN ({', '.join([mark] * len(kinds))})")
+            args += kinds
+        if self.form:
+            where.append(f"r.form = {mark}")
+            args.append(self.form)
+        if self.tool:
+            where.append(f"r.tool = {mark}")
+            args.append(self.tool)
+        if self.errors:
+            where.append("r.error")
+        return where, args
+
 
 def fts_phrase(text: str) -> str:
     """`text` as one FTS5 phrase: quotes doubled, so no operator, column filter or `*` in it is obeyed."""
@@ -507,18 +526,9 @@ class CorpusIndex:
         elif needle:
             where.append("t.text LIKE ? ESCAPE '\\'")
             args.append(like_pattern(needle))
-        if query.kind:
-            kinds = sorted(KIND_FAMILIES.get(query.kind, frozenset({query.kind})))
-            where.append(f"r.kind IN ({', '.join('?' * len(kinds))})")
-            args += kinds
-        if query.form:
-            where.append("r.form = ?")
-            args.append(query.form)
-        if query.tool:
-            where.append("r.tool = ?")
-            args.append(query.tool)
-        if query.errors:
-            where.append("r.error")
+        facets, facet_args = query.facet_clauses("?")
+        where += facets
+        args += facet_args
         joined = (
             "FROM row_text t JOIN rows r ON r.id = t.rowid JOIN sources s ON s.id = r.source WHERE "
             + " AND ".join(where)

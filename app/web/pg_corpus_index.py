@@ -20,7 +20,6 @@ from collections.abc import Collection, Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from ..history.transcript import KIND_FAMILIES
 from ..store.pg_connections import Connections
 from .corpus_index import HITS, Found, Hit, Query, Reader, like_pattern, row_words, snippet
 from .registry import Entry
@@ -130,17 +129,9 @@ class PgCorpusIndex:
         if needle:
             where.append("r.text ILIKE %s ESCAPE '\\'")
             args.append(like_pattern(needle))
-        if query.kind:
-            where.append("r.kind = ANY(%s)")
-            args.append(sorted(KIND_FAMILIES.get(query.kind, frozenset({query.kind}))))
-        if query.form:
-            where.append("r.form = %s")
-            args.append(query.form)
-        if query.tool:
-            where.append("r.tool = %s")
-            args.append(query.tool)
-        if query.errors:
-            where.append("r.error")
+        facets, facet_args = query.facet_clauses("%s")
+        where += facets
+        args += facet_args
         joined = "FROM search_rows r WHERE " + " AND ".join(where)
         with self._connection() as conn:
             counted = conn.execute(f"SELECT count(*), count(DISTINCT (r.digest, r.member)) {joined}", args).fetchone()
