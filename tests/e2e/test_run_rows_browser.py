@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.bombs import tiny_records_jsonl
+from tests.support.bombs import tiny_records_root
 from tests.support.server import live_server
 
 pytestmark = pytest.mark.browser
@@ -19,9 +19,7 @@ RUN = "seq-1000-2999"  # 3,000 `{}` lines: the first 1,000 stay rows, each after
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("run-rows")
-    (root / "tiny").mkdir()
-    tiny_records_jsonl(root / "tiny" / "session.jsonl", 3_000)
+    root = tiny_records_root(tmp_path_factory.mktemp("run-rows"), 3_000)
     with live_server([str(root)], window_rows=WINDOW) as url:
         yield url
 

@@ -93,6 +93,14 @@ def tiny_records_jsonl(path: Path, count: int, record: bytes = b"{}", session_id
     return path
 
 
+def tiny_records_root(root: Path, count: int) -> Path:
+    """`root` holding one session, `tiny`, of `count` `{}` lines: its first 1,000 rows each after their two
+    listed findings, the rest one run row (`seq-1000-{count - 1}`)."""
+    (root / "tiny").mkdir(parents=True, exist_ok=True)
+    tiny_records_jsonl(root / "tiny" / "session.jsonl", count)
+    return root
+
+
 def title_line(seq: int, title_bytes: int) -> Iterator[bytes]:
     """A valid `session/title` event whose title is `title_bytes` long, streamed."""
     yield b'{"type":"session/title","seq":%d,"time":%d,"data":{"title":"' % (seq, T0 + seq)

@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.support.bombs import tiny_records_jsonl
+from tests.support.bombs import tiny_records_root
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows, parse
 from tests.support.server import live_server
@@ -23,9 +23,7 @@ CONTEXT = 5
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("runs")
-    (root / "tiny").mkdir()
-    tiny_records_jsonl(root / "tiny" / "session.jsonl", 5_000)
+    root = tiny_records_root(tmp_path_factory.mktemp("runs"), 5_000)
     with live_server([str(root)], window_rows=WINDOW) as url:
         yield url
 
