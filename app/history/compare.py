@@ -39,7 +39,7 @@ from ..model.rules import message_of, message_shape_problem
 from ..model.text import one_line
 from .calls import step_bounds
 from .requests import header_at, header_from, seed_boundary, surfaces_at
-from .session import SessionLog
+from .session import SessionLog, SurfaceOp
 from .state import TypeIndex, type_index
 
 Status = Literal["same", "changed", "only-a", "only-b"]
@@ -304,6 +304,13 @@ class _Chain:
         for k in range(i, len(self.nodes)):
             self._link(k, digest if self.nodes[k] == seq else digests.get(self.nodes[k]))
 
+    def put(self, op: SurfaceOp, seq: int, digest: str | None, digests: Mapping[int, str | None]) -> None:
+        """Event `seq` joining the surface as it did (`op`: appended, or replacing a range)."""
+        if op == "append":
+            self.append(seq, digest)
+        else:
+            self.replace(op[0], op[1], seq, digest, digests)
+
     def head(self) -> tuple[str, int]:
         return (self.links[-1].hex() if self.links else "", self.counts[-1] if self.counts else 0)
 
@@ -351,10 +358,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
         message = _message(log, seq)
         if message is None:  # a surface event whose message does not read: it holds its place, unseen
             digests[seq] = None
-            if op == "append":
-                chain.append(seq, None)
-            else:
-                chain.replace(op[0], op[1], seq, None, digests)
+            chain.put(op, seq, None, digests)
             continue
         for block in _blocks(message.get("content")):
             if _is_call(block):
@@ -367,10 +371,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
         digests[seq] = digest
         if message.get("role") == "assistant" and op == "append":
             outputs[seq] = _digest(_normal_message(message, ignore, None))
-        if op == "append":
-            chain.append(seq, digest)
-        else:
-            chain.replace(op[0], op[1], seq, digest, digests)
+        chain.put(op, seq, digest, digests)
         if not ignored:
             found = _message_items(log.types[seq], seq, message, tool, op != "append")
             if tool is not None and ignore.result(tool):
@@ -545,10 +546,8 @@ def _pair_items(a: tuple[Item, ...], b: tuple[Item, ...]) -> tuple[ItemPair, ...
                 out.append(ItemPair("changed", x, y, word_diff(x.text, y.text)))
             elif left and (not right or not any(r.kind == left[0].kind for r in right)):
                 out.append(ItemPair("only-a", left.pop(0), None, ()))
-            elif right:
+            else:  # right holds the kind left[0] is not paired with, or left is empty
                 out.append(ItemPair("only-b", None, right.pop(0), ()))
-            else:
-                out.append(ItemPair("only-a", left.pop(0), None, ()))
     return tuple(out)
 
 
@@ -693,9 +692,7 @@ def layout(comparison: Comparison) -> Layout:
     """The aligned rows. A step's head folds with the rows around it when what the step recorded is the same,
     even if its request differs: after one difference every later request carries it, and the difference
     itself is a row of its own; the steps where a divergence lies never fold."""
-    marked = {
-        d.index for d in (comparison.first_divergence, comparison.request_divergence, comparison.output_divergence) if d
-    }
+    marked = {d.index for _, d in comparison.divergences if d}
     lines: list[Line] = []
     for s, pair in enumerate(comparison.segments):
         recorded = pair.output == "same" and all(i.status == "same" for i in pair.items)
