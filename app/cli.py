@@ -299,11 +299,6 @@ def run_search(
     from .web.registry import Registry
     from .web.settings import default_cache_dir
 
-    try:
-        discover(list(paths))
-    except UnreadablePath as exc:
-        err.write(f"dsh-inspect search: {exc}\n")
-        return 2
     search = Query(q=query, kind=kind, form=form, tool=tool, errors=errors)
     if search.empty:
         err.write("dsh-inspect search: give a QUERY, or a filter (--kind, --form, --tool, --errors)\n")
@@ -314,7 +309,12 @@ def run_search(
     except (OSError, sqlite3.Error) as exc:
         err.write(f"dsh-inspect search: cannot use the index {path}: {exc}\n")
         return 2
-    entries = Registry(list(paths)).entries()
+    try:
+        entries = Registry(list(paths)).entries()
+    except UnreadablePath as exc:
+        index.close()
+        err.write(f"dsh-inspect search: {exc}\n")
+        return 2
     progress: Progress | None = None
 
     def step(n: int, total: int, entry: Any) -> None:

@@ -1,6 +1,6 @@
 """Where two recorded conversations part (issue 17), for test authors: `conversation_diff` gives the
 comparison `/compare` and `dsh-inspect diff` show, `assert_same_conversation` fails with its first
-divergence in a few lines. No pytest here: the plugin re-exports both."""
+divergence in a few lines. No pytest here: `dsh_inspect.testing` re-exports both."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..history.compare import Comparison, compare_logs, divergence_lines
 from ..history.session import SessionLog, load_one
-from .seeding import SeededSession, seed_events
+from .seeding import SeededSession, seed_events, write_seed
 
 Event = dict[str, Any]
 SCAFFOLD_CWD = "/workspace/project"  # where a list of events is said to have run (as the plugin seeds them)
@@ -31,9 +29,7 @@ def _log_of(conversation: Conversation, folder: Path, name: str) -> SessionLog:
     if isinstance(conversation, (str, Path)):
         return load_one(str(conversation))
     plan = seed_events(conversation, session_id=f"conversation-{name}", cwd=SCAFFOLD_CWD, now_ms=1)
-    path = folder / f"{name}.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [plan.header, *plan.events]))
-    return load_one(str(path))
+    return load_one(str(write_seed(folder / name, plan, "none")))
 
 
 def conversation_diff(a: Conversation, b: Conversation, ignore: Sequence[str] = ()) -> Comparison:
