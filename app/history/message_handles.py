@@ -21,6 +21,12 @@ def message_handle(message_id: str) -> str:
     return "~" + hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def message_anchor(message_id: str, occurrence: int = 1) -> str:
+    """The anchor of a row that stands for message `message_id`: `msg-` and its handle, `~n` for the n-th row of
+    an id that repeats (PRODUCT.md Interfaces)."""
+    return f"msg-{message_handle(message_id)}" + (f"~{occurrence}" if occurrence > 1 else "")
+
+
 def handles_of(log: SessionLog) -> dict[str, str]:
     """Each handle that is not its id itself → the id of `log` it stands for."""
     return {handle: i for i in log.carried_ids if (handle := message_handle(i)) != i}

@@ -32,7 +32,7 @@ from ..model.rules import KNOWN_EVENT_TYPES
 from ..model.text import one_line
 from ..model.values import Event
 from .calls import step_key, turn_step
-from .message_handles import message_handle
+from .message_handles import message_anchor
 from .readable import ReadableLog, readable_log
 from .session import SessionLog, TailRecord
 
@@ -701,7 +701,7 @@ class _Messages:
                         REPEATED_ID,
                         "warning",
                         f"message id {one_line(repr(message), QUOTED_ID)} repeats the id of an earlier message "
-                        f"row: this row anchors at msg-{message_handle(message)}~{n}",
+                        f"row: this row anchors at {message_anchor(message, n)}",
                         self.log.location_of(carrier),
                     ),
                 )

@@ -29,7 +29,7 @@ from ..history.compare import (
     segment_json,
     summary_json,
 )
-from ..history.message_handles import message_handle
+from ..history.message_handles import message_anchor
 from ..history.session import SessionLog
 from .entries import entry_json, related_sessions
 from .registry import Entry
@@ -94,7 +94,7 @@ class RowView:
 def _side(item: Item | None, key: str) -> Side | None:
     if item is None:
         return None
-    anchor = f"msg-{message_handle(item.message_id)}" if item.message_id else None
+    anchor = message_anchor(item.message_id) if item.message_id else None
     url = f"{session_url(key)}#{quote(anchor, safe='')}" if anchor else f"{session_url(key)}/events/{item.seq}"
     return Side(item, item.text[:SHOWN_CHARS], max(0, len(item.text) - SHOWN_CHARS), url)
 

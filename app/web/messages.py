@@ -17,7 +17,7 @@ from ..forms.message_body import BodyPart, body_parts
 from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity, message_identity
 from ..history.message_handles import handles_of
 from ..model.values import Message
-from .model_views import identity_json, message_url, role_key
+from .model_views import identity_json, role_key
 from .request_index import page_head, requests_of, transcript_anchors, transcript_link
 from .state import ReadSession, State, WebState
 
@@ -81,7 +81,6 @@ def identity_page(request: Request, state: State, session: ReadSession, message_
         back_url=back,
         contents=contents,
         shadowed=shadowed,
-        message_url=message_url,
     )
 
 

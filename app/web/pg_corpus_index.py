@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 
 def upload_identity(entry: Entry) -> str:
     """What names an uploaded session in the team's index, the same in every process: its upload and member."""
-    return f"{entry.upload}\0{entry.source.member or ''}"
+    return _identity(entry.upload or "", entry.source.member or "")
+
+
+def _identity(digest: str, member: str) -> str:
+    return f"{digest}\0{member}"
 
 
 def storable(text: str) -> str:
@@ -146,7 +150,7 @@ class PgCorpusIndex:
         hits = [
             Hit(name, title, anchor, kind, seq, form, tool, error, snippet(text, needle))
             for digest, member, title, anchor, kind, seq, form, tool, error, text in found
-            if (name := f"{digest}\0{member}") in sessions
+            if (name := _identity(digest, member)) in sessions
         ]
         return Found(hits, int(total), int(count))
 

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from ..history.requests import StepRequests, step_requests
 from .caches import Latest
-from .model_views import CallView, Paging, message_paging, message_url, step_views
+from .model_views import CallView, Paging, message_paging, step_views
 from .registry import Entry
 from .request_index import requests_of
 from .state import WebState, session_url
@@ -90,7 +90,6 @@ def rendered_messages(
             t=t,
             lang=t.lang,
             base_url=session_url(entry.key),
-            message_url=message_url,
             step_key=model.requests.step.key,
             call=number,
             messages=call.messages[first : paging["to"]],

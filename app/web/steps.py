@@ -20,7 +20,6 @@ from .model_views import (
     Paging,
     budget_json,
     message_paging,
-    message_url,
     messages_json,
     role_key,
     step_json,
@@ -143,7 +142,6 @@ def step_page(
         previous_step=model.requests.previous_step,
         next_step=model.requests.next_step,
         transcript_url=back,
-        message_url=message_url,
     )
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from ..forms.jsformat import compact_json
-from ..history.message_handles import message_handle
+from ..history.message_handles import message_anchor
 from ..history.readable import ReadableLog
 from ..history.session import SessionLog
 from ..history.transcript import Row, run_rows, transcript_rows
@@ -203,7 +203,7 @@ def anchor_of(row: Row) -> str:
     its key (PRODUCT.md Interfaces)."""
     if row.message is None:
         return row.key
-    return f"msg-{message_handle(row.message)}" + (f"~{row.occurrence}" if row.occurrence > 1 else "")
+    return message_anchor(row.message, row.occurrence)
 
 
 def transcript(state: WebState, entry: Entry) -> Transcript:
