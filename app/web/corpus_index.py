@@ -126,10 +126,10 @@ class Snippet:
         (for a terminal: a log's escape sequences are never written out as they are)."""
         out, at = [], 0
         for start, end in self.marks:
-            out += [self.text[at:start], before, self.text[start:end], after]
+            out += [visible(self.text[at:start]), before, visible(self.text[start:end]), after]
             at = end
-        out.append(self.text[at:])
-        return "".join(visible(part) if part not in (before, after) else part for part in out)
+        out.append(visible(self.text[at:]))
+        return "".join(out)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -247,6 +247,8 @@ def test_a_snippet_escapes_the_log_and_marks_only_the_match() -> None:
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert html.count("<mark>") == 2 and "<mark>ALPHA</mark>" in html
     assert snippet("a\x1b[31mred\nline", "red").bracketed("[[", "]]") == "a\\x1b[31m[[red]] line"
+    # a log's text spelled exactly as the terminal's own marks is still shown, never obeyed
+    assert snippet("red\x1b[7m", "red").bracketed("\x1b[7m", "\x1b[0m") == "\x1b[7mred\x1b[0m\\x1b[7m"
 
 
 def test_a_long_text_is_cut_around_its_first_match() -> None:
