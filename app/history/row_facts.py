@@ -21,8 +21,8 @@ from ..log.jsonvalues import parse_json
 from ..model.rules import BOOKKEEPING_TYPES
 from ..model.values import ContentBlock, Event, Message, TextBlock, ToolResultBlock, block_from_json
 from .readable import ReadableLog
-from .session import TailRecord
-from .transcript import Row
+from .session import SessionLog, TailRecord
+from .transcript import Row, RowKind, transcript_rows
 
 # A tool result with one of these error codes did not fail: it never ran to its end (dsh's
 # `TOOL_OUTCOME_UNKNOWN` crash closer, a call stopped before or while it ran): UI.md §5.3 "stopped".
@@ -250,6 +250,16 @@ def reports_error(facts: RowFacts) -> bool:
     if isinstance(facts, FindingFacts):
         return facts.diagnostic.severity == "error"
     return False
+
+
+# the only rows that can report a failure (`reports_error`): their facts are all a count needs to build
+MAY_FAIL: frozenset[RowKind] = frozenset({"tool-call", "command", "manual-compaction", "turn-error", "diagnostic"})
+
+
+def error_count(log: SessionLog) -> int:
+    """Rows that report a failure, the rows the session page marks with a red dot."""
+    readable, rows = transcript_rows(log)
+    return sum(1 for row in rows if row.kind in MAY_FAIL and reports_error(row_facts(readable, row)))
 
 
 def reports_stop(facts: RowFacts) -> bool:

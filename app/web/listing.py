@@ -23,10 +23,9 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..history.row_facts import reports_error, row_facts
+from ..history.row_facts import error_count
 from ..history.session import SessionLog
 from ..history.tokens import session_usage
-from ..history.transcript import transcript_rows
 from ..model.text import one_line
 from .clock import WallClock
 from .entries import entry_json
@@ -150,16 +149,6 @@ def last_activity(log: SessionLog) -> int | None:
         if time > 0:
             return time
     return None
-
-
-# the only rows that can report a failure (`reports_error`): their facts are all a count needs to build
-_MAY_FAIL = frozenset({"tool-call", "command", "manual-compaction", "turn-error", "diagnostic"})
-
-
-def error_count(log: SessionLog) -> int:
-    """Rows that report a failure, the rows the session page marks with a red dot."""
-    readable, rows = transcript_rows(log)
-    return sum(1 for row in rows if row.kind in _MAY_FAIL and reports_error(row_facts(readable, row)))
 
 
 def summary_of(log: SessionLog) -> dict[str, Any]:
