@@ -152,5 +152,7 @@ def test_a_fork_header_without_a_parent_in_view_still_reads(tmp_path: Path) -> N
     fork = continued(events, "next", 2)
     head = header("orphan", parentSession="gone", seedLength=len(events))
     a = load_path(write_log(tmp_path / "a.jsonl", fork, head))
-    c = compare_logs(a, a)
-    assert c.same and c.seed_a == len(events)
+    assert compare_logs(a, a).seed_a == len(events)
+    parent = load_path(write_log(tmp_path / "parent.jsonl", events, header("parent")))
+    c = compare_logs(a, parent)
+    assert c.seed_a == len(events) and not c.same, "the fork's own turn is where the two part"
