@@ -8,14 +8,13 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 from dsh_inspect.log.writer import append_batch
 from playwright.sync_api import Page, expect
 
 from tests.support.builders import LogBuilder, header
-from tests.support.server import live_server
+from tests.support.server import live_server, twin_rows
 
 pytestmark = pytest.mark.browser
 
@@ -48,13 +47,7 @@ def server(root: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def rows(server: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    start: int | None = 0
-    while start is not None:
-        window = httpx.get(f"{server}/api/sessions/long/rows", params={"from": start}).json()
-        found += window["rows"]
-        start = window["nextFrom"]
-    return found
+    return twin_rows(server, "long")
 
 
 def documents(page: Page) -> list[str]:

@@ -17,6 +17,7 @@ from dsh_inspect.history.message_handles import LONGEST_ID, message_handle
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attrs, flow_rows, one
 from tests.support.server import live_server
+from tests.support.server import twin_rows as twin_rows_of
 
 LONG = "L" * 100_000
 ODD = ["a/b", "c#d", "e?f=g&h", "100%25 %", "with spaces", "中文-ид-🙂", "~0123456789abcdef", LONG, "M" * 129]
@@ -62,12 +63,7 @@ def page(server: str, path: str = "/sessions/odd", **params: str) -> str:
 
 def twin_rows(server: str, key: str = "odd") -> list[dict[str, Any]]:
     """Every row of session `key` as the JSON twin pages them, window by window."""
-    rows: list[dict[str, Any]] = []
-    start: int | None = 0
-    while start is not None:
-        window = httpx.get(f"{server}/api/sessions/{key}/rows", params={"from": start}, timeout=60).json()
-        rows += window["rows"]
-        start = window["nextFrom"]
+    rows = twin_rows_of(server, key)
     assert len(rows) > 2 * WINDOW  # several windows read, so a row any of them lacks is missed
     return rows
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import orjson
@@ -12,7 +11,7 @@ import pytest
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows, one, parse
-from tests.support.server import live_server
+from tests.support.server import live_server, twin_rows
 
 TURNS = 40
 WINDOW = 20  # the `window_rows` setting: small, so that 40 turns make many windows
@@ -37,16 +36,6 @@ def server(root: Path) -> Iterator[str]:
         yield url
 
 
-def every_row(server: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    start: int | None = 0
-    while start is not None:
-        window = httpx.get(f"{server}/api/sessions/long/rows", params={"from": start}).json()
-        rows += window["rows"]
-        start = window["nextFrom"]
-    return rows
-
-
 def page(server: str, **params: str) -> str:
     response = httpx.get(f"{server}/sessions/long", params=params)
     assert response.status_code == 200
@@ -58,7 +47,7 @@ def anchors(html: str) -> list[str]:
 
 
 def test_a_message_anchor_opens_its_window_with_what_led_to_it(server: str) -> None:
-    rows = every_row(server)
+    rows = twin_rows(server, "long")
     last = max(i for i, r in enumerate(rows) if r["anchor"].startswith("msg-") and r["kind"] == "assistant-step")
     html = page(server, at=rows[last]["anchor"])
     shown = anchors(html)
@@ -73,14 +62,14 @@ def test_a_message_anchor_opens_its_window_with_what_led_to_it(server: str) -> N
 
 
 def test_a_row_anchor_that_is_no_message_opens_its_window(server: str) -> None:
-    rows = every_row(server)
+    rows = twin_rows(server, "long")
     index, target = next((i, r) for i, r in enumerate(rows) if i > 100 and not r["anchor"].startswith("msg-"))
     html = page(server, at=target["anchor"])
     assert anchors(html) == [r["anchor"] for r in rows[index - CONTEXT : index - CONTEXT + WINDOW]]
 
 
 def test_the_end_opens_the_last_window_with_no_loader_after_it(server: str) -> None:
-    rows = every_row(server)
+    rows = twin_rows(server, "long")
     html = page(server, at="end")
     assert anchors(html) == [r["anchor"] for r in rows[-WINDOW:]]
     assert one(html, "[data-chat-flow]")["data-open-at"] == "end"
@@ -90,7 +79,7 @@ def test_the_end_opens_the_last_window_with_no_loader_after_it(server: str) -> N
 
 
 def test_an_unknown_anchor_shows_the_start_and_says_so(server: str) -> None:
-    rows = every_row(server)
+    rows = twin_rows(server, "long")
     html = page(server, at="msg-gone<b>")
     assert anchors(html) == [r["anchor"] for r in rows[:WINDOW]]
     note = one(html, "[data-at-missing]")
@@ -102,7 +91,7 @@ def test_an_unknown_anchor_shows_the_start_and_says_so(server: str) -> None:
 
 
 def test_the_json_twin_opens_at_the_same_window(server: str) -> None:
-    rows = every_row(server)
+    rows = twin_rows(server, "long")
     target = rows[150]["anchor"]
     twin = httpx.get(f"{server}/api/sessions/long", params={"at": target}).json()
     assert (twin["at"], twin["atIndex"], twin["from"]) == (target, 150, 150 - CONTEXT)
@@ -116,7 +105,7 @@ def test_the_json_twin_opens_at_the_same_window(server: str) -> None:
 
 
 def test_the_window_partial_opens_at_an_anchor_for_the_page_to_swap_in(server: str) -> None:
-    rows = every_row(server)
+    rows = twin_rows(server, "long")
     target = rows[200]["anchor"]
     partial = httpx.get(f"{server}/sessions/long/rows", params={"at": target})
     assert partial.status_code == 200 and target in anchors(partial.text)
@@ -130,7 +119,7 @@ def test_the_window_partial_opens_at_an_anchor_for_the_page_to_swap_in(server: s
 
 
 def test_an_earlier_window_ends_where_the_next_begins(server: str) -> None:
-    rows = every_row(server)
+    rows = twin_rows(server, "long")
     window = httpx.get(f"{server}/api/sessions/long/rows", params={"from": 95, "to": 107}).json()
     assert [r["anchor"] for r in window["rows"]] == [r["anchor"] for r in rows[95:107]]
     assert (window["from"], window["to"], window["previousFrom"]) == (95, 107, 95 - WINDOW)
@@ -141,7 +130,7 @@ def test_an_earlier_window_ends_where_the_next_begins(server: str) -> None:
 
 
 def test_a_window_smaller_than_the_context_still_shows_the_row_opened_at(server: str, root: Path) -> None:
-    target = every_row(server)[101]["anchor"]
+    target = twin_rows(server, "long")[101]["anchor"]
     with live_server([str(root)], window_rows=3) as small:
         html = httpx.get(f"{small}/sessions/long", params={"at": target}).text
         window = httpx.get(f"{small}/api/sessions/long/rows", params={"at": target}).json()

@@ -26,7 +26,7 @@ from dsh_inspect.web.transcripts import transcript
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows, one
-from tests.support.server import live_server
+from tests.support.server import live_server, twin_rows
 from tests.unit.test_reread_checks import changed_line, replace_line, write_log
 from tests.web.test_live_rewrites import live_tail
 
@@ -93,13 +93,7 @@ def test_a_middle_change_and_an_append_is_read_afresh_not_read_on(tmp_path: Path
 
 def every_row(server: str, key: str) -> str:
     """The JSON of every row of session `key`, window by window as the twin pages them."""
-    windows: list[str] = []
-    start: int | None = 0
-    while start is not None:
-        window = httpx.get(f"{server}/api/sessions/{key}/rows", params={"from": start}, timeout=60)
-        windows.append(window.text)
-        start = window.json()["nextFrom"]
-    return "".join(windows)
+    return orjson.dumps(twin_rows(server, key)).decode()
 
 
 def test_the_open_page_gets_the_rows_of_a_log_whose_middle_changed(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -15,7 +14,7 @@ import pytest
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attrs, flow_rows, select, text, text_of, texts
-from tests.support.server import live_server
+from tests.support.server import live_server, twin_rows
 
 pytestmark = pytest.mark.corpus
 
@@ -114,15 +113,6 @@ def key_of(server: str, fragment: str) -> str:
     return matches[0]
 
 
-def all_rows(server: str, key: str) -> list[dict[str, Any]]:
-    rows, start = [], 0
-    while start is not None:
-        page = httpx.get(f"{server}/api/sessions/{key}/rows", params={"from": start}).json()
-        rows += page["rows"]
-        start = page["nextFrom"]
-    return rows
-
-
 def all_html(server: str, key: str, *, unescaped: bool = True) -> str:
     html, start = [], 0
     total = httpx.get(f"{server}/api/sessions/{key}/rows").json()["totalRows"]
@@ -134,7 +124,7 @@ def all_html(server: str, key: str, *, unescaped: bool = True) -> str:
 
 def test_tool_errors_show_their_message_in_the_error_state(server: str, corpus_dir: Path) -> None:
     key = key_of(server, "fs-delete-recreate")
-    tools = [r for r in all_rows(server, key) if r["kind"] == "tool-call"]
+    tools = [r for r in twin_rows(server, key) if r["kind"] == "tool-call"]
     errors = [t for t in tools if t["tool"]["state"] == "error"]
     assert errors and all(t["tool"]["output"] for t in errors)
     assert any(
@@ -145,7 +135,7 @@ def test_tool_errors_show_their_message_in_the_error_state(server: str, corpus_d
 
 
 def test_cancelled_calls_are_stopped(server: str, corpus_dir: Path) -> None:
-    tools = [r for r in all_rows(server, key_of(server, "cancel-tool-calls")) if r["kind"] == "tool-call"]
+    tools = [r for r in twin_rows(server, key_of(server, "cancel-tool-calls")) if r["kind"] == "tool-call"]
     assert {t["tool"]["errorCode"] for t in tools} == {"ABORTED", "ABORTED_BEFORE_DISPATCH"}
     assert {t["tool"]["state"] for t in tools} == {"stopped"}
 
@@ -156,21 +146,21 @@ def test_an_interrupted_step_is_marked_stopped(server: str, corpus_dir: Path) ->
 
 
 def test_hooks_and_approvals_sit_on_their_tool_row(server: str, corpus_dir: Path) -> None:
-    (tool,) = [r for r in all_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "tool-call"]
+    (tool,) = [r for r in twin_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "tool-call"]
     notes = " | ".join(tool["tool"]["notes"])
     assert "hook PreToolUse" in notes and "approval asked" in notes and "approval rejected" in notes
-    kinds = [r.get("type") for r in all_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "event"]
+    kinds = [r.get("type") for r in twin_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "event"]
     assert not {"hook/invoked", "hook/result", "approval/asked", "approval/decided"} & set(kinds)
 
 
 def test_images_are_named_by_their_attachment(server: str, corpus_dir: Path) -> None:
-    rows = all_rows(server, key_of(server, "inline-image-prompt"))
+    rows = twin_rows(server, key_of(server, "inline-image-prompt"))
     user = next(r for r in rows if r["kind"] == "user")
     assert any(b["kind"] == "image" and b["text"].startswith("Image ") for b in user["blocks"])
 
 
 def test_code_mode_sub_calls_nest_under_their_parent(server: str, corpus_dir: Path) -> None:
-    (tool,) = [r for r in all_rows(server, key_of(server, "code-mode-turn")) if r["kind"] == "tool-call"]
+    (tool,) = [r for r in twin_rows(server, key_of(server, "code-mode-turn")) if r["kind"] == "tool-call"]
     assert tool["tool"]["subcalls"] and tool["tool"]["variant"] == "code"
     html = all_html(server, key_of(server, "code-mode-turn"), unescaped=False)
     shown = [texts(sub, "pre[data-body]") for sub in select(html, "[data-tool-card] ~ div.subcall[data-subcall]")]
@@ -179,14 +169,14 @@ def test_code_mode_sub_calls_nest_under_their_parent(server: str, corpus_dir: Pa
 
 
 def test_packed_chunks_merge_into_their_step(server: str, corpus_dir: Path) -> None:
-    rows = all_rows(server, key_of(server, "packed-chunks"))
+    rows = twin_rows(server, key_of(server, "packed-chunks"))
     steps = [r for r in rows if r["kind"] == "assistant-step"]
     assert steps and all(r["links"].get("chunks") for r in steps)
     assert not any(r.get("type") == "assistant/chunk" for r in rows)
 
 
 def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_dir: Path) -> None:
-    (retry,) = [r for r in all_rows(server, key_of(server, "built/session.jsonl")) if r["kind"] == "model-retry"]
+    (retry,) = [r for r in twin_rows(server, key_of(server, "built/session.jsonl")) if r["kind"] == "model-retry"]
     assert retry["retry"]["retry"] == "1" and retry["retry"]["maximum"] == "3" and retry["retry"]["seconds"] == "1.5"
     html = all_html(server, key_of(server, "built/session.jsonl"), unescaped=False)
     (row,) = [row.element for row in flow_rows(html) if row.kind == "model-retry"]
@@ -197,7 +187,7 @@ def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_
     (streamed,) = [line for line in lines if text_of(line) == "What the failed attempt streamed:"]
     body = streamed.find_next_sibling()
     assert body is not None and body.name == "pre" and body.has_attr("data-body") and text_of(body) == "par"
-    real = [r for r in all_rows(server, key_of(server, "empty-response-retry")) if r["kind"] == "model-retry"]
+    real = [r for r in twin_rows(server, key_of(server, "empty-response-retry")) if r["kind"] == "model-retry"]
     assert len(real) == 1
 
 
@@ -208,7 +198,7 @@ def test_turn_errors_and_max_tokens_get_status_rows(server: str, corpus_dir: Pat
 
 
 def test_a_pruned_result_shows_the_original_and_notes_the_pruning(server: str, corpus_dir: Path) -> None:
-    rows = all_rows(server, key_of(server, "built/session.jsonl"))
+    rows = twin_rows(server, key_of(server, "built/session.jsonl"))
     (tool, *_) = [r for r in rows if r["kind"] == "tool-call"]
     assert tool["tool"]["output"] == "alpha"
     assert any("pruned" in n for n in tool["tool"]["notes"])
@@ -217,12 +207,12 @@ def test_a_pruned_result_shows_the_original_and_notes_the_pruning(server: str, c
 
 
 def test_a_claimed_steering_message_is_a_steering_row(server: str, corpus_dir: Path) -> None:
-    rows = all_rows(server, key_of(server, "built/session.jsonl"))
+    rows = twin_rows(server, key_of(server, "built/session.jsonl"))
     assert [r["kind"] for r in rows if r["kind"] in ("user", "steering")] == ["user", "user", "steering"]
 
 
 def test_the_hand_made_replace_stays_model_only(server: str, corpus_dir: Path) -> None:
-    rows = all_rows(server, key_of(server, "agent-instructions"))
+    rows = twin_rows(server, key_of(server, "agent-instructions"))
     assert [r["kind"] for r in rows].count("compaction") == 1
     contexts = [r for r in rows if r["kind"] == "context"]
     assert [c["context"]["label"] for c in contexts][:1] == ["AGENTS.md"]
@@ -230,7 +220,7 @@ def test_the_hand_made_replace_stays_model_only(server: str, corpus_dir: Path) -
 
 def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(server: str, corpus_dir: Path) -> None:
     key = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"
-    rows = all_rows(server, key)
+    rows = twin_rows(server, key)
     (marker,) = [r for r in rows if r["kind"] == "manual-compaction"]
     assert marker["title"] == "compact"
     compaction = marker["compaction"]
@@ -248,7 +238,7 @@ def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(server: str, 
 
 
 def test_the_resumed_session_reads_across_its_end_seed(server: str, corpus_dir: Path) -> None:
-    rows = all_rows(server, "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f")
+    rows = twin_rows(server, "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f")
     assert [r["kind"] for r in rows].count("turn") == 2
     assert any(r.get("type") == "session/end-seed" for r in rows)
 
@@ -298,7 +288,7 @@ def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
 
 
 def test_subagent_relay_and_notice_render_as_their_forms(server: str, corpus_dir: Path) -> None:
-    rows = all_rows(server, key_of(server, "subagent-continuable/session.jsonl"))
+    rows = twin_rows(server, key_of(server, "subagent-continuable/session.jsonl"))
     forms = {c["context"]["renderedForm"] for c in rows if c["kind"] == "context"}
     assert "notice" in forms
 
@@ -306,11 +296,11 @@ def test_subagent_relay_and_notice_render_as_their_forms(server: str, corpus_dir
 def test_token_usage_per_step_and_per_session(server: str, corpus_dir: Path) -> None:
     key = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"
     session = httpx.get(f"{server}/api/sessions/{key}").json()
-    steps = [r for r in all_rows(server, key) if r["kind"] == "assistant-step"]
+    steps = [r for r in twin_rows(server, key) if r["kind"] == "assistant-step"]
     # then how fast it streamed, from its events' times: 12 tokens in 8 ms, its first 54 ms after its step began
     assert steps[0]["facts"] == ["in 76", "cache read 64", "out 12", "reasoning 8", "TTFT 54 ms", "1,500 tok/s"]
     assert steps[0]["timing"] == {"ttftMs": 54, "tokensPerSecond": 1500.0}
     assert session["usage"]["inputTokens"] == 500 and session["usage"]["outputTokens"] == 60
     assert "tokens: in 500 · cache read 320 · out 60 · reasoning 40" in httpx.get(f"{server}/sessions/{key}").text
-    turns = [r for r in all_rows(server, key) if r["kind"] == "turn"]
+    turns = [r for r in twin_rows(server, key) if r["kind"] == "turn"]
     assert len(turns) == 3 and all(t["facts"] and t["facts"][0].endswith("ms") for t in turns)
