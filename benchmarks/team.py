@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
+from dsh_inspect.store.blobs import fanned
 from dsh_inspect.store.catalog import SqliteCatalog, StoredSession, Upload
 from dsh_inspect.web.corpus_index import Query
 
@@ -57,7 +58,7 @@ def fill_sqlite(data_dir: Path, uploads: list[tuple[Upload, bytes]]) -> SqliteCa
     """An embedded store of these uploads: blob files and catalog rows, written in one transaction."""
     catalog = SqliteCatalog(data_dir / "catalog.sqlite3")
     for upload, data in uploads:
-        blob = data_dir / "blobs" / upload.digest[:2] / upload.digest
+        blob = data_dir / "blobs" / fanned(upload.digest)
         blob.parent.mkdir(parents=True, exist_ok=True)
         blob.write_bytes(data)
     with catalog.connection() as conn, catalog.writing(conn):

@@ -27,6 +27,14 @@ def valid_digest(digest: str) -> bool:
     return DIGEST.fullmatch(digest) is not None
 
 
+def fanned(digest: str) -> str:
+    """Where a blob lies below its store's root (`ab/abcd…`, 256 folders); raises ValueError for a string that
+    is no sha-256 digest, so no name from a request reaches a path or a key."""
+    if not valid_digest(digest):
+        raise ValueError("not a sha-256 digest")
+    return f"{digest[:2]}/{digest}"
+
+
 @dataclass(frozen=True, slots=True)
 class Received:
     """An upload written whole to a temp file, not yet published."""
@@ -82,9 +90,7 @@ class FileBlobs:
         self.blobs.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def path(self, digest: str) -> Path:
-        if not valid_digest(digest):
-            raise ValueError("not a sha-256 digest")
-        return self.blobs / digest[:2] / digest
+        return self.blobs / fanned(digest)
 
     def local_path(self, digest: str) -> Path:
         return self.path(digest)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .blobs import CHUNK, Received, fsync_dir, valid_digest
+from .blobs import CHUNK, Received, fanned, fsync_dir, valid_digest
 
 
 def parse_s3_url(url: str) -> tuple[str, str]:
@@ -67,9 +67,7 @@ class S3Blobs:
                     raise
 
     def key(self, digest: str) -> str:
-        if not valid_digest(digest):
-            raise ValueError("not a sha-256 digest")
-        return f"{self.prefix}/{digest[:2]}/{digest}" if self.prefix else f"{digest[:2]}/{digest}"
+        return f"{self.prefix}/{fanned(digest)}" if self.prefix else fanned(digest)
 
     def publish(self, received: Received) -> None:
         from boto3.exceptions import S3UploadFailedError
@@ -105,9 +103,7 @@ class S3Blobs:
                     yield name
 
     def local_path(self, digest: str) -> Path:
-        if not valid_digest(digest):
-            raise ValueError("not a sha-256 digest")
-        return self.cache / digest[:2] / digest
+        return self.cache / fanned(digest)
 
     def fetch(self, digest: str) -> Path:
         final = self.local_path(digest)
