@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeGuard
 
+import orjson
+
 from ..log.jsonvalues import is_number, js_number, js_string
 
 TEXT_LIMIT = 20_000
@@ -103,7 +105,36 @@ def _json_parts(value: Any, indent: str, depth: int) -> Iterator[str]:
 
 def compact_json(value: Any) -> str:
     """`JSON.stringify(value)`: no spaces, non-ASCII kept, JS key order."""
+    if _printed_alike(value, 0):  # nearly every event: orjson prints it as JS would, in C
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # a lone surrogate, which JS escapes and orjson refuses
+            pass
     return "".join(_json_parts(value, "", 0))
+
+
+_SAFE_INT = 2**53  # up to here a JS number prints as Python prints the int
+_ALIKE_DEPTH = 32
+
+
+def _printed_alike(value: Any, depth: int) -> bool:
+    """Whether orjson prints `value` as `JSON.stringify` does: strings (escaped alike, but for lone surrogates,
+    which orjson refuses), null, booleans, safe integers, and arrays and objects of them whose keys JS keeps in
+    insertion order (no array-index key). A float (JS prints `1.0` as `1`) or a deep value takes the long way."""
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return True
+    if kind is int:
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
+    if depth >= _ALIKE_DEPTH:
+        return False
+    if kind is dict:
+        return all(type(k) is str and not k[:1].isdigit() for k in value) and all(
+            _printed_alike(v, depth + 1) for v in value.values()
+        )
+    if kind is list:
+        return all(_printed_alike(v, depth + 1) for v in value)
+    return False
 
 
 def pretty_json(value: Any) -> str:

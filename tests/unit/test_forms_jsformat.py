@@ -78,6 +78,33 @@ def test_compact_json_is_json_stringify() -> None:
     assert compact_json("\ud800x\U0001f600") == '"\\ud800x\U0001f600"'
 
 
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [
+        # what orjson prints as JS does (the quick way), beside what it would print otherwise (the long way)
+        ({"seq": 7, "time": 0, "type": "x/y"}, '{"seq":7,"time":0,"type":"x/y"}'),
+        ({"a": "\x1f\x7f\u2028/é\U0001f600"}, '{"a":"\\u001f\x7f\u2028/é\U0001f600"}'),
+        ({"a": [{"b": [None, False, -(2**53)]}]}, '{"a":[{"b":[null,false,-9007199254740992]}]}'),
+        ({"a": {"b": 2.0}}, '{"a":{"b":2}}'),
+        ({"n": 2**53 + 1}, '{"n":9007199254740992}'),
+        ({"n": 2**64}, '{"n":18446744073709552000}'),
+        ({"a": {"z": 1, "10": 2, "9": 3}}, '{"a":{"9":3,"10":2,"z":1}}'),
+        ({"a": ["x\udc00"]}, '{"a":["x\\udc00"]}'),
+        ({"a": ("t", 1)}, '{"a":["t",1]}'),
+        ({1: "int key"}, '{"1":"int key"}'),
+    ],
+)
+def test_compact_json_prints_as_js_whichever_way_it_takes(value: Any, printed: str) -> None:
+    assert compact_json(value) == printed
+
+
+def test_compact_json_prints_deep_values_whole() -> None:
+    value: Any = 1
+    for _ in range(200):
+        value = {"a": [value]}
+    assert compact_json(value) == '{"a":[' * 200 + "1" + "]}" * 200
+
+
 def test_pretty_json_is_two_space_stringify() -> None:
     assert pretty_json({"type": "image", "a": [1, {}], "e": []}) == (
         '{\n  "type": "image",\n  "a": [\n    1,\n    {}\n  ],\n  "e": []\n}'
