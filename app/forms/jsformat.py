@@ -129,7 +129,7 @@ def _printed_alike(value: Any, depth: int) -> bool:
     if depth >= _ALIKE_DEPTH:
         return False
     if kind is dict:
-        return all(type(k) is str and not k[:1].isdigit() for k in value) and all(
+        return all(type(k) is str and not _is_array_index(k) for k in value) and all(
             _printed_alike(v, depth + 1) for v in value.values()
         )
     if kind is list:
