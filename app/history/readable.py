@@ -129,6 +129,12 @@ class ReadableLog:
         first = self.log.event_count
         return self.log.raw_event(seq) if seq < first else self._events[seq - first]
 
+    def raw_events(self, seqs: range) -> Iterator[dict[str, Any]]:
+        """`raw_event` of each of `seqs` (consecutive), the log's read a stretch at a time."""
+        first = self.log.event_count
+        yield from self.log.raw_events(range(seqs.start, min(seqs.stop, first)))
+        yield from self._events[max(seqs.start, first) - first : max(seqs.stop, first) - first]
+
     def event(self, seq: int) -> Event:
         first = self.log.event_count
         return self.log.event(seq) if seq < first else to_event(self._events[seq - first])

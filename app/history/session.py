@@ -16,13 +16,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Any, Literal
 
-from ..log.diagnostics import Diagnostic, Findings, Location
+from ..log.diagnostics import FINDINGS_LISTED, Diagnostic, Findings, Location
 from ..log.jsonvalues import MAX_SAFE_INTEGER
 from ..log.plaintext import DEFAULT_LIMITS, OVER_LIMIT, LineTooLong, ReadLimits
-from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record
+from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record, RepeatedLines
 from ..log.sources import (
     JsonlSessionScan,
     RecordChanged,
@@ -89,7 +89,10 @@ _PLAIN_TYPES = KNOWN_EVENT_TYPES - LEGACY_TYPES - UPGRADED_TYPES - SURFACE_TYPES
 _UPGRADABLE_PLAIN_TYPES = (UPGRADED_TYPES - SURFACE_TYPES) & KNOWN_EVENT_TYPES
 # One string object per known type, for the index to hold: not each event's own copy, which would
 # keep every event's type string alive, and make the cycle collector's walks of the index touch each.
+REREAD_SPAN = 1 << 20  # the most bytes of lines `SessionLog.raw_events` reads at once
 _KINDS = {kind: kind for kind in KNOWN_EVENT_TYPES}
+# the types some rule reads an event of: a copy of any other line moves on nothing but the index and findings
+_RULED_TYPES = KNOWN_EVENT_TYPES | LEGACY_TYPES | UPGRADED_TYPES
 EVENTS_KEPT = 64  # decoded events a log keeps, the latest asked for: a small session's all, a long one's latest
 KEPT_RECORD_BYTES = 4096  # of records at most this long: a few hundred KiB of a log's text at most
 
@@ -314,6 +317,39 @@ class SessionLog:
             return upgrade_event(raw, sid, self._message_ids.get)
         except UpgradeError:
             return raw
+
+    def raw_events(self, seqs: range) -> Iterator[dict[str, Any]]:
+        """`raw_event` of each of `seqs` (consecutive), where each is a line of its own read a stretch of lines
+        at a time (up to REREAD_SPAN bytes): a one-file export lists every event of a run of a million."""
+        records, scan, real = self._event_record, self._scan, min(seqs.stop, len(self._event_record))
+        seq = seqs.start
+        if (
+            seq < real
+            and self._kept is None
+            and isinstance(scan, JsonlSessionScan)
+            and records[real - 1] - records[seq] == real - 1 - seq  # one event a record (the index never skips one)
+            and (seq == 0 or records[seq - 1] != records[seq])
+            and (real == len(records) or records[real] != records[real - 1])
+        ):
+            starts, lengths, sid = self._rec_start, self._rec_length, self.header.id if self.header else None
+            while seq < real:
+                rec = records[seq]
+                stop = bisect_right(starts, starts[rec] + REREAD_SPAN, lo=rec + 1, hi=rec + real - seq)
+                try:
+                    lines = scan.reread_lines(starts[rec:stop], lengths[rec:stop], seq)
+                except RecordChanged:
+                    raise
+                except ValueError as exc:  # it decoded when it was read
+                    raise RecordChanged(self.location_of(seq), f"a record no longer decodes ({exc})") from None
+                for events in lines:
+                    if len(events) != 1 or not _read_as(events[0], self._types[seq]):
+                        raise RecordChanged(self.location_of(seq), "the record holds other events than were read there")
+                    try:
+                        yield upgrade_event(events[0], sid or "", self._message_ids.get)
+                    except UpgradeError:
+                        yield events[0]
+                    seq += 1
+        yield from map(self.raw_event, range(seq, seqs.stop))
 
     def _record(self, rec: int, first: int) -> list[dict[str, Any]]:
         """The events record `rec` decodes to, its first event's seq `first`; the last packed one is kept,
@@ -586,7 +622,7 @@ class _Reader:
             self.log = None
         return True
 
-    def _consume(self, items: Iterator[Record | EventRun], limit: int | None = None) -> None:
+    def _consume(self, items: Iterator[Record | EventRun | RepeatedLines], limit: int | None = None) -> None:
         log = self.log
         assert log is not None and log._scan is not None
         scan = log._scan
@@ -595,6 +631,8 @@ class _Reader:
             if type(item) is EventRun:
                 # as line by line: a first screen stops at the line that reaches its count
                 self._take_run(item if limit is None else item.prefix(max(limit - len(types), 1)))
+            elif type(item) is RepeatedLines:
+                self._take_copies(item if limit is None else item.prefix(max(limit - len(types), 1)))
             elif item.kind == "events":
                 self._take_record(item)
             else:
@@ -658,6 +696,45 @@ class _Reader:
         else:
             self._take_each(events, lambda i: record.location)
         self._note_time(events)
+
+    def _take_copies(self, copies: RepeatedLines) -> None:
+        """Copies of the line just read, each a record of its own. Each goes through every rule until one
+        says only what the copy before it said, all of it past the findings listed; then, if no rule reads
+        an event of its type (no running fact moves on), the rest say it too, counted at once."""
+        log = self.log
+        assert log is not None
+        findings = self.diagnostics
+        said: dict[str, int] | None = None
+        for i, record in enumerate(copies.records()):
+            before = findings.counts()
+            self._take_record(record)
+            after = findings.counts()
+            saying = {code: n - before.get(code, 0) for code, n in after.items() if n != before.get(code, 0)}
+            if saying == said and all(after[code] > FINDINGS_LISTED for code in saying):
+                kind = record.events[0].get("type")
+                if (type(kind) is not str or kind not in _RULED_TYPES) and record.events[0].get(
+                    "ignorable"
+                ) is not True:
+                    self._count_copies(copies, i + 1, saying)
+                    return
+            said = saying
+
+    def _count_copies(self, copies: RepeatedLines, taken: int, saying: dict[str, int]) -> None:
+        """The copies from the `taken`-th on, into the index, each saying `saying` (code → findings)."""
+        log = self.log
+        assert log is not None
+        records = islice(copies.records(), taken, None)
+        while log._kept is not None and taken < copies.count:  # a kept event is a parsed one: read while kept
+            self._take_record(next(records))
+            taken += 1
+        n, stride = copies.count - taken, copies.stride
+        start, rec = copies.offset + taken * stride, len(log._rec_start)
+        log._rec_start.extend(range(start, start + n * stride, stride))
+        log._rec_length.extend(repeat(copies.length, n))
+        log._event_record.extend(range(rec, rec + n))
+        log._types.extend(repeat(log._types[-1], n))
+        for code, each in saying.items():
+            self.diagnostics.count_more(code, each * n)
 
     def _keep(self, events: list[dict[str, Any]], end: int) -> None:
         """Keep `events` as parsed (their records end at byte `end` of the log's text) while the log's records

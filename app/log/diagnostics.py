@@ -86,6 +86,21 @@ class Findings(list[Diagnostic]):
                 self.unlisted[code] = (unlisted + n, earlier)
                 self._counts[code] = self._counts.get(code, 0) + n
 
+    def counts(self) -> dict[str, int]:
+        """How many findings of each code were told, listed or not."""
+        return dict(self._counts)
+
+    def told(self) -> int:
+        """How many findings were told, listed or not."""
+        return sum(self._counts.values())
+
+    def count_more(self, code: str, n: int) -> None:
+        """`n` more unlisted findings of `code`, a code with unlisted findings already (said just as each
+        of its last was: the first unlisted one stays the place named)."""
+        unlisted, first = self.unlisted[code]
+        self.unlisted[code] = (unlisted + n, first)
+        self._counts[code] += n
+
     def drop(self, codes: Collection[str]) -> None:
         """Forget every finding of these codes, listed or counted (a reading on of a growing log says them anew)."""
         self[:] = [d for d in self if d.code not in codes]

@@ -20,7 +20,7 @@ from .diagnostics import Diagnostic, Location
 from .jsonvalues import MAX_DEPTH, nests_deeper, parse_json
 from .packed import PACKED_TAGS, PackedRowError, expand_packed
 from .plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, iter_lines, line_batches
-from .records import EventRun, HeaderlessLog, NotASessionLog, Record, ScanState
+from .records import EventRun, HeaderlessLog, NotASessionLog, Record, RepeatedLines, ScanState
 
 # the names dsh gives its own artifacts (FORMAT.md §1.1): such a file is a log even when its header is not
 _ARTIFACT_NAME = re.compile(r"session(?:\.\d+)?\.jsonl(?:\.zstd)?")
@@ -150,6 +150,11 @@ def describe_not_session(first: Any) -> str:
             return 'this is a JSON-RPC notification stream ("session.event" methods), not a dsh session log'
         return f'first line is not a dsh session header: its "type" is {first.get("type")!r}, expected "session"'
     return f"first line is a JSON {type(first).__name__}, expected a session header object"
+
+
+def _decode_fixture_line(raw: bytes, running: int) -> list[dict[str, Any]]:
+    """A fixture line's events, read as `JsonlScan._line_record` reads one that has nothing to say of it."""
+    return decode_record(read_json_line(raw).value, running, "fixture")
 
 
 _UNPARSED = object()  # a line orjson refuses, or nested deep: `JsonlScan._line_record` parses it as dsh would
@@ -337,7 +342,7 @@ class JsonlScan:
             Diagnostic(code, "warning", message, Location(file=self.plaintext.label, line=line.number, offset=offset))
         )
 
-    def resume(self) -> Iterator[Record | EventRun]:
+    def resume(self) -> Iterator[Record | EventRun | RepeatedLines]:
         """Records appended since the last scan (as `runs()` gives them), reading only the new bytes."""
         self.state = ScanState()
         self._absorbed = 0
@@ -349,18 +354,20 @@ class JsonlScan:
     def records(self) -> Iterator[Record]:
         """Every storage record, one by one."""
         for item in self.runs():
-            if type(item) is EventRun:
+            if type(item) is EventRun or type(item) is RepeatedLines:
                 yield from item.records()
             else:
                 yield item
 
-    def runs(self) -> Iterator[Record | EventRun]:
+    def runs(self) -> Iterator[Record | EventRun | RepeatedLines]:
         """The storage records, with each stretch of complete lines that hold one event continuing
-        the log gathered into an `EventRun`: nearly all of an artifact, read without a Record per line."""
+        the log gathered into an `EventRun`: nearly all of an artifact, read without a Record per line;
+        and in a fixture, the copies of a line that repeats gathered into `RepeatedLines`."""
         if self._batches is None:
             self.read_header()
         assert self._batches is not None
         artifact = self.mode == "artifact"
+        fixture = not artifact
         problems = self.plaintext.problems
         self._running = self.resume_running
         self._defect = None
@@ -387,6 +394,7 @@ class JsonlScan:
                         break
                     # a line no run takes: a packed row, a defect, a line after one, a fixture's, a torn fragment
                     line = lines[i]
+                    said = self.state.told() if fixture else 0
                     record = self._line_record(
                         Line(number + i, offset, line[:-1] if terminated else line, terminated),
                         _UNPARSED if values is None else values[i],
@@ -397,6 +405,19 @@ class JsonlScan:
                         if record.kind != "events":
                             self._listed += 1
                         yield record
+                        if (
+                            fixture
+                            and terminated
+                            and i < len(lines)
+                            and lines[i] == line
+                            and record.kind == "events"
+                            and len(record.events) == 1
+                            and self.state.told() == said  # the line was read without a word to say of it
+                        ):
+                            copies = self._copies(lines, i, number + i, offset)
+                            yield copies
+                            i += copies.count
+                            offset += copies.count * copies.stride
         finally:
             self._absorb_carrier_problems()
             self._finish(self._defect, self._dropped_turn_end)
@@ -419,6 +440,26 @@ class JsonlScan:
         self._running += n
         self.resume_offset, self.resume_line, self.resume_running = starts.pop(), number + n - 1, self._running
         return EventRun(self.plaintext.label, number, starts, lengths, events)
+
+    def _copies(self, lines: list[bytes], start: int, number: int, offset: int) -> RepeatedLines:
+        """The fixture lines from `lines[start]` (line `number`, at `offset`) that repeat the line before them,
+        which was read as one event: each reads as it did, but for the seq it is given (§1.5)."""
+        line = lines[start - 1]
+        end = start + 1
+        while end < len(lines) and lines[end] == line:
+            end += 1
+        n = end - start
+        raw = line[:-1].removesuffix(b"\r")
+        copies = RepeatedLines(
+            self.plaintext.label, number, offset, len(line), len(raw), raw, self._running, n, _decode_fixture_line
+        )
+        self._running += n
+        self.resume_offset, self.resume_line, self.resume_running = (
+            offset + n * len(line),
+            number + n - 1,
+            self._running,
+        )
+        return copies
 
     def _line_record(self, line: Line, parsed: Any) -> Record | None:
         """The record of one line read on its own (None for a blank fixture line), `parsed` by orjson

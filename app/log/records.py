@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, final
 
 from .diagnostics import Diagnostic, Findings, Location
@@ -65,6 +65,41 @@ class EventRun:
         return EventRun(self.label, self.first_line, self.offsets[:n], self.lengths[:n], self.events[:n])
 
 
+@final
+@dataclass(slots=True, frozen=True)
+class RepeatedLines:
+    """`count` complete fixture lines, each byte for byte the line before them: the same record `raw`
+    (`length` bytes, a line of `stride` with its line feed), line `first_line + i` at `offset + i * stride`,
+    its event given seq `first_seq + i` where it has none (§1.5).
+
+    Two million `{}` lines are a few bytes of zstd: a scan counts a repeated line, not a Record per copy,
+    and a reader that sees each copy would say the same of it takes them at once."""
+
+    label: str
+    first_line: int
+    offset: int
+    stride: int
+    length: int
+    raw: bytes
+    first_seq: int
+    count: int
+    decode: Callable[[bytes, int], list[dict[str, Any]]]  # a copy's raw bytes and synthesized seq → its events
+
+    def location(self, i: int) -> Location:
+        return Location(self.label, self.first_line + i, None, self.offset + i * self.stride)
+
+    def records(self) -> Iterator[Record]:
+        """The copies as the Records they stand for, one per line, each decoded anew (a fixture's event is
+        its own dict: its seq is its line's)."""
+        for i in range(self.count):
+            start = self.offset + i * self.stride
+            yield Record("events", self.location(i), start, self.length, self.decode(self.raw, self.first_seq + i))
+
+    def prefix(self, n: int) -> RepeatedLines:
+        """The first `n` copies."""
+        return replace(self, count=min(n, self.count))
+
+
 class NotASessionLog(Exception):
     """The input is readable but is not a dsh session log at all."""
 
@@ -91,6 +126,10 @@ class ScanState:
     corruption: Diagnostic | None = None
     diagnostics: Findings = field(default_factory=Findings)
     repairs: list[str] = field(default_factory=list)
+
+    def told(self) -> int:
+        """How many findings and repairs the scan has told so far."""
+        return self.diagnostics.told() + len(self.repairs)
 
     def corrupt(self, code: str, message: str, location: Location) -> None:
         diag = Diagnostic(code, "error", message, location)

@@ -10,7 +10,7 @@ import threading
 import zipfile
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Literal, Protocol
 
@@ -28,7 +28,7 @@ from .plaintext import (
     ZstdPlaintext,
     read_text,
 )
-from .records import EventRun, Record, ScanState
+from .records import EventRun, Record, RepeatedLines, ScanState
 from .sqlite_store import SQLITE_MAGIC, SqliteScan, SqliteStore, StoreRefused
 
 Kind = Literal["jsonl", "jsonl-zstd", "sqlite", "zip"]
@@ -291,8 +291,8 @@ class SessionScan(Protocol):
 
     def records(self) -> Iterator[Record]: ...
 
-    def runs(self) -> Iterator[Record | EventRun]:
-        """The records, where the carrier can gather plain event lines into runs (JSONL)."""
+    def runs(self) -> Iterator[Record | EventRun | RepeatedLines]:
+        """The records, where the carrier can gather plain event lines into runs and repeated lines (JSONL)."""
         ...
 
     def reread(self, start: int, length: int, first_seq: int) -> list[dict[str, Any]]: ...
@@ -311,6 +311,20 @@ class JsonlSessionScan(JsonlScan):
             raise RecordChanged(Location(file=self.label, offset=start), f"{length} bytes expected, {len(raw)} left")
         value, _ = parse_json_line(raw)
         return decode_record(value, first_seq, self.mode)
+
+    def reread_lines(self, starts: Sequence[int], lengths: Sequence[int], first_seq: int) -> list[list[dict[str, Any]]]:
+        """`reread` of each line read at `starts[i]` (`lengths[i]` bytes, its first event's seq `first_seq + i`),
+        their bytes read in one stretch: the lines of a run of a million like events cost one read, not a million."""
+        base = starts[0]
+        span = starts[-1] + lengths[-1] - base
+        data = self.plaintext.read(base, span)
+        if len(data) != span:
+            raise RecordChanged(Location(file=self.label, offset=base), f"{span} bytes expected, {len(data)} left")
+        mode, read = self.mode, memoryview(data)
+        return [
+            decode_record(parse_json_line(bytes(read[start - base : start - base + length]))[0], first_seq + i, mode)
+            for i, (start, length) in enumerate(zip(starts, lengths, strict=True))
+        ]
 
 
 class SqliteSessionScan(SqliteScan):
@@ -341,7 +355,7 @@ class SqliteSessionScan(SqliteScan):
     def reread(self, start: int, length: int, first_seq: int) -> list[dict[str, Any]]:
         return self.read(start)
 
-    def runs(self) -> Iterator[Record | EventRun]:
+    def runs(self) -> Iterator[Record | EventRun | RepeatedLines]:
         return self.records()  # a store's rows come one by one
 
 

@@ -20,7 +20,7 @@ import base64
 import hashlib
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,13 +115,14 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
     )
 
 
-def _text_lines(script: Transcript) -> Callable[[Row], Iterator[tuple[int, Markup]]]:
-    """`script.run_events` as the text of a `<pre>`: only `&` and `<` escaped, since a bare quote is text there
-    and `&#34;` would make the million lines of a `{}` log half again as long."""
+def _text_lines(script: Transcript) -> Callable[[Row], Markup]:
+    """`script.run_events` as the text of a `<pre>`, a line `#seq json` each: only `&` and `<` escaped, since a
+    bare quote is text there and `&#34;` would make the million lines of a `{}` log half again as long; joined
+    here, as a template loop would spend more on each line than the line itself costs."""
 
-    def lines(run: Row) -> Iterator[tuple[int, Markup]]:
-        for seq, json in script.run_events(run):
-            yield seq, Markup(json.replace("&", "&amp;").replace("<", "&lt;"))
+    def lines(run: Row) -> Markup:
+        text = "".join(f"#{seq} {json}\n" for seq, json in script.run_events(run))
+        return Markup(text.replace("&", "&amp;").replace("<", "&lt;"))
 
     return lines
 

@@ -102,8 +102,8 @@ class Transcript:
         """Each event of run row `run`: its seq and its JSON on one line, as its own row's detail holds it
         (`JSON.stringify`, unindented). A one-file export lists a run so, as it has no server to page the
         run's rows from and a row view per event would make a log of a million like events a hang."""
-        for seq in run.seqs:
-            yield seq, compact_json(self.readable.raw_event(seq))
+        for seq, event in zip(run.seqs, self.readable.raw_events(run.seqs), strict=True):
+            yield seq, compact_json(event)
 
     def rows_at(self, seq: int) -> range:
         """The indexes of the rows anchored at `seq`: its event's row, after the findings placed right before it."""
