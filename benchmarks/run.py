@@ -486,6 +486,7 @@ def open_delete_cycles(scratch: Path, cycles: int = 20) -> Figure:
 _READ_ONCE = """
 import json, sys, time
 from pathlib import Path
+from dsh_inspect.cli import session_report
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.sources import discover
 from dsh_inspect.store.contents import read_contents
@@ -501,7 +502,6 @@ if sys.argv[1] == "upload":
     found = read_contents(sys.argv[2], "bench", Limits(max_sessions_per_upload=100_000))
     verdicts = [s.verdict for s in found.sessions]
 elif sys.argv[1] == "check":
-    from dsh_inspect.cli import session_report
     verdicts = [session_report(load_session(s))["verdict"] for s in discover([sys.argv[2]]).sources]
 else:
     verdicts = [load_session(s).verdict.category for s in discover([sys.argv[2]]).sources]

@@ -129,11 +129,21 @@ def _printed_alike(value: Any, depth: int) -> bool:
     if depth >= _ALIKE_DEPTH:
         return False
     if kind is dict:
-        return all(type(k) is str and not _is_array_index(k) for k in value) and all(
-            _printed_alike(v, depth + 1) for v in value.values()
-        )
+        for key, item in value.items():  # (leaves tested in place: a call for each would double the cost)
+            if type(key) is not str or ("0" <= key[:1] <= "9" and _is_array_index(key)):
+                return False
+            kind = type(item)
+            leaf = kind is str or item is None or kind is bool or (kind is int and -_SAFE_INT <= item <= _SAFE_INT)
+            if not leaf and not _printed_alike(item, depth + 1):
+                return False
+        return True
     if kind is list:
-        return all(_printed_alike(v, depth + 1) for v in value)
+        for item in value:
+            kind = type(item)
+            leaf = kind is str or item is None or kind is bool or (kind is int and -_SAFE_INT <= item <= _SAFE_INT)
+            if not leaf and not _printed_alike(item, depth + 1):
+                return False
+        return True
     return False
 
 

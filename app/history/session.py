@@ -16,7 +16,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice, repeat
+from operator import itemgetter
 from typing import Any, Literal
 
 from ..log.diagnostics import FINDINGS_LISTED, Diagnostic, Findings, Location
@@ -59,6 +61,7 @@ from ..model.rules import (
 from ..model.values import Event, Header, Message
 from .closers import ABSENT, TRACKED_TYPES, CrashTracker
 from .invariants import NONE, WATCHED_TYPES, InvariantChecker
+from .repeating import Repeating
 from .surface import SurfaceFold
 
 Category = Literal["accepted", "repaired", "refused", "unsupported"]
@@ -142,6 +145,7 @@ class SessionLog:
 
     __slots__ = (
         "_carriers",
+        "_copies",
         "_decoded",
         "_decoded_lock",
         "_empty_assistant",
@@ -193,14 +197,17 @@ class SessionLog:
         self.partial = False  # only a prefix was read (load_session's `events`): no closers, no verdict yet
         self._scan = scan
         self._reader: _Reader | None = None
-        self._types: list[str] = []
+        self._types: list[str] | Repeating[str] = []
         # where event `seq` lives: its record, and each record's (start, length); a record holds consecutive
         # events, so its first is the first seq whose record it is. (Unsigned: none is negative, and an
         # unsigned array takes an int several times faster. A record's index takes 4 bytes: no log holds
-        # 2**32 records, and at a few bytes per event each is most of what the index costs.)
-        self._event_record = array("I")
-        self._rec_start = array("Q")
-        self._rec_length = array("Q")
+        # 2**32 records, and at a few bytes per event each is most of what the index costs.) A log of copies
+        # of one line keeps all four as `Repeating` runs (`_repeating`), and each stretch of counted copies
+        # (first seq, count, line stride) in `_copies`.
+        self._event_record: array[int] | Repeating[int] = array("I")
+        self._rec_start: array[int] | Repeating[int] = array("Q")
+        self._rec_length: array[int] | Repeating[int] = array("Q")
+        self._copies: list[tuple[int, int, int]] = []
         self._synthetic: list[dict[str, Any]] = []
         self._tail: list[TailRecord] = []
         self._message_ids: dict[int, str] = {}
@@ -318,6 +325,20 @@ class SessionLog:
         except UpgradeError:
             return raw
 
+    def _repeating(self) -> tuple[Repeating[str], Repeating[int], Repeating[int], Repeating[int]]:
+        """The index (types, event records, record starts and lengths) as runs from here on (`Repeating`):
+        copies of a line are being counted into it."""
+        types, records, starts, lengths = self._types, self._event_record, self._rec_start, self._rec_length
+        if not isinstance(types, Repeating):
+            self._types = types = Repeating(types, list)
+        if not isinstance(records, Repeating):
+            self._event_record = records = Repeating(records, partial(array, "I"))
+        if not isinstance(starts, Repeating):
+            self._rec_start = starts = Repeating(starts, partial(array, "Q"))
+        if not isinstance(lengths, Repeating):
+            self._rec_length = lengths = Repeating(lengths, partial(array, lengths.typecode))
+        return types, records, starts, lengths
+
     def raw_events(self, seqs: range) -> Iterator[dict[str, Any]]:
         """`raw_event` of each of `seqs` (consecutive), where each is a line of its own read a stretch of lines
         at a time (up to REREAD_SPAN bytes): a one-file export lists every event of a run of a million."""
@@ -334,7 +355,12 @@ class SessionLog:
             starts, lengths, sid = self._rec_start, self._rec_length, self.header.id if self.header else None
             while seq < real:
                 rec = records[seq]
-                stop = bisect_right(starts, starts[rec] + REREAD_SPAN, lo=rec + 1, hi=rec + real - seq)
+                copies, plain = self._copies_at(seq, real)
+                if copies:
+                    yield from self._reread_copies(seq, copies, sid or "")
+                    seq += copies
+                    continue
+                stop = bisect_right(starts, starts[rec] + REREAD_SPAN, lo=rec + 1, hi=rec + plain - seq)
                 try:
                     lines = scan.reread_lines(starts[rec:stop], lengths[rec:stop], seq)
                 except RecordChanged:
@@ -350,6 +376,38 @@ class SessionLog:
                         yield events[0]
                     seq += 1
         yield from map(self.raw_event, range(seq, seqs.stop))
+
+    def _copies_at(self, seq: int, stop: int) -> tuple[int, int]:
+        """How many of the events from `seq` (up to `stop`) are copies of one line counted at once (0: none),
+        and where the events from `seq` that are not (up to `stop`) end."""
+        copies = self._copies
+        k = bisect_right(copies, seq, key=itemgetter(0))
+        if k and seq < copies[k - 1][0] + copies[k - 1][1]:
+            return min(copies[k - 1][0] + copies[k - 1][1], stop) - seq, seq
+        return 0, min(copies[k][0], stop) if k < len(copies) else stop
+
+    def _reread_copies(self, seq: int, count: int, sid: str) -> Iterator[dict[str, Any]]:
+        """The `count` events from `seq`, copies of one line: read REREAD_SPAN bytes of copies at a time."""
+        scan = self._scan
+        assert isinstance(scan, JsonlSessionScan)
+        rec = self._event_record[seq]
+        start, length = self._rec_start[rec], self._rec_length[rec]
+        stride = self._rec_start[rec + 1] - start if count > 1 else length + 1
+        at_once = max(REREAD_SPAN // stride, 1)
+        for first in range(seq, seq + count, at_once):
+            n = min(at_once, seq + count - first)
+            try:
+                events = scan.reread_copies(start + (first - seq) * stride, length, stride, n, first)
+            except RecordChanged:
+                raise
+            except ValueError as exc:  # it decoded when it was read
+                raise RecordChanged(self.location_of(first), f"a record no longer decodes ({exc})") from None
+            if not _read_as(events[0], self._types[first]):
+                raise RecordChanged(self.location_of(first), "the record holds other events than were read there")
+            if upgrade_event(events[0], sid, self._message_ids.get) is events[0]:  # as every counted copy's type
+                yield from events
+            else:
+                yield from (upgrade_event(event, sid, self._message_ids.get) for event in events)
 
     def _record(self, rec: int, first: int) -> list[dict[str, Any]]:
         """The events record `rec` decodes to, its first event's seq `first`; the last packed one is kept,
@@ -626,16 +684,21 @@ class _Reader:
         log = self.log
         assert log is not None and log._scan is not None
         scan = log._scan
-        types = log._types
-        for item in items:
-            if type(item) is EventRun:
+        counted: tuple[bytes, dict[str, int]] | None = None  # the line last counted copies of, and what each said
+        for item in items:  # (`log._types` asked anew each time: counted copies make it `Repeating`)
+            if type(item) is RepeatedLines:
+                copies = item if limit is None else item.prefix(max(limit - len(log._types), 1))
+                saying = self._take_copies(copies, counted[1] if counted and counted[0] == copies.raw else None)
+                counted = None if saying is None else (copies.raw, saying)
+            elif type(item) is EventRun:
+                counted = None
                 # as line by line: a first screen stops at the line that reaches its count
-                self._take_run(item if limit is None else item.prefix(max(limit - len(types), 1)))
-            elif type(item) is RepeatedLines:
-                self._take_copies(item if limit is None else item.prefix(max(limit - len(types), 1)))
+                self._take_run(item if limit is None else item.prefix(max(limit - len(log._types), 1)))
             elif item.kind == "events":
+                counted = None
                 self._take_record(item)
             else:
+                counted = None
                 first = item.events[0].get("seq") if item.events else None
                 log._tail.append(
                     TailRecord(
@@ -648,12 +711,12 @@ class _Reader:
                         first if isinstance(first, int) else None,
                     )
                 )
-            if limit is not None and len(types) >= limit:
+            if limit is not None and len(log._types) >= limit:
                 break
         if isinstance(items, Generator):  # as every scan's is
             items.close()  # a scan stopped early still makes its closing checks before its state is read
         # counted from the index, not event by event (crash closers start neither a turn nor a step)
-        log.turns, log.steps = types.count("turn/start"), types.count("step/start")
+        log.turns, log.steps = log._types.count("turn/start"), log._types.count("step/start")
         if scan.state.corruption is not None:
             c = scan.state.corruption
             stage = "limit" if c.code in OVER_LIMIT else "storage"
@@ -661,7 +724,7 @@ class _Reader:
         self.diagnostics.extend(scan.state.diagnostics)
         self.diagnostics.settle()
         self.scan_repairs = list(scan.state.repairs)
-        if limit is not None and len(types) >= limit:
+        if limit is not None and len(log._types) >= limit:
             log.partial = True  # a first screen's prefix: no closers, no verdict yet
             return
         self._close()
@@ -697,12 +760,15 @@ class _Reader:
             self._take_each(events, lambda i: record.location)
         self._note_time(events)
 
-    def _take_copies(self, copies: RepeatedLines) -> None:
+    def _take_copies(self, copies: RepeatedLines, counted: dict[str, int] | None) -> dict[str, int] | None:
         """Copies of the line just read, each a record of its own. Each goes through every rule until one
         says only what the copy before it said, all of it past the findings listed; then, if no rule reads
-        an event of its type (no running fact moves on), the rest say it too, counted at once."""
-        log = self.log
-        assert log is not None
+        an event of its type (no running fact moves on), the rest say it too, counted at once. Copies that
+        go on from copies just counted (each saying `counted`) are counted at once. Returns what each copy
+        counted said, or None if they were read one by one."""
+        if counted is not None:
+            self._count_copies(copies, 0, counted)
+            return counted
         findings = self.diagnostics
         said: dict[str, int] | None = None
         for i, record in enumerate(copies.records()):
@@ -716,8 +782,9 @@ class _Reader:
                     "ignorable"
                 ) is not True:
                     self._count_copies(copies, i + 1, saying)
-                    return
+                    return saying
             said = saying
+        return None
 
     def _count_copies(self, copies: RepeatedLines, taken: int, saying: dict[str, int]) -> None:
         """The copies from the `taken`-th on, into the index, each saying `saying` (code → findings)."""
@@ -728,11 +795,19 @@ class _Reader:
             self._take_record(next(records))
             taken += 1
         n, stride = copies.count - taken, copies.stride
+        if n <= 0:
+            return
         start, rec = copies.offset + taken * stride, len(log._rec_start)
-        log._rec_start.extend(range(start, start + n * stride, stride))
-        log._rec_length.extend(repeat(copies.length, n))
-        log._event_record.extend(range(rec, rec + n))
-        log._types.extend(repeat(log._types[-1], n))
+        types, by_event, starts, lengths = log._repeating()
+        first = len(types)
+        if log._copies and sum(log._copies[-1][:2]) == first and log._copies[-1][2] == stride:
+            log._copies[-1] = (log._copies[-1][0], log._copies[-1][1] + n, stride)  # a batch's copies go on
+        else:
+            log._copies.append((first, n, stride))
+        starts.add_run(start, stride, n)
+        lengths.add_run(copies.length, None, n)
+        by_event.add_run(rec, 1, n)
+        types.add_run(types[-1], None, n)
         for code, each in saying.items():
             self.diagnostics.count_more(code, each * n)
 

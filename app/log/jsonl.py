@@ -19,7 +19,7 @@ import orjson
 from .diagnostics import Diagnostic, Location
 from .jsonvalues import MAX_DEPTH, nests_deeper, parse_json
 from .packed import PACKED_TAGS, PackedRowError, expand_packed
-from .plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, iter_lines, line_batches
+from .plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, line_batches
 from .records import EventRun, HeaderlessLog, NotASessionLog, Record, RepeatedLines, ScanState
 
 # the names dsh gives its own artifacts (FORMAT.md §1.1): such a file is a log even when its header is not
@@ -152,6 +152,17 @@ def describe_not_session(first: Any) -> str:
     return f"first line is a JSON {type(first).__name__}, expected a session header object"
 
 
+def parse_json_lines(lines: list[bytes]) -> list[Any]:
+    """`parse_json_line(line)[0]` of each of `lines` (each with its LF), in C for a batch that parses and is
+    shallow, as nearly every one is."""
+    values = _parse_lines(lines)
+    if _UNPARSED in values:
+        return [
+            parse_json_line(line)[0] if value is _UNPARSED else value for line, value in zip(lines, values, strict=True)
+        ]
+    return values
+
+
 def _decode_fixture_line(raw: bytes, running: int) -> list[dict[str, Any]]:
     """A fixture line's events, read as `JsonlScan._line_record` reads one that has nothing to say of it."""
     return decode_record(read_json_line(raw).value, running, "fixture")
@@ -232,6 +243,7 @@ class JsonlScan:
         self._listed = 0
         self._unlisted: Location | None = None
         self._unlisted_lines = 0
+        self._copied: bytes | None = None  # a fixture line (with its LF) whose copies ran to the end of a batch
         self.has_event_lines = True
         # where a later scan of a grown file resumes: after the last record read whole
         self.resume_offset = 0
@@ -297,22 +309,25 @@ class JsonlScan:
         that does makes it an artifact, and then a line without one is a defect."""
         seen_header = False
         events = False
-        for line in iter_lines(self.plaintext.chunks()):
-            if not line.raw.strip():
+        for batch in line_batches(self.plaintext.chunks()):
+            if events and b'"seq' not in b"".join(batch.lines):  # cheap, in C: no line here can carry one
                 continue
-            if not seen_header:
-                seen_header = True
-                continue
-            if events and b'"seq' not in line.raw:  # cheap: a line that cannot carry one
-                continue
-            try:
-                value, _ = parse_json_line(line.raw)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                events = True
-                if "seq" in value or "seq0" in value:
-                    return "artifact"
+            for line in batch_lines(batch):
+                if not line.raw.strip():
+                    continue
+                if not seen_header:
+                    seen_header = True
+                    continue
+                if events and b'"seq' not in line.raw:
+                    continue
+                try:
+                    value, _ = parse_json_line(line.raw)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(value, dict):
+                    events = True
+                    if "seq" in value or "seq0" in value:
+                        return "artifact"
         if not events:
             self.has_event_lines = False
             # no event line carries a seq: vacuously a fixture (FORMAT.md §8), unless zstd says artifact
@@ -346,6 +361,7 @@ class JsonlScan:
         """Records appended since the last scan (as `runs()` gives them), reading only the new bytes."""
         self.state = ScanState()
         self._absorbed = 0
+        self._copied = None
         self._batches = line_batches(
             self.plaintext.chunks_from(self.resume_offset), number=self.resume_line, base=self.resume_offset
         )
@@ -381,6 +397,11 @@ class JsonlScan:
                 # an artifact's complete lines are parsed at once; a fixture's are read one by one
                 values = _parse_lines(lines) if artifact and terminated else None
                 i = 0
+                copied, self._copied = self._copied, None
+                if copied is not None and terminated and lines[0] == copied:  # the last batch's copies go on
+                    copies = self._copies(lines, 0, number, offset, copied)
+                    yield copies
+                    i, offset = copies.count, offset + copies.count * copies.stride
                 while i < len(lines):
                     if values is not None and self._defect is None:
                         run = self._event_run(lines, values, i, number + i, offset)
@@ -414,7 +435,7 @@ class JsonlScan:
                             and len(record.events) == 1
                             and self.state.told() == said  # the line was read without a word to say of it
                         ):
-                            copies = self._copies(lines, i, number + i, offset)
+                            copies = self._copies(lines, i, number + i, offset, line)
                             yield copies
                             i += copies.count
                             offset += copies.count * copies.stride
@@ -441,14 +462,15 @@ class JsonlScan:
         self.resume_offset, self.resume_line, self.resume_running = starts.pop(), number + n - 1, self._running
         return EventRun(self.plaintext.label, number, starts, lengths, events)
 
-    def _copies(self, lines: list[bytes], start: int, number: int, offset: int) -> RepeatedLines:
-        """The fixture lines from `lines[start]` (line `number`, at `offset`) that repeat the line before them,
-        which was read as one event: each reads as it did, but for the seq it is given (§1.5)."""
-        line = lines[start - 1]
+    def _copies(self, lines: list[bytes], start: int, number: int, offset: int, line: bytes) -> RepeatedLines:
+        """The fixture lines from `lines[start]` (line `number`, at `offset`) that repeat `line`, the line before
+        them, which was read as one event: each reads as it did, but for the seq it is given (§1.5)."""
         end = start + 1
         while end < len(lines) and lines[end] == line:
             end += 1
         n = end - start
+        if end == len(lines):
+            self._copied = line  # the next batch may go on with more
         raw = line[:-1].removesuffix(b"\r")
         copies = RepeatedLines(
             self.plaintext.label, number, offset, len(line), len(raw), raw, self._running, n, _decode_fixture_line

@@ -17,7 +17,7 @@ from typing import IO, Any, Literal, Protocol
 from .diagnostics import Diagnostic, Location
 from .dsh_root import FileVersion, RootArtifact, artifact_root, list_root, resolve_root
 from .dsh_root import identity_problem as root_identity_problem
-from .jsonl import JsonlScan, Mode, decode_record, parse_json_line
+from .jsonl import JsonlScan, Mode, decode_record, parse_json_line, parse_json_lines
 from .plaintext import (
     DEFAULT_LIMITS,
     ZSTD_MAGIC,
@@ -312,6 +312,24 @@ class JsonlSessionScan(JsonlScan):
         value, _ = parse_json_line(raw)
         return decode_record(value, first_seq, self.mode)
 
+    def reread_copies(self, start: int, length: int, stride: int, count: int, first_seq: int) -> list[dict[str, Any]]:
+        """The event of each of `count` lines that are copies of one (`length` bytes from `start`, a line every
+        `stride` bytes; each one event, the first's seq `first_seq`): their bytes read and compared at once, and
+        the line decoded once, each copy its event with its own seq where the line gives none (§1.5)."""
+        span = stride * (count - 1) + length
+        data = self.plaintext.read(start, span)
+        if len(data) != span or data != (data[:stride] * count)[:span]:
+            raise RecordChanged(Location(file=self.label, offset=start), "the copies of a line are no longer alike")
+        value, _ = parse_json_line(data[:length])
+        synthesized = self.mode == "fixture" and isinstance(value, dict) and "seq" not in value
+        events = decode_record(value, first_seq, self.mode)
+        if len(events) != 1:
+            raise RecordChanged(Location(file=self.label, offset=start), "the record holds other events than were read")
+        event = events[0]
+        if not synthesized:
+            return [dict(event) for _ in range(count)]
+        return [{**event, "seq": seq} for seq in range(first_seq, first_seq + count)]
+
     def reread_lines(self, starts: Sequence[int], lengths: Sequence[int], first_seq: int) -> list[list[dict[str, Any]]]:
         """`reread` of each line read at `starts[i]` (`lengths[i]` bytes, its first event's seq `first_seq + i`),
         their bytes read in one stretch: the lines of a run of a million like events cost one read, not a million."""
@@ -320,11 +338,11 @@ class JsonlSessionScan(JsonlScan):
         data = self.plaintext.read(base, span)
         if len(data) != span:
             raise RecordChanged(Location(file=self.label, offset=base), f"{span} bytes expected, {len(data)} left")
-        mode, read = self.mode, memoryview(data)
-        return [
-            decode_record(parse_json_line(bytes(read[start - base : start - base + length]))[0], first_seq + i, mode)
-            for i, (start, length) in enumerate(zip(starts, lengths, strict=True))
+        lines = [
+            data[start - base : start - base + length] + b"\n" for start, length in zip(starts, lengths, strict=True)
         ]
+        mode = self.mode
+        return [decode_record(value, first_seq + i, mode) for i, value in enumerate(parse_json_lines(lines))]
 
 
 class SqliteSessionScan(SqliteScan):

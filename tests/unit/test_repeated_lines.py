@@ -14,7 +14,7 @@ from dsh_inspect.log.diagnostics import FINDINGS_LISTED, Location
 from dsh_inspect.log.jsonl import JsonlScan
 from dsh_inspect.log.plaintext import FilePlaintext
 from dsh_inspect.log.records import RepeatedLines
-from dsh_inspect.log.sources import discover
+from dsh_inspect.log.sources import RecordChanged, discover
 
 from tests.support.builders import header
 from tests.support.writers import header_line
@@ -97,7 +97,8 @@ def test_the_scan_gathers_the_copies_of_a_line_and_yields_each_as_its_own_record
     assert [r.events for r in records] == [[{"seq": s, "time": 0}] for s in (1, 2, 3, 4)]
     text = path.read_bytes()
     assert [text[r.start : r.start + r.length] for r in records] == [b"{}"] * 4
-    crlf = list(items[4].records())  # type: ignore[union-attr]
+    assert isinstance(items[4], RepeatedLines)
+    crlf = list(items[4].records())
     assert [text[r.start : r.start + r.length] for r in crlf] == [b"{}"] * 2  # the CR is not the record's
     assert [r.events[0]["seq"] for r in crlf] == [7, 8]
 
@@ -141,3 +142,15 @@ def test_every_copy_reads_back_as_the_event_it_was_read_as(tmp_path: Path) -> No
     assert events == [log.raw_event(seq) for seq in range(log.event_count)]
     assert [e["seq"] for e in events] == list(range(COPIES + 1))
     assert events[-1] == {"type": "x/other", "seq": COPIES, "time": 0}
+
+
+def test_a_copy_changed_on_disk_since_it_was_read_is_told_not_shown_as_it_was(tmp_path: Path) -> None:
+    path = write(tmp_path / "log.jsonl", [b'{"x":1}'] * COPIES)
+    log = read(path)
+    text = bytearray(path.read_bytes())
+    last = text.rfind(b'{"x":1}')
+    text[last : last + 7] = b'{"x":2}'  # as long as it was: only its bytes tell
+    path.write_bytes(bytes(text))
+    assert next(log.raw_events(range(COPIES - 5, COPIES - 4)))["x"] == 1  # a copy before it reads as it did
+    with pytest.raises(RecordChanged, match="no longer alike"):
+        list(log.raw_events(range(log.event_count)))
