@@ -90,9 +90,9 @@ _STAGE_INDEX = {name: i for i, (name, _) in enumerate(_STAGES)}
 _PLAIN_TYPES = KNOWN_EVENT_TYPES - LEGACY_TYPES - UPGRADED_TYPES - SURFACE_TYPES
 # Known types an upgrade changes only in a legacy shape: plain as well when the upgrade leaves them be.
 _UPGRADABLE_PLAIN_TYPES = (UPGRADED_TYPES - SURFACE_TYPES) & KNOWN_EVENT_TYPES
+REREAD_SPAN = 1 << 20  # the most bytes of lines `SessionLog.raw_events` reads at once
 # One string object per known type, for the index to hold: not each event's own copy, which would
 # keep every event's type string alive, and make the cycle collector's walks of the index touch each.
-REREAD_SPAN = 1 << 20  # the most bytes of lines `SessionLog.raw_events` reads at once
 _KINDS = {kind: kind for kind in KNOWN_EVENT_TYPES}
 # the types some rule reads an event of: a copy of any other line moves on nothing but the index and findings
 _RULED_TYPES = KNOWN_EVENT_TYPES | LEGACY_TYPES | UPGRADED_TYPES
