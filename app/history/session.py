@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice, repeat
@@ -203,11 +204,11 @@ class SessionLog:
         # unsigned array takes an int several times faster. A record's index takes 4 bytes: no log holds
         # 2**32 records, and at a few bytes per event each is most of what the index costs.) A log of copies
         # of one line keeps all four as `Repeating` runs (`_repeating`), and each stretch of counted copies
-        # (first seq, count, line stride) in `_copies`.
+        # (first seq, count) in `_copies`.
         self._event_record: array[int] | Repeating[int] = array("I")
         self._rec_start: array[int] | Repeating[int] = array("Q")
         self._rec_length: array[int] | Repeating[int] = array("Q")
-        self._copies: list[tuple[int, int, int]] = []
+        self._copies: list[tuple[int, int]] = []
         self._synthetic: list[dict[str, Any]] = []
         self._tail: list[TailRecord] = []
         self._message_ids: dict[int, str] = {}
@@ -361,12 +362,8 @@ class SessionLog:
                     seq += copies
                     continue
                 stop = bisect_right(starts, starts[rec] + REREAD_SPAN, lo=rec + 1, hi=rec + plain - seq)
-                try:
+                with self._decoding(seq):
                     lines = scan.reread_lines(starts[rec:stop], lengths[rec:stop], seq)
-                except RecordChanged:
-                    raise
-                except ValueError as exc:  # it decoded when it was read
-                    raise RecordChanged(self.location_of(seq), f"a record no longer decodes ({exc})") from None
                 for events in lines:
                     if len(events) != 1 or not _read_as(events[0], self._types[seq]):
                         raise RecordChanged(self.location_of(seq), "the record holds other events than were read there")
@@ -382,8 +379,8 @@ class SessionLog:
         and where the events from `seq` that are not (up to `stop`) end."""
         copies = self._copies
         k = bisect_right(copies, seq, key=itemgetter(0))
-        if k and seq < copies[k - 1][0] + copies[k - 1][1]:
-            return min(copies[k - 1][0] + copies[k - 1][1], stop) - seq, seq
+        if k and seq < sum(copies[k - 1]):
+            return min(sum(copies[k - 1]), stop) - seq, seq
         return 0, min(copies[k][0], stop) if k < len(copies) else stop
 
     def _reread_copies(self, seq: int, count: int, sid: str) -> Iterator[dict[str, Any]]:
@@ -392,22 +389,29 @@ class SessionLog:
         assert isinstance(scan, JsonlSessionScan)
         rec = self._event_record[seq]
         start, length = self._rec_start[rec], self._rec_length[rec]
-        stride = self._rec_start[rec + 1] - start if count > 1 else length + 1
+        stride = self._rec_start[rec + 1] - start if count > 1 else length + 1  # (one copy: no stride to take)
         at_once = max(REREAD_SPAN // stride, 1)
         for first in range(seq, seq + count, at_once):
             n = min(at_once, seq + count - first)
-            try:
+            with self._decoding(first):
                 events = scan.reread_copies(start + (first - seq) * stride, length, stride, n, first)
-            except RecordChanged:
-                raise
-            except ValueError as exc:  # it decoded when it was read
-                raise RecordChanged(self.location_of(first), f"a record no longer decodes ({exc})") from None
             if not _read_as(events[0], self._types[first]):
                 raise RecordChanged(self.location_of(first), "the record holds other events than were read there")
             if upgrade_event(events[0], sid, self._message_ids.get) is events[0]:  # as every counted copy's type
                 yield from events
             else:
                 yield from (upgrade_event(event, sid, self._message_ids.get) for event in events)
+
+    @contextmanager
+    def _decoding(self, seq: int) -> Iterator[None]:
+        """Records read again from event `seq` on: one that no longer decodes is a RecordChanged there, as it
+        decoded when it was read."""
+        try:
+            yield
+        except RecordChanged:
+            raise
+        except ValueError as exc:
+            raise RecordChanged(self.location_of(seq), f"the record no longer decodes ({exc})") from None
 
     def _record(self, rec: int, first: int) -> list[dict[str, Any]]:
         """The events record `rec` decodes to, its first event's seq `first`; the last packed one is kept,
@@ -416,12 +420,8 @@ class SessionLog:
         if last is not None and last[0] == rec:
             return last[1]
         assert self._scan is not None
-        try:
+        with self._decoding(first):
             events = self._scan.reread(self._rec_start[rec], self._rec_length[rec], first)
-        except RecordChanged:
-            raise
-        except ValueError as exc:  # it decoded when it was read
-            raise RecordChanged(self.location_of(first), f"the record no longer decodes ({exc})") from None
         # the events read there before, by type (as read: an upgraded type was another before its upgrade)
         kinds = self._types[first : bisect_right(self._event_record, rec)]
         if len(events) != len(kinds) or not all(map(_read_as, events, kinds)):
@@ -800,10 +800,10 @@ class _Reader:
         start, rec = copies.offset + taken * stride, len(log._rec_start)
         types, by_event, starts, lengths = log._repeating()
         first = len(types)
-        if log._copies and sum(log._copies[-1][:2]) == first and log._copies[-1][2] == stride:
-            log._copies[-1] = (log._copies[-1][0], log._copies[-1][1] + n, stride)  # a batch's copies go on
+        if log._copies and sum(log._copies[-1]) == first:  # the last batch's copies go on
+            log._copies[-1] = (log._copies[-1][0], log._copies[-1][1] + n)
         else:
-            log._copies.append((first, n, stride))
+            log._copies.append((first, n))
         starts.add_run(start, stride, n)
         lengths.add_run(copies.length, None, n)
         by_event.add_run(rec, 1, n)
