@@ -177,10 +177,17 @@ def header_changes(log: SessionLog, types: TypeIndex, after: int, upto: int) -> 
 
 @dataclass(frozen=True, slots=True)
 class VisibleMessage:
+    """One message of a request, decoded when it is read: the last request of a long session holds
+    its whole history (W3's: 70,849 messages, about 90 MiB decoded at once)."""
+
     seq: int
-    message: Message
     replaced: bool  # it joined the surface by a replace (compaction, pruning, rewrite)
     inherited: bool  # it came with a fork or resume seed
+
+    def read(self, log: SessionLog) -> Message:
+        message = log.event(self.seq).message
+        assert message is not None  # the surface holds only events whose message is well shaped
+        return message
 
 
 def surfaces_at(log: SessionLog, points: Iterable[int]) -> dict[int, tuple[int, ...]]:
@@ -220,16 +227,8 @@ def seed_boundary(log: SessionLog, types: TypeIndex, at: int) -> int | None:
 
 
 def visible_messages(log: SessionLog, seqs: tuple[int, ...], boundary: int | None) -> tuple[VisibleMessage, ...]:
-    out = []
-    for seq in seqs:
-        message = log.event(seq).message
-        if message is not None:
-            out.append(
-                VisibleMessage(
-                    seq, message, log.surface_ops.get(seq) != "append", boundary is not None and seq < boundary
-                )
-            )
-    return tuple(out)
+    ops = log.surface_ops
+    return tuple(VisibleMessage(s, ops.get(s) != "append", boundary is not None and s < boundary) for s in seqs)
 
 
 # --- one call's request, outcome, and what changed -------------------------

@@ -91,9 +91,11 @@ def message_row(
     )
 
 
-def message_rows(messages: tuple[VisibleMessage, ...]) -> tuple[MessageRow, ...]:
+def message_rows(messages: tuple[VisibleMessage, ...], log: SessionLog) -> tuple[MessageRow, ...]:
+    """One row per message, each decoded only while its row is made."""
     return tuple(
-        message_row(i, m.seq, m.message, replaced=m.replaced, inherited=m.inherited) for i, m in enumerate(messages, 1)
+        message_row(i, m.seq, m.read(log), replaced=m.replaced, inherited=m.inherited)
+        for i, m in enumerate(messages, 1)
     )
 
 
@@ -306,8 +308,8 @@ class CallView:
     answered: bool
 
 
-def call_view(request: CallRequest, answered: bool, t: Strings) -> CallView:
-    rows = message_rows(request.messages)
+def call_view(request: CallRequest, answered: bool, log: SessionLog, t: Strings) -> CallView:
+    rows = message_rows(request.messages, log)
     by_seq = {r.seq: r for r in rows}
     d = request.diff
     diff = DiffView(
@@ -327,9 +329,9 @@ def call_view(request: CallRequest, answered: bool, t: Strings) -> CallView:
     )
 
 
-def step_views(requests: StepRequests, t: Strings) -> tuple[CallView, ...]:
+def step_views(requests: StepRequests, log: SessionLog, t: Strings) -> tuple[CallView, ...]:
     answered = requests.answered
-    return tuple(call_view(c, c is answered, t) for c in requests.calls)
+    return tuple(call_view(c, c is answered, log, t) for c in requests.calls)
 
 
 def step_json(

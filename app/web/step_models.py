@@ -5,7 +5,7 @@ The last step of a long session read its whole history: its request is derived f
 the log and its message list is thousands of rows. Keeping the views and the rendered windows
 makes its first screen cost what the first step's does (PRODUCT.md Budgets, windowing). A kept view
 holds its message rows, not the decoded messages they show (W3's last request: 70,849 of them, about
-90 MiB): a JSON window reads its messages again from the log.
+90 MiB): each is decoded only while its row is made, and a JSON window reads its messages again from the log.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from markupsafe import Markup
 
 from ..history.requests import StepRequests, step_requests
+from ..history.session import SessionLog
 from .caches import Latest
 from .model_views import CallView, Paging, message_paging, step_views
 from .registry import Entry
@@ -44,10 +45,10 @@ class StepModels:
     views: Latest[tuple[str, str], StepModel | None]
 
 
-def _views(requests: StepRequests | None, t: Strings) -> StepModel | None:
+def _views(requests: StepRequests | None, log: SessionLog, t: Strings) -> StepModel | None:
     if requests is None:
         return None
-    calls = tuple(replace(c, request=replace(c.request, messages=())) for c in step_views(requests, t))
+    calls = tuple(replace(c, request=replace(c.request, messages=())) for c in step_views(requests, log, t))
     kept = replace(requests, calls=tuple(c.request for c in calls))
     return StepModel(kept, calls, tuple(Latest(WINDOWS_KEPT) for _ in calls))
 
@@ -60,7 +61,7 @@ def step_model(state: WebState, entry: Entry, ref: str, t: Strings) -> StepModel
 
     def build() -> StepModel | None:
         built.append(ref)
-        return _views(step_requests(log, index, ref), t)
+        return _views(step_requests(log, index, ref), log, t)
 
     found = models.views.get((t.lang, ref), build)
     if built:  # a new view, kept inside the session's: `cache_mb` weighs it

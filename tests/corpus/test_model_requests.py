@@ -48,7 +48,7 @@ def assert_section_5_3(log: SessionLog, index: RequestIndex) -> int:
     for step in index.calls.steps:
         for request in view(log, index, step.key).calls:
             call = request.call
-            assert [m.message.to_json() for m in request.messages] == derive_messages(events, call.request_at), (
+            assert [m.read(log).to_json() for m in request.messages] == derive_messages(events, call.request_at), (
                 log.source.label,
                 step.key,
                 call.number,
@@ -70,7 +70,7 @@ def test_a_fork_reads_its_inherited_seed_and_resumes_its_header(corpus_dir: Path
     inherited = [m.seq for m in call.messages if m.inherited]
     assert inherited == [4, 5, 39]  # the parent's turn, below seedLength
     assert all(m.seq > 42 for m in call.messages if not m.inherited)
-    assert "MARMALADE" in call.messages[0].message.text()
+    assert "MARMALADE" in call.messages[0].read(log).text()
 
 
 def test_a_resumed_session_reads_the_earlier_lifecycle_after_its_end_seed(corpus_dir: Path) -> None:
@@ -83,7 +83,7 @@ def test_a_resumed_session_reads_the_earlier_lifecycle_after_its_end_seed(corpus
     assert change.reason == "resume" and not change.first
     assert {"system", "adapterDefaults"} <= {f.field for f in change.fields}
     assert [m.seq < end_seed for m in call.messages] == [True] * 6 + [False]
-    assert call.messages[-1].message.text() == "NOTOOL continue from where we stopped"
+    assert call.messages[-1].read(log).text() == "NOTOOL continue from where we stopped"
 
 
 def test_an_interrupted_answer_is_the_steps_message(corpus_dir: Path) -> None:
@@ -127,10 +127,10 @@ def test_the_real_compact_command_shrinks_the_next_request(corpus_dir: Path) -> 
     before, after = answered(log, index, "2.1"), answered(log, index, "3.1")
     assert len(before.messages) == 7 and len(after.messages) == 5
     checkpoint = after.messages[0]
-    assert checkpoint.replaced and checkpoint.message.source.get("plugin") == "compact"
+    assert checkpoint.replaced and checkpoint.read(log).source.get("plugin") == "compact"
     (replace,) = after.diff.replaced
     assert replace.kind == "compaction" and len(replace.shadowed) == 7 and replace.shadowed_tokens == 364
-    assert set(replace.shadowed_ids) <= {m.message.id for m in before.messages}
+    assert set(replace.shadowed_ids) <= {m.read(log).id for m in before.messages}
     budget = session_budget(log, index)
     (shrink,) = budget.shrinks
     assert budget.steps[shrink.before_step].key == "3.1"

@@ -43,11 +43,11 @@ def test_a_compaction_between_a_failed_and_a_successful_call_gives_each_call_its
     # each call read the surface just before its own first chunk
     assert failed.call.request_at == failed.call.first_chunk - 1
     assert retried.call.request_at == retried.call.first_chunk - 1
-    assert [m.message.to_json() for m in failed.messages] == derive_messages(b.events, failed.call.request_at)
-    assert [m.message.to_json() for m in retried.messages] == derive_messages(b.events, retried.call.request_at)
+    assert [m.read(log).to_json() for m in failed.messages] == derive_messages(b.events, failed.call.request_at)
+    assert [m.read(log).to_json() for m in retried.messages] == derive_messages(b.events, retried.call.request_at)
     assert [m.seq for m in failed.messages] == [2, 4, 6, 9, 14]
     checkpoint = retried.messages[0]
-    assert checkpoint.replaced and checkpoint.message.source.get("plugin") == "compact"
+    assert checkpoint.replaced and checkpoint.read(log).source.get("plugin") == "compact"
     assert [m.seq for m in retried.messages[1:]] == [14]
     # the diff at the second call is the compaction, with its shadowed range and ids
     (replace,) = retried.diff.replaced
@@ -67,7 +67,7 @@ def test_a_call_that_failed_before_streaming_is_known_from_its_retry_notice(tmp_
     assert first.outcome.failure == {"message": "socket hang up", "code": "TRANSPORT"}
     assert second.outcome.kind == "answered"
     assert second.outcome.usage is not None and second.outcome.usage.input == 8
-    assert [m.message.id for m in first.messages] == [m.message.id for m in second.messages]
+    assert [m.read(log).id for m in first.messages] == [m.read(log).id for m in second.messages]
 
 
 def test_interrupted_messages_are_read_and_empty_ones_are_not(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_interrupted_messages_are_read_and_empty_ones_are_not(tmp_path: Path) ->
     seqs = [m.seq for m in last.messages]
     assert 4 in seqs  # the interrupted answer's delivered prefix
     assert 10 not in seqs  # the empty-content answer
-    assert [m.message.to_json() for m in last.messages] == derive_messages(b.events, last.call.request_at)
+    assert [m.read(log).to_json() for m in last.messages] == derive_messages(b.events, last.call.request_at)
 
 
 def test_the_header_and_the_state_in_force_and_what_changed(tmp_path: Path) -> None:
@@ -127,5 +127,5 @@ def test_every_call_of_every_built_log_reads_what_section_5_3_derives(tmp_path: 
         index = request_index(log)
         for s in index.calls.steps:
             for call in step(log, index, s.key).calls:
-                assert [m.message.to_json() for m in call.messages] == derive_messages(events, call.call.request_at)
-                assert [m.message.id for m in call.messages] == [m.id for m in log.history_at(call.call.request_at)]
+                assert [m.read(log).to_json() for m in call.messages] == derive_messages(events, call.call.request_at)
+                assert [m.read(log).id for m in call.messages] == [m.id for m in log.history_at(call.call.request_at)]
