@@ -56,6 +56,7 @@ FAN_OUT_FROM = 64
 KEEP_BYTES = 4 << 20
 FAN_OUT_CHUNK = 8  # sessions a reading process is handed at a time: fewer round trips, still an even spread
 AHEAD_BYTES = 32 << 20  # file bytes the pool may read ahead of the writing, past two chunks per process
+WRITE_ROWS = 4096  # rows written to the index at a time (their words worked out for them alone)
 HITS = 200  # hits a query returns at most (each counted in `total` all the same)
 AUTOMERGE = 16  # FTS5 segments of one level merged at once (its default is 4; `crisismerge` stays 16)
 
@@ -387,10 +388,18 @@ class CorpusIndex:
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
-        """The connection, locked, in a transaction: the batch's, or one of its own."""
+        """The connection, locked, in a transaction: one of its own, or a savepoint in the batch's (a session's
+        words are read while its rows are written, and a file changed meanwhile must leave none of them)."""
         with self._lock:
             if self._batching:
-                yield self._db
+                self._db.execute("SAVEPOINT one")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK TO one")
+                    raise
+                finally:
+                    self._db.execute("RELEASE one")
                 return
             with self._db:
                 self._db.execute("BEGIN")
@@ -443,11 +452,7 @@ class CorpusIndex:
             for key, sig in zip(keys, signatures, strict=True)
             if key in settled and settled[key][1] == sig
         }
-        written = [
-            (key, signatures[i], read.settled[i], read.anchors[i], read.kinds[i], read.seqs[i], *read.words[i])
-            for i, key in enumerate(keys)
-            if key not in kept
-        ]
+        written = [i for i, key in enumerate(keys) if key not in kept]
         keep = set(kept.values())
         gone = [(rid,) for _, rid, _, _ in before if rid not in keep]
         with self._writing() as db:
@@ -468,14 +473,30 @@ class CorpusIndex:
             db.executemany("DELETE FROM rows WHERE id = ?", gone)
             # a bare max() is read off the rowid b-tree's last page; wrapped in an expression it scans the table
             first = (db.execute("SELECT max(id) FROM rows").fetchone()[0] or 0) + 1
-            db.executemany(
-                "INSERT INTO rows(id, source, key, signature, settled, anchor, kind, seq, form, tool, error) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(first + i, source_id, *w[:-1]) for i, w in enumerate(written)],
-            )
-            db.executemany(
-                "INSERT INTO row_text(rowid, text) VALUES (?, ?)", [(first + i, w[-1]) for i, w in enumerate(written)]
-            )
+            # a few thousand rows' words at a time: a long log's all at once would hold its text twice over
+            for start in range(0, len(written), WRITE_ROWS):
+                rows = [
+                    (first + start + n, i, read.words[i]) for n, i in enumerate(written[start : start + WRITE_ROWS])
+                ]
+                db.executemany(
+                    "INSERT INTO rows(id, source, key, signature, settled, anchor, kind, seq, form, tool, error) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            rid,
+                            source_id,
+                            keys[i],
+                            signatures[i],
+                            read.settled[i],
+                            read.anchors[i],
+                            read.kinds[i],
+                            read.seqs[i],
+                            *words[:-1],
+                        )
+                        for rid, i, words in rows
+                    ],
+                )
+                db.executemany("INSERT INTO row_text(rowid, text) VALUES (?, ?)", [(rid, w[-1]) for rid, _, w in rows])
         return IndexUpdate(len(written), len(kept), len(gone), not grown)
 
     @staticmethod

@@ -28,7 +28,7 @@ from .archive import media_of
 from .caches import Latest
 from .registry import Entry
 from .rows import RowView, row_view
-from .search import Searchable, row_searchable
+from .search import SearchIndex, row_searchable, search_index
 from .state import WebState, session_url
 from .strings import Strings
 
@@ -294,9 +294,11 @@ def _window_html(
     )
 
 
-def searchables(state: WebState, entry: Entry, t: Transcript) -> list[Searchable]:
+def searchables(state: WebState, entry: Entry, t: Transcript) -> SearchIndex:
     """Every row as search sees it, built once per file version (on the first search)."""
-    return state.registry.derived(entry.key, "search", lambda _: [row_searchable(t.readable, r) for r in t.rows])
+    return state.registry.derived(
+        entry.key, "search", lambda _: search_index(row_searchable(t.readable, r) for r in t.rows)
+    )
 
 
 def first_window_paging(size: int) -> Paging:
