@@ -309,8 +309,10 @@ class JsonlScan:
         that does makes it an artifact, and then a line without one is a defect."""
         seen_header = False
         events = False
+        refused = None  # the last line JSON.parse refused: a log of a million copies of one is read once
         for batch in line_batches(self.plaintext.chunks()):
-            if events and b'"seq' not in b"".join(batch.lines):  # cheap, in C: no line here can carry one
+            # cheap, in C: no line here can carry a seq, or (before the first event line) be an object
+            if seen_header and (b'"seq' if events else b"{") not in b"".join(batch.lines):
                 continue
             for line in batch_lines(batch):
                 if not line.raw.strip():
@@ -318,11 +320,12 @@ class JsonlScan:
                 if not seen_header:
                     seen_header = True
                     continue
-                if events and b'"seq' not in line.raw:
+                if (b'"seq' not in line.raw if events else line.raw.lstrip()[:1] != b"{") or line.raw == refused:
                     continue
                 try:
                     value, _ = parse_json_line(line.raw)
                 except json.JSONDecodeError:
+                    refused = line.raw
                     continue
                 if isinstance(value, dict):
                     events = True
@@ -559,11 +562,18 @@ class JsonlScan:
         if self._unlisted is None:
             self._unlisted = Location(self.plaintext.label, number, None, offset)
         self._unlisted_lines += len(lines)
+        fixture = self.mode == "fixture"
+        # Tested in C: a null record is the bytes `null`, and a turn/end's type is the bytes `turn/end` or holds
+        # an escape; a batch with none of those that matter yet changes nothing.
+        text = b"".join(lines)
+        if (fixture or b"null" not in text) and (
+            self._dropped_turn_end is not None or (b"turn/end" not in text and b"\\" not in text)
+        ):
+            return
         if values is None:
             values = [_loads_or_unparsed(raw) for raw in lines]
         if self._dropped_turn_end is not None and None not in values and _UNPARSED not in values:
             return  # nothing here can change the verdict (tested in C)
-        fixture = self.mode == "fixture"
         for raw, parsed in zip(lines, values, strict=True):
             value = parsed if parsed is not _UNPARSED else _read_or_unparsed(raw)
             if value is None and not fixture:

@@ -113,6 +113,33 @@ def test_a_null_record_far_in_the_unlisted_tail_is_still_refused_as_dsh_refuses_
     assert any(d.code == "null-record" and d.location.line == 3002 for d in log.diagnostics)
 
 
+@pytest.mark.parametrize("record", [b"{", b"[]", b"1", b'{"type":"x","seq":7}'])
+def test_a_turn_end_spelt_with_escapes_far_in_the_unlisted_tail_still_makes_the_defect_committed(
+    tmp_path: Path, record: bytes
+) -> None:
+    """The tail is tested in C for the bytes a turn/end must hold; an escape in its type is one of them."""
+    path = tiny_records_jsonl(tmp_path / "session.jsonl", 5000, record=record)
+    with path.open("ab") as f:
+        f.write(b'{"type":"turn\\/\\u0065nd","seq":9,"time":1,"data":{}}\n')
+    log = read(path)
+    assert log.verdict.category == "refused"
+    assert "is followed by a turn/end at line 5002" in log.verdict.reason
+
+
+def test_a_seq_after_thousands_of_lines_that_are_no_event_makes_the_log_an_artifact(tmp_path: Path) -> None:
+    """Lines that cannot be objects (or are copies of one JSON.parse refused) are passed over when the mode
+    is sniffed, not passed by: the first line that carries a seq still decides it."""
+    for record in (b"[]", b"{", b"  7"):
+        path = tiny_records_jsonl(tmp_path / "session.jsonl", 5000, record=record)
+        with path.open("ab") as f:
+            f.write(b'{"type":"x/y","seq":0,"time":1,"data":{}}\n')
+        assert read(path).carrier == "jsonl", record  # an artifact
+        path = tiny_records_jsonl(tmp_path / "session.jsonl", 5000, record=record)
+        with path.open("ab") as f:
+            f.write(b'{"type":"x/y","time":1,"data":{}}\n')
+        assert read(path).carrier == "fixture", record
+
+
 def test_findings_of_one_kind_are_listed_up_to_a_bound_and_the_rest_counted(tmp_path: Path) -> None:
     # a fixture: every `{}` is an event of dsh's view, with no type, so each breaks two rules
     path = tiny_records_jsonl(tmp_path / "fixture.jsonl", FINDINGS_LISTED + 500)
