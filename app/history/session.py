@@ -739,7 +739,8 @@ class _Reader:
         log._rec_length.fromlist(run.lengths)
         log._event_record.fromlist(list(range(rec, rec + n)))
         self._keep(run.events, run.end)
-        if run.events[0]["seq"] == first:  # then each seq is its index: the scan checked they continue
+        # each seq its index and each type a string: the scan checked an artifact's run; a fixture's is checked here
+        if run.events[0]["seq"] == first and (run.indexed or _indexed(run.events, first)):
             self._take_indexed(run.events, run.location)
         else:
             self._take_each(run.events, run.location)

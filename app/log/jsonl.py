@@ -397,8 +397,8 @@ class JsonlScan:
                 if len(problems) > self._absorbed:  # a frame decoded with this batch had a problem
                     self._absorb_carrier_problems()
                 number, offset, lines, terminated = batch
-                # an artifact's complete lines are parsed at once; a fixture's are read one by one
-                values = _parse_lines(lines) if artifact and terminated else None
+                # complete lines are parsed at once
+                values = _parse_lines(lines) if terminated else None
                 i = 0
                 copied, self._copied = self._copied, None
                 if copied is not None and terminated and lines[0] == copied:  # the last batch's copies go on
@@ -407,12 +407,20 @@ class JsonlScan:
                     i, offset = copies.count, offset + copies.count * copies.stride
                 while i < len(lines):
                     if values is not None and self._defect is None:
-                        run = self._event_run(lines, values, i, number + i, offset)
+                        run = (self._event_run if artifact else self._fixture_run)(lines, values, i, number + i, offset)
                         if run is not None:
                             yield run
                             i, offset = i + len(run.events), run.end
                             if i == len(lines):
                                 break
+                            if fixture and lines[i] == lines[i - 1]:
+                                copies = self._copies(lines, i, number + i, offset, lines[i - 1])
+                                yield copies
+                                i += copies.count
+                                offset += copies.count * copies.stride
+                                if i == len(lines):
+                                    break
+                                continue
                     if self._listed >= TAIL_LISTED and terminated:
                         self._skim(lines[i:], None if values is None else values[i:], number + i, offset)
                         break
@@ -464,6 +472,31 @@ class JsonlScan:
         self._running += n
         self.resume_offset, self.resume_line, self.resume_running = starts.pop(), number + n - 1, self._running
         return EventRun(self.plaintext.label, number, starts, lengths, events)
+
+    def _fixture_run(
+        self, lines: list[bytes], values: list[Any], start: int, number: int, offset: int
+    ) -> EventRun | None:
+        """The complete fixture lines from `lines[start]` (line `number`, at `offset`; parsed to `values`) that
+        each hold one object, as `_line_record` would read them with nothing to say (no packed row, no CR before
+        the LF), up to the first that does not or that repeats the line before it (`_copies` reads those)."""
+        running, n = self._running, 0
+        for value, line in zip(islice(values, start, None), islice(lines, start, None), strict=True):
+            if type(value) is not dict or line.endswith(b"\r\n") or (n and line == lines[start + n - 1]):
+                break
+            tag = value.get("type")
+            if type(tag) is str and tag in PACKED_TAGS:
+                break
+            value.setdefault("seq", running + n)
+            value.setdefault("time", 0)
+            n += 1
+        if not n:
+            return None
+        sizes = list(map(len, islice(lines, start, start + n)))
+        starts = list(accumulate(sizes, initial=offset))
+        lengths = list(map(sub, sizes, repeat(1)))
+        self._running += n
+        self.resume_offset, self.resume_line, self.resume_running = starts.pop(), number + n - 1, self._running
+        return EventRun(self.plaintext.label, number, starts, lengths, values[start : start + n], indexed=False)
 
     def _copies(self, lines: list[bytes], start: int, number: int, offset: int, line: bytes) -> RepeatedLines:
         """The fixture lines from `lines[start]` (line `number`, at `offset`) that repeat `line`, the line before

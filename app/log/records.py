@@ -46,6 +46,9 @@ class EventRun:
     offsets: list[int]
     lengths: list[int]
     events: list[dict[str, Any]]
+    # each event's seq is its index and its type a string, as the scan checked (an artifact's run); a fixture's
+    # run holds any object (its seq and time synthesized where it has none, §1.5), for every rule to judge
+    indexed: bool = True
 
     @property
     def end(self) -> int:
@@ -62,7 +65,7 @@ class EventRun:
 
     def prefix(self, n: int) -> EventRun:
         """The run's first `n` lines."""
-        return EventRun(self.label, self.first_line, self.offsets[:n], self.lengths[:n], self.events[:n])
+        return EventRun(self.label, self.first_line, self.offsets[:n], self.lengths[:n], self.events[:n], self.indexed)
 
 
 @final
