@@ -612,7 +612,7 @@ def _build(log: ReadableLog, seqs: range) -> _Builder:
 def _rows(builder: _Builder, messages: _Messages, outside: Callable[[int], str | None]) -> list[Row]:
     rows = []
     for seq in sorted(builder.rows):
-        spec = builder.rows[seq]
+        spec = builder.rows.pop(seq)  # each draft let go as its row is made: a long log's drafts weigh as much
         links = tuple((k, tuple(v)) for k, v in spec.links.items() if v)
         kind = spec.kind
         if kind in ("user", "steering") and seq + 1 in builder.recalls:
