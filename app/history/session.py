@@ -50,13 +50,14 @@ from ..model.rules import (
     header_problem,
     header_unsupported,
     is_placeholder,
+    is_unknown_type,
     legacy_vocabulary_problem,
     message_of,
     message_problem,
     message_shape_problem,
     request_header_problem,
     turn_is_current,
-    unknown_type_problem,
+    unknown_type_message,
     upgrade_event,
 )
 from ..model.values import Event, Header, Message
@@ -583,12 +584,20 @@ class _Reader:
         self.log: SessionLog | None = None
         self.sid = ""
 
-    def fail(self, stage: str, reason: str, location: Location | None, *, code: str | None = None) -> None:
-        index = _STAGE_INDEX[stage]
-        self.failures.setdefault(index, (reason, location))
-        self.diagnostics.append(
-            Diagnostic(code or stage, "error", reason, location or Location(file=self.source.label))
-        )
+    def fail(
+        self, stage: str, reason: str | Callable[[], str], location: Location | None, *, code: str | None = None
+    ) -> None:
+        """A finding that fails `stage`. `reason` may be a function that words it, asked only if the finding
+        is listed or is the stage's first: past the findings listed, a million lines would each be worded in
+        vain."""
+        index, code = _STAGE_INDEX[stage], code or stage
+        where = location or Location(file=self.source.label)
+        if index in self.failures and not self.diagnostics.listing(code):
+            self.diagnostics.count_one(code, where)
+            return
+        text = reason if isinstance(reason, str) else reason()
+        self.failures.setdefault(index, (text, location))
+        self.diagnostics.append(Diagnostic(code, "error", text, where))
 
     def verdict(self, repairs: list[str]) -> Verdict:
         if self.failures:
@@ -951,9 +960,8 @@ class _Reader:
         shape = message_shape_problem(event)
         if shape:
             self.fail("message-shape", shape, location)
-        unknown = None if kind in KNOWN_EVENT_TYPES else unknown_type_problem(event, self.sid)
-        if unknown:
-            self.fail("unknown-type", unknown, location, code="unknown-type")
+        if kind not in KNOWN_EVENT_TYPES and is_unknown_type(event):
+            self.fail("unknown-type", lambda: unknown_type_message(event, self.sid), location, code="unknown-type")
         envelope = envelope_problem(event)
         if envelope is None and event.get("seq") != seq:
             envelope = f"event seq {event.get('seq')!r} is not its index {seq}"

@@ -70,12 +70,21 @@ class Findings(list[Diagnostic]):
         self.extend(items)
 
     def append(self, item: Diagnostic, /) -> None:
-        n = self._counts[item.code] = self._counts.get(item.code, 0) + 1
-        if n <= FINDINGS_LISTED:
+        if self.listing(item.code):
+            self._counts[item.code] = self._counts.get(item.code, 0) + 1
             super().append(item)
         else:
-            unlisted, first = self.unlisted.get(item.code, (0, item.location))
-            self.unlisted[item.code] = (unlisted + 1, first)
+            self.count_one(item.code, item.location)
+
+    def listing(self, code: str) -> bool:
+        """Whether the next finding of `code` is listed; past FINDINGS_LISTED it is counted (`count_one`)."""
+        return self._counts.get(code, 0) < FINDINGS_LISTED
+
+    def count_one(self, code: str, location: Location) -> None:
+        """One more finding of `code` past those listed, at `location`."""
+        self._counts[code] += 1
+        unlisted, first = self.unlisted.get(code, (0, location))
+        self.unlisted[code] = (unlisted + 1, first)
 
     def extend(self, items: Iterable[Diagnostic], /) -> None:
         for item in items:

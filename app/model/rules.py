@@ -413,16 +413,19 @@ def message_problem(kind: str, message: Any) -> str | None:
 # --- unknown types (§2.4) ----------------------------------------------------
 
 
-def unknown_type_problem(event: dict[str, Any], session_id: str) -> str | None:
-    """dsh's unknown-type refusal, in its words. It runs before the envelope rule, so a `type` that is
-    missing or not a string is an unknown type too, printed as JavaScript prints it ("undefined", "7")."""
-    kind = event.get("type", ...)
-    if (isinstance(kind, str) and kind in KNOWN_EVENT_TYPES) or event.get("ignorable") is True:
-        return None
+def is_unknown_type(event: dict[str, Any]) -> bool:
+    """Whether dsh refuses `event` as of a type unknown to it. The rule runs before the envelope rule, so a
+    `type` that is missing or not a string is an unknown type too."""
+    kind = event.get("type")
+    return not (isinstance(kind, str) and kind in KNOWN_EVENT_TYPES) and event.get("ignorable") is not True
+
+
+def unknown_type_message(event: dict[str, Any], session_id: str) -> str:
+    """dsh's unknown-type refusal, in its words: a type printed as JavaScript prints it ("undefined", "7")."""
     return (
-        f'session "{session_id}" contains event type "{js_string(kind)}" (seq {js_string(event.get("seq", ...))}) '
-        "unknown to this harness and not marked ignorable; refusing to interpret the log — it was likely "
-        "written by a newer harness"
+        f'session "{session_id}" contains event type "{js_string(event.get("type", ...))}" '
+        f"(seq {js_string(event.get('seq', ...))}) unknown to this harness and not marked ignorable; refusing to "
+        "interpret the log — it was likely written by a newer harness"
     )
 
 
