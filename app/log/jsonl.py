@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, compress, count, islice, repeat
 from operator import sub
 from typing import Any, Literal, NamedTuple
@@ -311,21 +311,25 @@ class JsonlScan:
         events = False
         refused = None  # the last line JSON.parse refused: a log of a million copies of one is read once
         for batch in line_batches(self.plaintext.chunks()):
-            # cheap, in C: no line here can carry a seq, or (before the first event line) be an object
-            if seen_header and (b'"seq' if events else b"{") not in b"".join(batch.lines):
-                continue
-            for line in batch_lines(batch):
-                if not line.raw.strip():
+            lines: Iterable[bytes] = batch.lines
+            if seen_header:
+                # cheap, in C: no line here can carry a seq, or (before the first event line) be an object
+                if (b'"seq' if events else b"{") not in b"".join(lines):
+                    continue
+                lines = dict.fromkeys(lines)  # each distinct line once, in order: a copy says what its line said
+            for line in lines:
+                raw = line[:-1] if batch.terminated else line
+                if not raw.strip():
                     continue
                 if not seen_header:
                     seen_header = True
                     continue
-                if (b'"seq' not in line.raw if events else line.raw.lstrip()[:1] != b"{") or line.raw == refused:
+                if (b'"seq' not in raw if events else raw.lstrip()[:1] != b"{") or raw == refused:
                     continue
                 try:
-                    value, _ = parse_json_line(line.raw)
+                    value, _ = parse_json_line(raw)
                 except json.JSONDecodeError:
-                    refused = line.raw
+                    refused = raw
                     continue
                 if isinstance(value, dict):
                     events = True
@@ -397,8 +401,8 @@ class JsonlScan:
                 if len(problems) > self._absorbed:  # a frame decoded with this batch had a problem
                     self._absorb_carrier_problems()
                 number, offset, lines, terminated = batch
-                # complete lines are parsed at once
-                values = _parse_lines(lines) if terminated else None
+                # complete lines are parsed at once, for the runs; after a defect, none continues the log
+                values = _parse_lines(lines) if terminated and self._defect is None else None
                 i = 0
                 copied, self._copied = self._copied, None
                 if copied is not None and terminated and lines[0] == copied:  # the last batch's copies go on
