@@ -387,10 +387,13 @@ class CorpusIndex:
                 self._db.commit()
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """The connection, locked, in a transaction: one of its own, or a savepoint in the batch's (a session's
-        words are read while its rows are written, and a file changed meanwhile must leave none of them)."""
+    def _writing(self, *, undone: bool = False) -> Iterator[sqlite3.Connection]:
+        """The connection, locked, in a transaction: the batch's, or one of its own. `undone`: inside a batch, in a
+        savepoint that an error rolls back (an FTS5 savepoint flushes its pending terms, so only where needed)."""
         with self._lock:
+            if self._batching and not undone:
+                yield self._db
+                return
             if self._batching:
                 self._db.execute("SAVEPOINT one")
                 try:
@@ -455,7 +458,12 @@ class CorpusIndex:
         written = [i for i, key in enumerate(keys) if key not in kept]
         keep = set(kept.values())
         gone = [(rid,) for _, rid, _, _ in before if rid not in keep]
-        with self._writing() as db:
+        # A short log's words are worked out before any row is written, so a file that changed meanwhile leaves
+        # the index as it was; a long log's a few thousand rows at a time (all at once would hold its text twice
+        # over), in a savepoint that undoes them if its file changed.
+        short = len(written) <= WRITE_ROWS
+        words = [read.words[i] for i in written] if short else None
+        with self._writing(undone=not short) as db:
             if known is None:
                 source_id = db.execute(
                     "INSERT INTO sources(identity, upload, size, mtime_ns, inode, fingerprint, events, title) "
@@ -473,11 +481,10 @@ class CorpusIndex:
             db.executemany("DELETE FROM rows WHERE id = ?", gone)
             # a bare max() is read off the rowid b-tree's last page; wrapped in an expression it scans the table
             first = (db.execute("SELECT max(id) FROM rows").fetchone()[0] or 0) + 1
-            # a few thousand rows' words at a time: a long log's all at once would hold its text twice over
             for start in range(0, len(written), WRITE_ROWS):
-                rows = [
-                    (first + start + n, i, read.words[i]) for n, i in enumerate(written[start : start + WRITE_ROWS])
-                ]
+                chunk = written[start : start + WRITE_ROWS]
+                said = words if words is not None else [read.words[i] for i in chunk]  # (a short log: one chunk)
+                rows = [(first + start + n, i, w) for n, (i, w) in enumerate(zip(chunk, said, strict=True))]
                 db.executemany(
                     "INSERT INTO rows(id, source, key, signature, settled, anchor, kind, seq, form, tool, error) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -491,9 +498,9 @@ class CorpusIndex:
                             read.anchors[i],
                             read.kinds[i],
                             read.seqs[i],
-                            *words[:-1],
+                            *w[:-1],
                         )
-                        for rid, i, words in rows
+                        for rid, i, w in rows
                     ],
                 )
                 db.executemany("INSERT INTO row_text(rowid, text) VALUES (?, ?)", [(rid, w[-1]) for rid, _, w in rows])

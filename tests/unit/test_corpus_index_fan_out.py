@@ -115,9 +115,14 @@ def test_a_reading_process_that_dies_leaves_the_rest_to_be_read_here(
     assert index.query(Query("prompt of session"), [e.source for e in registry.entries()]).sessions == FAN_OUT_FROM
 
 
-def test_a_file_that_changes_while_its_words_are_read_is_left_for_the_next_search(tmp_path: Path) -> None:
+@pytest.mark.parametrize("write_rows", [corpus_index.WRITE_ROWS, 2])
+def test_a_file_that_changes_while_its_words_are_read_is_left_for_the_next_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_rows: int
+) -> None:
     """A prompt too long to be kept decoded, rewritten in place with another event after the read and before its
-    words are read: that session waits for the next search, and the others are indexed."""
+    words are read: that session waits for the next search, and the others are indexed. So too when its rows are
+    written a few at a time (`write_rows` 2, as a long log's are), their words read as they go."""
+    monkeypatch.setattr(corpus_index, "WRITE_ROWS", write_rows)
     registry = _write_sessions(tmp_path / "logs", 3, prompt="long " * 2000 + "prompt of session")
     sources = [e.source for e in registry.entries()]
 
