@@ -58,6 +58,7 @@ CASES: tuple[tuple[str, Callable[[Path], Path]], ...] = (
     ("SQLite whose sessions table is a recursive view", lambda d: recursive_view_store(d / "view.sqlite")),
     ("2M `{}` lines from 1 KB of zstd", lambda d: tiny_records_zstd(d / "tiny-2m.jsonl.zst", 2_000_000)),
     ("1M `{}` lines, plain JSONL", lambda d: tiny_records_jsonl(d / "tiny-1m.jsonl", 1_000_000)),
+    ("1M lines of `{` (not JSON), plain JSONL", lambda d: tiny_records_jsonl(d / "not-json.jsonl", 1_000_000, b"{")),
     ("one 1,000 MiB line from 32 KB of zstd", lambda d: long_line_zstd(d / "long-line.jsonl.zst", 1000 * MIB)),
     ("one 1,000 MiB line in a 1 MB ZIP", lambda d: long_line_zip(d / "long-line.zip", 1000 * MIB)),
     ("a 1.5 GB SQLite blob", lambda d: big_blob_sqlite(d / "big-blob.sqlite", 1500 * MIB)),
