@@ -162,6 +162,9 @@ class Tail:
         except OSError:
             kept = False
         if not kept:  # rewritten since the page was rendered: its rows cannot be read on
+            if self.look() != self.seen:  # and while it was read: what was read may be the page's old rows
+                self.mark = None  # so the next poll replaces them with what it reads
+                return []
             return self.replace(entry, log, script)
         self.shown = signatures(script)[:rows]
         # moved on before we connected, or while we read it (then what we read may be past what we marked)

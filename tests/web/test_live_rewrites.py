@@ -16,6 +16,12 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
+from dsh_inspect.web.live import Tail, page_mark
+from dsh_inspect.web.registry import Registry
+from dsh_inspect.web.settings import Settings
+from dsh_inspect.web.state import WebState
+from dsh_inspect.web.strings import strings_for
+from dsh_inspect.web.transcripts import transcript
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attrs, flow_rows, one, parse, text
@@ -127,6 +133,33 @@ def test_a_log_rewritten_in_place_is_read_afresh_and_the_open_page_gets_the_new_
     assert "new prompt three" in rows and "old prompt" not in rows
     page = httpx.get(f"{server}/sessions/tail").text
     assert "old prompt" not in page
+
+
+def test_a_log_rewritten_while_the_tail_first_reads_it_is_never_answered_with_the_rows_read_before(
+    root: Path,
+) -> None:
+    """The race behind a page that got its old rows back as "rewritten": the tail connects, reads the log
+    as the page showed it, and the file is rewritten before the tail compares it with the page."""
+    path = root / "tail.jsonl"
+    path.write_bytes(log_bytes("tail", ["old prompt one", "old prompt two"]))
+    state = WebState(settings=Settings(), registry=Registry([str(root)]))
+    entry = state.entry("tail")
+    size, rows = path.stat().st_size, len(transcript(state, entry).rows)
+    mark = page_mark(state, "tail", size)
+    tail = Tail(state, entry, strings_for(None))
+    read_log = state.registry.log
+
+    def read_then_rewritten(key: str) -> object:
+        log = read_log(key)
+        if "old prompt two" in str([log.raw_event(s) for s in range(log.stored_count)] if log else ""):
+            rewrite_in_place(path, log_bytes("tail", ["new prompt one", "new prompt two", "new prompt three"]))
+        return log
+
+    state.registry.log = read_then_rewritten  # type: ignore[method-assign]
+    assert tail.safely(lambda: tail.start(rows, size, mark)) == []  # nothing of what is no longer there
+    state.registry.log = read_log  # type: ignore[method-assign]
+    (notice,) = [m for m in tail.safely(tail.follow) if m.startswith("event: notice")]
+    assert "data-live-rewritten" in notice and "new prompt three" in notice and "old prompt" not in notice
 
 
 def test_a_log_that_shrank_replaces_the_open_page_rows(server: str, root: Path) -> None:
