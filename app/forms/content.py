@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..model.values import ContentBlock, Message, TextBlock
-from .jsformat import TEXT_LIMIT, cap_utf16, pretty_json, utf16_len
+from .jsformat import TEXT_LIMIT, cap_utf16, pretty_json_head, utf16_len
 from .readers import is_array, is_record
 
 
@@ -32,6 +32,11 @@ class Bounded:
 def bound(text: str, limit: int = TEXT_LIMIT) -> Bounded:
     head, truncated = cap_utf16(text, limit)
     return Bounded(head, truncated, utf16_len(text))
+
+
+def bound_json(value: Any, limit: int = TEXT_LIMIT) -> Bounded:
+    """`bound(pretty_json(value), limit)`, without printing more of a huge value than is shown."""
+    return Bounded(*pretty_json_head(value, limit))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +82,7 @@ def _pieces(content: Content) -> Iterator[str | JsonPart]:
 
 
 def _json_part(value: Any) -> JsonPart:
-    return JsonPart(bound(pretty_json(value)))
+    return JsonPart(bound_json(value))
 
 
 def content_parts(content: Content) -> tuple[ContentPart, ...]:

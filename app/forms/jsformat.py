@@ -26,8 +26,14 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def utf16_len(text: str) -> int:
-    """JS `text.length`: astral characters count twice."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    """JS `text.length`: astral characters count twice. (Encoded a slice at a time: a long text is not
+    held again, twice over, to be measured.)"""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i : i + _SLICE].encode("utf-16-le", "surrogatepass")) for i in range(0, len(text), _SLICE)) // 2
+
+
+_SLICE = 1 << 20
 
 
 def cap_utf16(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
@@ -36,7 +42,7 @@ def cap_utf16(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
     A cut through a surrogate pair drops the orphaned high half: JS would keep
     it, but a lone surrogate cannot be encoded into the UTF-8 page.
     """
-    units = text.encode("utf-16-le", "surrogatepass")
+    units = text[: limit + 1].encode("utf-16-le", "surrogatepass")  # at least `limit + 1` units if there are more
     if len(units) <= 2 * limit:
         return text, False
     head = units[: 2 * limit].decode("utf-16-le", "surrogatepass")
@@ -62,6 +68,11 @@ def js_entries(record: Mapping[Any, Any]) -> list[tuple[str, Any]]:
 
 
 def _quote(text: str) -> str:
+    try:
+        return orjson.dumps(text).decode()  # in C: orjson escapes a string as JSON.stringify does
+    except TypeError:  # but for a lone surrogate, which JS escapes and orjson refuses
+        pass
+
     def escape(match: re.Match[str]) -> str:
         char = match.group()
         return _JSON_ESCAPES.get(char) or f"\\u{ord(char):04x}"
@@ -150,6 +161,19 @@ def _printed_alike(value: Any, depth: int) -> bool:
 def pretty_json(value: Any) -> str:
     """`JSON.stringify(value, null, 2)`, as the unknown-block toggle shows it."""
     return "".join(_json_parts(value, "  ", 0))
+
+
+def pretty_json_head(value: Any, limit: int = TEXT_LIMIT) -> tuple[str, bool, int]:
+    """`cap_utf16(pretty_json(value), limit)` and the whole text's length in UTF-16 units, printed a part at a
+    time: the head of a huge value is shown without its whole text ever being held."""
+    head: list[str] = []
+    units = 0
+    for part in _json_parts(value, "  ", 0):
+        if units <= limit:
+            head.append(part[: limit + 1 - units])  # as many code points hold at least as many units
+        units += utf16_len(part)
+    text, truncated = cap_utf16("".join(head), limit)
+    return text, truncated, units
 
 
 def field_text(value: Any) -> str:

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..model.values import Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from .content import Bounded, ContentPart, bound, content_parts
-from .jsformat import pretty_json
+from .content import Bounded, ContentPart, bound, bound_json, content_parts
 
 PartKind = Literal["text", "reasoning", "tool-call", "tool-result", "json"]
 
@@ -57,7 +56,7 @@ def body_parts(message: Message) -> tuple[BodyPart, ...]:
                 )
             )
         else:
-            parts.append(BodyPart("json", bound(pretty_json(block.raw))))
+            parts.append(BodyPart("json", bound_json(block.raw)))
     flush()
     return tuple(parts)
 

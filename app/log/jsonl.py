@@ -317,19 +317,18 @@ class JsonlScan:
                 if (b'"seq' if events else b"{") not in b"".join(lines):
                     continue
                 lines = dict.fromkeys(lines)  # each distinct line once, in order: a copy says what its line said
-            for line in lines:
-                raw = line[:-1] if batch.terminated else line
-                if not raw.strip():
+            for line in lines:  # read with its LF (JSON's whitespace): a long line is not copied to be sniffed
+                if not line or line.isspace():
                     continue
                 if not seen_header:
                     seen_header = True
                     continue
-                if (b'"seq' not in raw if events else raw.lstrip()[:1] != b"{") or raw == refused:
+                if (b'"seq' not in line if events else line.lstrip()[:1] != b"{") or line == refused:
                     continue
                 try:
-                    value, _ = parse_json_line(raw)
+                    value, _ = parse_json_line(line)
                 except json.JSONDecodeError:
-                    refused = raw
+                    refused = line
                     continue
                 if isinstance(value, dict):
                     events = True

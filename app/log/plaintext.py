@@ -102,6 +102,10 @@ def line_batches(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> 
         if carry and b"\n" not in chunk:
             carry.append(chunk)
             continue
+        if not carry and chunk.find(b"\n") == len(chunk) - 1:  # one line (a long one comes alone): not copied
+            yield LineBatch(number + 1, base, [chunk], True)
+            number, base = number + 1, base + len(chunk)
+            continue
         text = io.BytesIO(b"".join((*carry, chunk)) if carry else chunk)
         carry = []
         # LFs found by memchr, where bytes.split tests byte by byte; a slice of the chunk at a time, so a chunk of
@@ -139,37 +143,45 @@ def within_limits(text: Plaintext, chunks: Iterator[bytes], offset: int, limits:
     it within the limit, so nothing of a line too long reaches a reader, and at most the limit of it is held.
     A final fragment without LF comes last, as it is."""
     limit = limits.max_line_bytes
-    held: list[bytes] = []  # a line begun in earlier chunks
-    held_size = 0
+    # a line begun in earlier chunks, in one buffer: its pieces go as they come, so a long line leaves no heap
+    # of them behind (freed small blocks the C allocator keeps, while the line and its parse take new ones)
+    held = bytearray()
     pos = offset  # where the next chunk starts in the text
     for chunk in chunks:
         first = chunk.find(b"\n")
         if first < 0:
-            held.append(chunk)
-            held_size += len(chunk)
+            held += chunk
             pos += len(chunk)
-            if held_size > limit:
-                _over_line_limit(text, pos - held_size, limits)
+            if len(held) > limit:
+                _over_line_limit(text, pos - len(held), limits)
                 return
             continue
-        if held_size + first > limit:
-            _over_line_limit(text, pos - held_size, limits)
+        if len(held) + first > limit:
+            _over_line_limit(text, pos - len(held), limits)
             return
         last = chunk.rfind(b"\n")
         inner = _long_line(chunk, first, last, limit) if last - first > limit else None
         cut = inner if inner is not None else last + 1
         if inner is None and len(chunk) - cut > limit:
             inner = cut  # the chunk ends in a line already too long
-        whole = chunk if cut == len(chunk) else chunk[:cut]
-        yield b"".join((*held, whole)) if held else whole
-        if inner is not None:
-            _over_line_limit(text, pos + inner, limits)
-            return
-        held = [chunk[cut:]] if cut < len(chunk) else []
-        held_size = len(chunk) - cut
+        rest = memoryview(chunk)[cut:] if inner is None else b""
         pos += len(chunk)
+        if held:  # the line begun in earlier chunks goes alone, so that a reader need not copy it out
+            held += memoryview(chunk)[: first + 1]
+            line = bytes(held)
+            held = bytearray(rest)  # the begun line's buffer goes before the line is read
+            yield line
+            del line
+            if first + 1 < cut:
+                yield chunk[first + 1 : cut]
+        else:
+            held = bytearray(rest)
+            yield chunk if cut == len(chunk) else chunk[:cut]
+        if inner is not None:
+            _over_line_limit(text, pos - len(chunk) + inner, limits)
+            return
     if held:
-        yield b"".join(held)
+        yield bytes(held)
 
 
 def _long_line(chunk: bytes, first: int, last: int, limit: int) -> int | None:

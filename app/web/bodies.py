@@ -8,14 +8,14 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ..forms.jsformat import utf16_len
-from .rows import Body
+from .rows import AnyBody
 from .state import ReadSession, State, WebState
 from .transcripts import transcript
 
 router = APIRouter()
 
 
-def _body(state: WebState, session: ReadSession, seq: int, part: str) -> Body:
+def _body(state: WebState, session: ReadSession, seq: int, part: str) -> AnyBody:
     t = transcript(state, session.entry)
     # one row per seq, but for the diagnostic rows placed just before the row anchored there (or a run's row)
     for view in t.views_at(seq):
@@ -35,10 +35,5 @@ def body_fragment(
 @router.get("/api/sessions/{key}/bodies/{seq}", summary="One body of a row (its text, Markdown or JSON), whole")
 def api_body(state: State, session: ReadSession, seq: int, part: str = Query(...)) -> dict[str, Any]:
     body = _body(state, session, seq, part)
-    return {
-        "seq": seq,
-        "part": body.part,
-        "markdown": body.markdown,
-        "length": utf16_len(body.whole),
-        "text": body.whole,
-    }
+    whole = body.whole
+    return {"seq": seq, "part": body.part, "markdown": body.markdown, "length": utf16_len(whole), "text": whole}

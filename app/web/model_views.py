@@ -13,8 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..forms import ContextView, compact_json, project_context
-from ..forms.content import Bounded, bound
-from ..forms.jsformat import pretty_json
+from ..forms.content import Bounded, bound_json
 from ..forms.message_body import first_line
 from ..history.identity import InboxCarrier, MessageCarrier, MessageIdentity
 from ..history.message_handles import message_handle
@@ -174,7 +173,7 @@ class HeaderView:
 def header_view(header: RequestHeader | None) -> HeaderView | None:
     if header is None:
         return None
-    tools = tuple(ToolLine(tool.name, tool.description, bound(pretty_json(tool.schema))) for tool in header.tools or ())
+    tools = tuple(ToolLine(tool.name, tool.description, bound_json(tool.schema)) for tool in header.tools or ())
     return HeaderView(
         header,
         tuple(Line(k, short(v)) for k, v in header.other_config),

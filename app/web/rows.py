@@ -10,14 +10,15 @@ capped).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from markupsafe import Markup
 
 from ..forms import ContextView, project_context, session_recall_labels
-from ..forms.content import Bounded, bound
+from ..forms.content import Bounded, bound, bound_json
 from ..forms.jsformat import TEXT_LIMIT, cap_utf16, pretty_json
 from ..forms.tools import ToolPresentation, parse_arguments, present_tool, result_text
 from ..history.readable import ReadableLog
@@ -80,6 +81,30 @@ class Body:
         return cap_utf16(self.whole)[0]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class JsonBody:
+    """A body that is a value shown as 2-space JSON, printed only as far as it is shown: a page shows the head
+    of a huge event without its whole text ever being held, and "Show all" prints it whole."""
+
+    part: str
+    value: Any  # a JSON value as read (an event, a block), printed by `pretty_json`
+    markdown: ClassVar[bool] = False
+
+    def capped(self, cap: int) -> Bounded:
+        return bound_json(self.value, cap)
+
+    @property
+    def whole(self) -> str:
+        return pretty_json(self.value)
+
+    @property
+    def text(self) -> str:
+        """The body as a window's JSON twin carries it: to the default cap, whatever the page's."""
+        return self.capped(TEXT_LIMIT).text
+
+
+AnyBody = Body | JsonBody
+
 BlockKind = Literal["markdown", "text", "think", "image", "json"]
 
 
@@ -88,7 +113,7 @@ class Block:
     """One piece of an assistant step or bubble, in content order."""
 
     kind: BlockKind
-    body: Body | None = None  # the block's text, Markdown source or JSON: every kind but an image
+    body: AnyBody | None = None  # the block's text, Markdown source or JSON: every kind but an image
     summary: str = ""  # a think block's first line
     label: Phrase | None = None  # what an image is
     attachment: str | None = None  # an image's attachment id, to show it when the archive carries it
@@ -121,7 +146,7 @@ class AnswerView:
 @dataclass(frozen=True, slots=True)
 class ToolSubcall:
     name: str
-    arguments: Body
+    arguments: AnyBody
     is_error: bool
     output: Body | None
 
@@ -251,7 +276,7 @@ class RowView:
     summary: Text = ""
     state: str = ""  # the row's `data-state`: ok, error, stopped, running, … (per kind, UI.md §5)
     fact_phrases: tuple[Phrase, ...] = ()  # small labelled facts: durations, token counts, usage
-    detail: Body | None = None  # the row's expandable text (command output, raw JSON of a compact row)
+    detail: AnyBody | None = None  # the row's expandable text (command output, raw JSON of a compact row)
     time: WallClock | None = None  # when a turn or step started, a prompt was sent, an answer arrived
 
     @property
@@ -295,7 +320,7 @@ class RowView:
         part = self.part
         return part if isinstance(part, MarkerView) else part.marker if isinstance(part, CommandView) else None
 
-    def bodies(self) -> Iterator[Body]:
+    def bodies(self) -> Iterator[AnyBody]:
         """Every body the row shows (context bodies keep their own, contractual bound: UI.md §3)."""
         part = self.part
         if isinstance(part, BubbleView | AnswerView):
@@ -313,13 +338,28 @@ class RowView:
         if isinstance(part, RetryView) and part.streamed is not None:
             yield part.streamed
 
-    def body(self, part: str) -> Body | None:
+    def body(self, part: str) -> AnyBody | None:
         return next((b for b in self.bodies() if b.part == part), None)
 
 
 def first_line(text: str, limit: int = 200) -> str:
-    line = text.strip().split("\n", 1)[0]
+    """The first line of `text.strip()`, cut to `limit` with an ellipsis: read no further than that needs, so
+    a huge text is not copied whole to be summed up."""
+    start = _past_spaces(text, 0)
+    window = text[start : start + limit + 1]
+    if _past_spaces(text, start + len(window)) == len(text):
+        window = window.rstrip()  # the text ends within the window, but for spaces, which strip() drops
+    line = window.split("\n", 1)[0]
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _past_spaces(text: str, at: int) -> int:
+    """Where the whitespace (as `str.strip` sees it) from `at` ends."""
+    found = _SPACES.match(text, at)
+    return found.end() if found else at
+
+
+_SPACES = re.compile(r"\s*")
 
 
 def duration(ms: int | None) -> Phrase | None:
@@ -373,7 +413,7 @@ def content_blocks(content: tuple[ContentBlock, ...], *, markdown: bool) -> tupl
         elif isinstance(block, ToolCallBlock):
             continue  # tool calls render as their own rows
         else:
-            out.append(Block("json", Body(part(), pretty_json(block.to_json()))))
+            out.append(Block("json", JsonBody(part(), block.to_json())))
     flush()
     return tuple(out)
 
@@ -427,7 +467,7 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         subcalls=tuple(
             ToolSubcall(
                 s.name,
-                Body(f"sub-{n}-in", pretty_json(s.arguments)),
+                JsonBody(f"sub-{n}-in", s.arguments),
                 s.is_error,
                 Body(f"sub-{n}-out", result_text(s.output) or "") if s.output is not None else None,
             )
@@ -590,7 +630,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
         event_type,
         title=facts.type,
         summary=first_line(", ".join(f"{k}: {js_string(v)}" for k, v in facts.fields)),
-        detail=Body("detail", pretty_json(facts.event)),
+        detail=JsonBody("detail", facts.event),
     )
 
 
@@ -618,6 +658,6 @@ def _finding_view(row: Row, facts: FindingFacts, anchor: str) -> RowView:
     )
 
 
-def rendered_markdown(body: Body | None) -> Markup | None:
+def rendered_markdown(body: AnyBody | None) -> Markup | None:
     """A Markdown body's HTML as the JSON twin carries it: from its first default-cap units."""
-    return body.html(TEXT_LIMIT) if body is not None and body.markdown else None
+    return body.html(TEXT_LIMIT) if isinstance(body, Body) and body.markdown else None

@@ -68,7 +68,7 @@ class Settings:
         DEFAULT_LIMITS.max_line_bytes // MIB,
         "Longest line a session's reader decodes, in MiB (a JSONL record, a SQLite row's data): a longer one "
         "is never held whole; reading stops before it with a located finding, and the verdict says this reader "
-        "could not judge the log (unsupported).",
+        "could not judge the log (unsupported). A line within it takes about three times its size to read.",
     )
     max_sessions_per_upload: int = setting(
         1000,

@@ -18,9 +18,9 @@ from ..forms import ContextView
 from ..forms.jsformat import TEXT_LIMIT
 from .rows import (
     AnswerView,
+    AnyBody,
     Block,
     BlockKind,
-    Body,
     BubbleView,
     CommandView,
     MarkerView,
@@ -221,7 +221,7 @@ def _block(b: Block) -> BlockJson:
     return BlockJson(kind=b.kind, text=text, summary=b.summary or None, json_text=json)
 
 
-def _body(body: Body) -> BodyJson:
+def _body(body: AnyBody) -> BodyJson:
     shown = body.capped(TEXT_LIMIT)
     return BodyJson(part=body.part, total=shown.total, truncated=shown.truncated)
 
