@@ -228,19 +228,24 @@ def run_serve(
 
 
 def run_render(path: str, *, output: str, session: str | None, lang: str, err: TextIO) -> int:
-    from .web.render import RenderError, render_path
+    from .web.render import RenderError, export_path
 
     try:
-        html = render_path(path, session=session, lang=lang)
+        pieces = export_path(path, session=session, lang=lang)
     except (UnreadablePath, RenderError) as exc:
         err.write(f"dsh-inspect render: {exc}\n")
         return 2
+    part = f"{output}.part"  # written a window of rows at a time, and in place only once whole
     try:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(html)
+        with open(part, "w", encoding="utf-8") as f:
+            f.writelines(pieces)
+        os.replace(part, output)
     except OSError as exc:
         err.write(f"dsh-inspect render: cannot write {output}: {exc}\n")
         return 2
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
     err.write(f"dsh-inspect: wrote {output}\n")
     return 0
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,8 @@ from markupsafe import Markup, escape
 
 from ..history.transcript import Row
 from .archive import InlineImages, inline_images, media_of
-from .registry import Entry, Registry
+from .registry import Registry
+from .rows import RowView
 from .sessions import page_context
 from .settings import Settings
 from .state import STATIC, WebState
@@ -77,7 +79,15 @@ def export_assets() -> Assets:
 
 def render_session(registry: Registry, key: str, *, lang: str = "en", media_budget: int = MEDIA_BUDGET) -> str:
     """The page of session `key`, with every row, as one HTML document."""
-    # every row in one window, and every row body whole: no "Show all" can fetch the rest from file://
+    return "".join(session_export(registry, key, lang=lang, media_budget=media_budget))
+
+
+def session_export(
+    registry: Registry, key: str, *, lang: str = "en", media_budget: int = MEDIA_BUDGET
+) -> Iterator[str]:
+    """`render_session`'s document in pieces, its rows drawn a window at a time: a long session is written
+    out without its every row view and all of its markup held at once. A session that cannot be read raises
+    RenderError here, before any piece."""
     state = WebState(settings=Settings(window_rows=sys.maxsize, body_cap=sys.maxsize), registry=registry)
     try:
         entry, log = state.session(key)
@@ -88,13 +98,10 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
         raise RenderError(f"{where}: {what}{exc.detail}") from None
     script = transcript(state, entry)
     every_row = script.paging(0, len(script.rows), len(script.rows))  # paging counts rows, a run row as one
-    # a run row lists its events (`run_events`) in place of the rows no server can page from file://
-    context = {**page_context(state, entry, log, script, every_row), "rows": script.views(0, len(script.rows))}
     assets = export_assets()
     t = strings_for(lang)
-    # `standalone`: no server behind the file, so the templates leave out what only a server answers
     page = {
-        **context,
+        **page_context(state, entry, log, script, every_row),
         "t": t,
         "lang": t.lang,
         "inline_bodies": True,
@@ -102,17 +109,73 @@ def render_session(registry: Registry, key: str, *, lang: str = "en", media_budg
         "run_events": _text_lines(script),
     }
     env = state.templates.env
-    rows_html, images = _export_rows(env, entry, page, media_budget)
-    return env.get_template("session.html").render(
-        request=_plain_get(context["base_url"]),
-        layout="export.html",
-        rows_html=rows_html,
-        images_left_out=_images_left_out(images, media_budget),
-        export_css=Markup(assets.css),
-        export_script=Markup(assets.script),
-        export_csp=assets.csp,
-        **page,
+    base_url = page["base_url"]
+    archive = media_of(entry)
+    # which images go inline is known once every row is drawn: the budget keeps those a reader meets first
+    shown = (
+        [
+            a
+            for rows in _row_windows(script)
+            for a in _images_shown(_render_rows(env, page, rows, archive), base_url, archive)
+        ]
+        if archive
+        else []
     )
+    images = inline_images(entry, shown, media_budget)
+    carried = {a: archive[a] for a in images.uris} if images.left_out else archive  # the others show their names
+    rows_at = secrets.token_hex(16)  # where the rows go: no text of the log can hold it
+    head, _, tail = (
+        env.get_template("session.html")
+        .render(
+            request=_plain_get(base_url),
+            layout="export.html",
+            rows_html=Markup(rows_at),
+            images_left_out=_images_left_out(images, media_budget),
+            export_css=Markup(assets.css),
+            export_script=Markup(assets.script),
+            export_csp=assets.csp,
+            **page,
+        )
+        .partition(rows_at)
+    )
+    return _pieces(head, _row_windows(script), lambda rows: _export_rows(env, page, rows, carried, images), tail)
+
+
+def _pieces(
+    head: str, windows: Iterator[list[RowView]], draw: Callable[[list[RowView]], str], tail: str
+) -> Iterator[str]:
+    yield head
+    yield from map(draw, windows)
+    yield tail
+
+
+def _export_rows(
+    env: Environment, page: dict[str, Any], rows: list[RowView], media: dict[str, str], images: InlineImages
+) -> str:
+    """`rows` drawn with their images inline and no link to a server page."""
+    html = _render_rows(env, page, rows, media)
+    for attachment, uri in images.uris.items():
+        html = html.replace(_image_src(page["base_url"], attachment), f'src="{uri}"')
+    return unlink_server_pages(html)  # rendered by the autoescaping templates
+
+
+EXPORT_WINDOW = 500  # rows drawn at once; a window ends where a fold of bookkeeping rows does,
+LONGEST_WINDOW = 4 * EXPORT_WINDOW  # or, in a longer fold, here: it goes on as another, as a server window's would
+
+
+def _row_windows(script: Transcript) -> Iterator[list[RowView]]:
+    """Every row's view in windows of about EXPORT_WINDOW, none cut through a fold (rows/_fold.html) of fewer
+    than LONGEST_WINDOW rows."""
+    window: list[RowView] = []
+    for start in range(0, len(script.rows), EXPORT_WINDOW):
+        for view in script.views(start, start + EXPORT_WINDOW):
+            folding = view.bookkeeping and window and window[-1].bookkeeping
+            if len(window) >= LONGEST_WINDOW or (len(window) >= EXPORT_WINDOW and not folding):
+                yield window
+                window = []
+            window.append(view)
+    if window:
+        yield window
 
 
 def _text_lines(script: Transcript) -> Callable[[Row], Markup]:
@@ -127,21 +190,8 @@ def _text_lines(script: Transcript) -> Callable[[Row], Markup]:
     return lines
 
 
-def _export_rows(env: Environment, entry: Entry, page: dict[str, Any], budget: int) -> tuple[Markup, InlineImages]:
-    """Every row, its images inline within `budget` and no link to a server page."""
-    archive = media_of(entry)
-    html = _render_rows(env, page, archive)
-    base_url = page["base_url"]
-    images = inline_images(entry, _images_shown(html, base_url, archive), budget)
-    if images.left_out:  # drawn again with only the images carried, so the others show their names
-        html = _render_rows(env, page, {a: archive[a] for a in images.uris})
-    for attachment, uri in images.uris.items():
-        html = html.replace(_image_src(base_url, attachment), f'src="{uri}"')
-    return Markup(unlink_server_pages(html)), images  # rendered by the autoescaping templates
-
-
-def _render_rows(env: Environment, page: dict[str, Any], media: dict[str, str]) -> str:
-    return env.get_template("rows/window.html").render(**page, media=media)
+def _render_rows(env: Environment, page: dict[str, Any], rows: list[RowView], media: dict[str, str]) -> str:
+    return env.get_template("rows/window.html").render(**page, rows=rows, media=media)
 
 
 def _image_src(base_url: str, attachment: str) -> str:
@@ -197,12 +247,19 @@ def _plain_get(path: str) -> Request:
 
 def render_path(path: str, *, session: str | None = None, lang: str = "en", media_budget: int = MEDIA_BUDGET) -> str:
     """Render the one session at `path` (or the one named by `session`, an id or key)."""
+    return "".join(export_path(path, session=session, lang=lang, media_budget=media_budget))
+
+
+def export_path(
+    path: str, *, session: str | None = None, lang: str = "en", media_budget: int = MEDIA_BUDGET
+) -> Iterator[str]:
+    """`render_path`'s document in pieces (`session_export`); RenderError before any piece."""
     registry = Registry([path])
     entries = registry.entries()
     if session is not None:
         entries = [e for e in entries if session in (e.key, e.session_id)]
     if len(entries) == 1:
-        return render_session(registry, entries[0].key, lang=lang, media_budget=media_budget)
+        return session_export(registry, entries[0].key, lang=lang, media_budget=media_budget)
     refused = "; ".join(f"{r.path}: {r.reason}" for r in registry.refused())
     if not entries:
         what = f"no session {session!r}" if session is not None else "no session log"
