@@ -214,6 +214,19 @@ def test_render_speaks_chinese_when_asked(tmp_path: Path) -> None:
     assert one(out.read_text(), "html")["lang"] == "zh-CN"
 
 
+def test_render_replaces_an_earlier_export_only_once_it_is_whole(tmp_path: Path) -> None:
+    log = tmp_path / "one.jsonl"
+    log.write_bytes(jsonl_bytes("whole-export"))
+    out = tmp_path / "export.html"
+    out.write_text("an earlier export")
+    err = io.StringIO()
+    assert run_render(str(log), output=str(tmp_path / "gone" / "x.html"), session=None, lang="en", err=err) == 2
+    assert "cannot write" in err.getvalue() and not (tmp_path / "gone").exists()
+    assert main(["render", str(log), "-o", str(out)]) == 0
+    assert out.read_text().rstrip().endswith("</html>") and "an earlier export" not in out.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.html", "one.jsonl"], "no .part left"
+
+
 def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
     settings = Settings().with_setting("max_upload_mb", "512").with_setting("max_sessions_per_upload", "7")
     assert settings.limits().max_upload_bytes == 512 << 20 and settings.limits().max_sessions_per_upload == 7
