@@ -100,6 +100,8 @@ def session_export(
     every_row = script.paging(0, len(script.rows), len(script.rows))  # paging counts rows, a run row as one
     assets = export_assets()
     t = strings_for(lang)
+    # `standalone`: no server behind the file, so the templates leave out what only a server answers; a run
+    # row lists its events (`run_events`) in place of the rows no server can page from file://
     page = {
         **page_context(state, entry, log, script, every_row),
         "t": t,

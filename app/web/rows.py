@@ -10,7 +10,6 @@ capped).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -48,6 +47,7 @@ from ..history.row_facts import (
 )
 from ..history.transcript import Row
 from ..log.jsonvalues import js_string
+from ..model.text import first_line
 from ..model.values import ContentBlock, ImageBlock, ReasoningBlock, TextBlock, ToolCallBlock
 from .clock import WallClock
 from .markdown import render_markdown
@@ -340,26 +340,6 @@ class RowView:
 
     def body(self, part: str) -> AnyBody | None:
         return next((b for b in self.bodies() if b.part == part), None)
-
-
-def first_line(text: str, limit: int = 200) -> str:
-    """The first line of `text.strip()`, cut to `limit` with an ellipsis: read no further than that needs, so
-    a huge text is not copied whole to be summed up."""
-    start = _past_spaces(text, 0)
-    window = text[start : start + limit + 1]
-    if _past_spaces(text, start + len(window)) == len(text):
-        window = window.rstrip()  # the text ends within the window, but for spaces, which strip() drops
-    line = window.split("\n", 1)[0]
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _past_spaces(text: str, at: int) -> int:
-    """Where the whitespace (as `str.strip` sees it) from `at` ends."""
-    found = _SPACES.match(text, at)
-    return found.end() if found else at
-
-
-_SPACES = re.compile(r"\s*")
 
 
 def duration(ms: int | None) -> Phrase | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dsh_inspect.model.text import one_line
+from dsh_inspect.model.text import first_line, one_line
 from dsh_inspect.web.plain_text import LOOKED_AT, plain_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -64,3 +64,14 @@ def test_a_long_title_is_looked_at_only_so_far() -> None:
 def test_one_line_cuts_with_an_ellipsis() -> None:
     assert one_line("first\n\n  second", 40) == "first second"
     assert one_line("x" * 50, 10) == "x" * 9 + "…"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \n\t\u3000\x1c"), max_size=60), st.integers(1, 30))
+def test_a_row_summary_is_the_first_line_of_its_stripped_text_cut_with_an_ellipsis(text: str, limit: int) -> None:
+    line = text.strip().split("\n", 1)[0]
+    assert first_line(text, limit) == (line if len(line) <= limit else line[: limit - 1] + "…")
+
+
+def test_a_row_summary_of_a_huge_text_reads_only_its_head() -> None:
+    assert first_line("  " + "word " * 10_000_000 + "\nmore", 20) == "word word word word…"

@@ -79,7 +79,10 @@ def test_a_long_stretch_of_bookkeeping_exports_every_row_folded_a_few_thousand_a
     stretches = {"short": 1_500, "long": 4_500}  # a short one crosses windows of 500, and is still one fold
     for name, n in stretches.items():
         for i in range(n):  # two kinds in turn: like events in a row would make one run row instead
-            b.add("session/title", {"title": f"{name} {i}"}) if i % 2 else b.add("sandbox/mode", {"mode": f"m{i}"})
+            if i % 2:
+                b.add("session/title", {"title": f"{name} {i}"})
+            else:
+                b.add("sandbox/mode", {"mode": f"m{i}"})
         b.turn(2 if name == "short" else 3)
     path = tmp_path / "titles.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("titles"), *b.events]))

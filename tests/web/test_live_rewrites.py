@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
+from dsh_inspect.history.session import SessionLog
 from dsh_inspect.web.live import Tail, page_mark
 from dsh_inspect.web.registry import Registry
 from dsh_inspect.web.settings import Settings
@@ -136,7 +137,7 @@ def test_a_log_rewritten_in_place_is_read_afresh_and_the_open_page_gets_the_new_
 
 
 def test_a_log_rewritten_while_the_tail_first_reads_it_is_never_answered_with_the_rows_read_before(
-    root: Path,
+    root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The race behind a page that got its old rows back as "rewritten": the tail connects, reads the log
     as the page showed it, and the file is rewritten before the tail compares it with the page."""
@@ -147,17 +148,19 @@ def test_a_log_rewritten_while_the_tail_first_reads_it_is_never_answered_with_th
     size, rows = path.stat().st_size, len(transcript(state, entry).rows)
     mark = page_mark(state, "tail", size)
     tail = Tail(state, entry, strings_for(None))
-    read_log = state.registry.log
+    before = state.registry.log("tail")
+    read_log, read = state.registry.log, []
 
-    def read_then_rewritten(key: str) -> object:
-        log = read_log(key)
-        if "old prompt two" in str([log.raw_event(s) for s in range(log.stored_count)] if log else ""):
-            rewrite_in_place(path, log_bytes("tail", ["new prompt one", "new prompt two", "new prompt three"]))
+    def read_then_rewritten(key: str) -> SessionLog | None:
+        log = read_log(key)  # the log as the page showed it
+        read.append(log)
+        rewrite_in_place(path, log_bytes("tail", ["new prompt one", "new prompt two", "new prompt three"]))
         return log
 
-    state.registry.log = read_then_rewritten  # type: ignore[method-assign]
+    monkeypatch.setattr(state.registry, "log", read_then_rewritten)
     assert tail.safely(lambda: tail.start(rows, size, mark)) == []  # nothing of what is no longer there
-    state.registry.log = read_log  # type: ignore[method-assign]
+    monkeypatch.undo()
+    assert before is not None and read[0] is before, "the tail read the log as the page showed it"
     (notice,) = [m for m in tail.safely(tail.follow) if m.startswith("event: notice")]
     assert "data-live-rewritten" in notice and "new prompt three" in notice and "old prompt" not in notice
 
