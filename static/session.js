@@ -336,7 +336,30 @@
     });
     reopen = {};
   }
+  // The tail sends the rows after `key` again (the log moved on before it connected, or it connected
+  // again): the page drops every row it has past that one first (all of them for no key), noting the
+  // disclosures open in them, so each row is there once and opens again as it was.
+  function dropRowsAfter(key) {
+    var last = key ? flow.querySelector('.flow-item[data-chat-flow-key="' + key + '"]') : null;
+    if (key && !last) return;
+    flow.querySelectorAll(".flow-item[data-chat-flow-key]").forEach(function (row) {
+      if (!row.isConnected || (last && !(last.compareDocumentPosition(row) & Node.DOCUMENT_POSITION_FOLLOWING))) return;
+      if (last && last.contains(row)) return;
+      var open = [];
+      disclosures(row).forEach(function (header, i) {
+        if (header.getAttribute("aria-expanded") === "true") open.push(i);
+      });
+      if (open.length) reopen[row.getAttribute("data-chat-flow-key")] = open;
+      row.remove();
+    });
+  }
   document.body.addEventListener("htmx:sseMessage", function (event) {
+    if (event.target.hasAttribute("data-live-resend")) {
+      if (flow.querySelector("[data-window-next]")) return;  // its rows are not sent here (see above)
+      var key = String(event.detail.data || "").trim();
+      if (/^[a-z]+(-[0-9]+)+$/.test(key) || key === "") dropRowsAfter(key);
+      return;
+    }
     reopenSwapped();  // after the whole update: a row removed and sent again is back by now too
     // A notice says the log was rewritten (its rows replaced in place along with it) or is gone.
     if (event.target.hasAttribute("data-live-notice")) {

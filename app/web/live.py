@@ -34,7 +34,7 @@ from .transcripts import Transcript, rendered_window, transcript
 
 router = APIRouter()
 POLL_SECONDS = 0.25
-RESENT = 5  # rows sent again to a page whose log moved on before it connected
+RESENT = 5  # rows sent again to a page whose log moved on before it connected (or that connects again)
 
 
 class Signature(NamedTuple):
@@ -170,8 +170,11 @@ class Tail:
         # moved on before we connected, or while we read it (then what we read may be past what we marked)
         moved = size != now.version[0] or self.look() != self.seen
         if moved:
+            # What the page has of its last rows is not known (a pending line's row, a tool row without its
+            # result, or, on a reconnect, every row sent since): it drops all past the last row it surely
+            # has, so that the rows sent again are there once.
             self.shown = self.shown[: max(0, len(self.shown) - RESENT)]
-            return self.extend(entry, log)
+            return [sse("resend", self.shown[-1].key if self.shown else ""), *self.extend(entry, log)]
         self.head = head_html(self.state, entry, log, script, self.strings)
         return [] if len(self.shown) == rows else self.extend(entry, log)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from dsh_inspect.log.writer import append_batch, write_artifact
-from playwright.sync_api import Page, expect
+from dsh_inspect.log.writer import append_batch, batch_bytes, write_artifact, zstd_frame
+from playwright.sync_api import Page, Route, expect
 
 from tests.support.builders import LogBuilder, header
 from tests.support.server import live_server
@@ -59,6 +59,61 @@ def test_appended_rows_arrive_in_order_and_open_rows_stay_open(
     assert api["nextFrom"] is None and seqs == [r["seq"] for r in api["rows"]]
     expect(context).to_have_attribute("aria-expanded", "true")
     expect(page.locator("[data-context-injection-body]")).to_have_count(1)
+
+
+def test_rows_the_page_has_are_not_doubled_when_its_log_moved_on_before_the_tail_connected(
+    page: Page, server: str, roots: dict[str, Path]
+) -> None:
+    """The race behind a page that showed its last rows twice: the log grew by a frame cut short between
+    the page's render and its live tail's first read (held here until it did); the frame then completes."""
+    events = growing_session().events
+    first_turn = next(i for i, e in enumerate(events) if e["type"] == "turn/end") + 2
+    path = write_artifact(roots["zstd"], header("live-moved"), [events[:first_turn]], "zstd")
+    frame = zstd_frame(batch_bytes(events[first_turn:]))
+
+    def torn_before_connecting(route: Route) -> None:
+        with path.open("ab") as f:
+            f.write(frame[:7])
+        route.continue_()
+
+    page.route("**/sessions/live-moved/live?*", torn_before_connecting)
+    page.goto(f"{server}/sessions/live-moved")
+    context = page.get_by_role("button", name="Context injection fixture", exact=True)
+    context.click()
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
+    expect(page.locator("[data-verdict]")).to_have_text("repaired", timeout=10000)  # the torn frame, read
+    expect(context).to_have_attribute("aria-expanded", "true")
+    with path.open("ab") as f:
+        f.write(frame[7:])
+    expect(page.get_by_text("prompt 3", exact=True)).to_be_visible(timeout=10000)
+    seqs = [int(s) for s in page.locator(".flow-item").evaluate_all("els => els.map(e => e.dataset.seq)")]
+    api = page.request.get(f"{server}/api/sessions/live-moved/rows").json()
+    assert seqs == [r["seq"] for r in api["rows"]], "each row once, in order, as the log holds them"
+    expect(page.locator("[data-verdict]")).to_have_text("accepted")
+    expect(context).to_have_attribute("aria-expanded", "true")
+
+
+def test_a_pending_row_the_page_has_goes_when_its_line_completed_before_the_tail_connected(
+    page: Page, server: str, roots: dict[str, Path]
+) -> None:
+    events = growing_session().events
+    path = write_artifact(roots["none"], header("live-pending"), [events[:12]], "none")
+    line = orjson.dumps(events[12]) + b"\n"
+    with path.open("ab") as f:
+        f.write(line[:20])
+
+    def completed_before_connecting(route: Route) -> None:
+        with path.open("ab") as f:
+            f.write(line[20:] + batch_bytes(events[13:]))
+        route.continue_()
+
+    page.route("**/sessions/live-pending/live?*", completed_before_connecting)
+    page.goto(f"{server}/sessions/live-pending")
+    expect(page.get_by_text("prompt 3", exact=True)).to_be_visible(timeout=10000)
+    expect(page.locator("[data-diagnostic='pending']")).to_have_count(0)
+    seqs = [int(s) for s in page.locator(".flow-item").evaluate_all("els => els.map(e => e.dataset.seq)")]
+    api = page.request.get(f"{server}/api/sessions/live-pending/rows").json()
+    assert seqs == [r["seq"] for r in api["rows"]]
 
 
 def test_a_torn_line_shows_pending_then_completes(page: Page, server: str, roots: dict[str, Path]) -> None:
