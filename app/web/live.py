@@ -34,7 +34,9 @@ from .transcripts import Transcript, rendered_window, transcript
 
 router = APIRouter()
 POLL_SECONDS = 0.25
-RESENT = 5  # rows sent again to a page whose log moved on before it connected (or that connects again)
+# Rows sent again to a page whose log moved on before it connected (or that connects again): those of
+# the turn its last row is in, at least RESENT and at most RESENT_AT_MOST
+RESENT, RESENT_AT_MOST = 5, 500
 
 
 class Signature(NamedTuple):
@@ -55,6 +57,16 @@ def signatures(t: Transcript) -> list[Signature]:
         Signature(row.key, row.links, tuple(s for s in (row.seq, *row.related) if s in closers), anchor)
         for row, anchor in zip(t.rows, t.anchors, strict=True)
     ]
+
+
+def resent_from(t: Transcript, rows: int) -> int:
+    """The first of a page's `rows` rows to send it again when what it has of its last rows is not known:
+    the first row of the turn its last rows are in, where a row can still change (a tool row gains its
+    result, a crash closer gives way to what came), though at least RESENT rows back, at most RESENT_AT_MOST."""
+    i, floor = max(0, rows - RESENT), max(0, rows - RESENT_AT_MOST)
+    while i > floor and t.rows[i].kind != "turn":
+        i -= 1
+    return i
 
 
 def sse(event: str, html: str) -> str:
@@ -173,7 +185,7 @@ class Tail:
             # What the page has of its last rows is not known (a pending line's row, a tool row without its
             # result, or, on a reconnect, every row sent since): it drops all past the last row it surely
             # has, so that the rows sent again are there once.
-            self.shown = self.shown[: max(0, len(self.shown) - RESENT)]
+            self.shown = self.shown[: resent_from(script, len(self.shown))]
             return [sse("resend", self.shown[-1].key if self.shown else ""), *self.extend(entry, log)]
         self.head = head_html(self.state, entry, log, script, self.strings)
         return [] if len(self.shown) == rows else self.extend(entry, log)

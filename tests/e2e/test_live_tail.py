@@ -116,6 +116,49 @@ def test_a_pending_row_the_page_has_goes_when_its_line_completed_before_the_tail
     assert seqs == [r["seq"] for r in api["rows"]]
 
 
+def parallel_calls(calls: int) -> tuple[LogBuilder, int]:
+    """One step that calls `calls` tools at once, and the index of its first result."""
+    b = LogBuilder()
+    b.add("turn/start", {"turn": 1})
+    b.add("step/start", {"turn": 1, "step": 1})
+    b.user("read them all")
+    ids = [f"call_{i}" for i in range(calls)]
+    args = '{"file_path": "a.txt"}'
+    b.assistant(1, 1, [{"type": "tool-call", "id": i, "name": "read", "arguments": args} for i in ids])
+    made = [b.tool_call(1, 1, i) for i in ids]
+    first_result = len(b.events)
+    for call in made:
+        b.tool_result(1, 1, call, "alpha")
+    b.add("step/end", {"turn": 1, "step": 1})
+    b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    return b, first_result
+
+
+def test_every_tool_row_gets_the_result_that_arrived_before_the_tail_connected(
+    page: Page, server: str, roots: dict[str, Path]
+) -> None:
+    """Eight calls at once, the page rendered before their results: the results land in the log before
+    the page's tail connects, and every tool row shows its result, the first ones too."""
+    b, first_result = parallel_calls(8)
+    path = write_artifact(roots["none"], header("live-results"), [b.events[:first_result]], "none")
+
+    def results_before_connecting(route: Route) -> None:
+        append_batch(path, b.events[first_result:])
+        route.continue_()
+
+    page.goto(f"{server}/sessions/live-results")
+    tools = page.locator(".flow-item[data-chat-flow-kind='tool-call'] [data-tool]")
+    expect(tools).to_have_count(8)
+    for i in range(8):
+        expect(tools.nth(i)).to_have_attribute("data-state", "stopped")
+    page.route("**/sessions/live-results/live?*", results_before_connecting)
+    page.reload()
+    expect(page.locator("[data-verdict]")).to_have_text("accepted", timeout=10000)
+    expect(tools).to_have_count(8)
+    for i in range(8):
+        expect(tools.nth(i)).to_have_attribute("data-state", "ok")
+
+
 def test_a_torn_line_shows_pending_then_completes(page: Page, server: str, roots: dict[str, Path]) -> None:
     events = growing_session().events
     path = write_artifact(roots["none"], header("live-torn"), [events[:12]], "none")

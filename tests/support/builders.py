@@ -57,13 +57,19 @@ class LogBuilder:
         )
 
     def tool_round(self, turn: int, step: int, call_id: str, text: str, *, is_error: bool = False) -> Event:
-        call = self.add(
+        call = self.tool_call(turn, step, call_id)
+        return self.tool_result(turn, step, call, text, is_error=is_error)
+
+    def tool_call(self, turn: int, step: int, call_id: str) -> Event:
+        return self.add(
             "tool/call",
             {"turn": turn, "step": step, "callId": call_id, "name": "read", "arguments": '{"file_path": "a.txt"}'},
         )
+
+    def tool_result(self, turn: int, step: int, call: Event, text: str, *, is_error: bool = False) -> Event:
         with using_id_source(self._ids):
             message = create_tool_result_message(
-                call_id=call_id, content=[{"type": "text", "text": text}], is_error=is_error
+                call_id=call["data"]["callId"], content=[{"type": "text", "text": text}], is_error=is_error
             )
         return self.add(
             "tool/result",
