@@ -308,6 +308,13 @@
     new MutationObserver(function (records) {
       records.forEach(function (record) {
         record.addedNodes.forEach(function (node) { if (loose(node)) foldLive(node, wording); });
+        // rows the live tail takes back (to send them again) leave their fold counted anew, or gone
+        var held = record.target;
+        if (!record.removedNodes.length || record.addedNodes.length || !held.hasAttribute("data-fold-rows")) return;
+        var fold = held.parentNode;
+        if (!fold || !fold.isConnected) return;
+        if (held.querySelector(".flow-item")) summarize(fold, wording);
+        else fold.remove();
       });
     }).observe(flow, { childList: true, subtree: true });
   });

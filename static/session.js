@@ -336,15 +336,20 @@
     });
     reopen = {};
   }
-  // The tail sends the rows after `key` again (the log moved on before it connected, or it connected
-  // again): the page drops every row it has past that one first (all of them for no key), noting the
-  // disclosures open in them, so each row is there once and opens again as it was.
-  function dropRowsAfter(key) {
-    var last = key ? flow.querySelector('.flow-item[data-chat-flow-key="' + key + '"]') : null;
-    if (key && !last) return;
+  // The tail sends the rows from `key` on again (the log moved on before it connected, or it connected
+  // again): the page drops that row and every one after it first, noting the disclosures open in them,
+  // so each row is there once and opens again as it was. Windows left empty go, but the one the rows
+  // join (`adopt` counts it again); folds left empty go with them (static/inspect.js).
+  function dropRowsFrom(key) {
+    var first = flow.querySelector('.flow-item[data-chat-flow-key="' + key + '"]');
+    if (!first) {
+      // dropped as the reader read on since the page was drawn: what it holds is not known any more
+      window.location.reload();
+      return;
+    }
+    var joined = first.closest("[data-window]");
     flow.querySelectorAll(".flow-item[data-chat-flow-key]").forEach(function (row) {
-      if (!row.isConnected || (last && !(last.compareDocumentPosition(row) & Node.DOCUMENT_POSITION_FOLLOWING))) return;
-      if (last && last.contains(row)) return;
+      if (!row.isConnected || (row !== first && !(first.compareDocumentPosition(row) & Node.DOCUMENT_POSITION_FOLLOWING))) return;
       var open = [];
       disclosures(row).forEach(function (header, i) {
         if (header.getAttribute("aria-expanded") === "true") open.push(i);
@@ -352,12 +357,15 @@
       if (open.length) reopen[row.getAttribute("data-chat-flow-key")] = open;
       row.remove();
     });
+    flow.querySelectorAll(":scope > [data-window]").forEach(function (win) {
+      if (win !== joined && !win.querySelector(".flow-item")) win.remove();
+    });
   }
   document.body.addEventListener("htmx:sseMessage", function (event) {
     if (event.target.hasAttribute("data-live-resend")) {
       if (flow.querySelector("[data-window-next]")) return;  // its rows are not sent here (see above)
       var key = String(event.detail.data || "").trim();
-      if (/^[a-z]+(-[0-9]+)+$/.test(key) || key === "") dropRowsAfter(key);
+      if (/^[a-z]+(-[0-9]+)+$/.test(key)) dropRowsFrom(key);
       return;
     }
     reopenSwapped();  // after the whole update: a row removed and sent again is back by now too

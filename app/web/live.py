@@ -35,7 +35,7 @@ from .transcripts import Transcript, rendered_window, transcript
 router = APIRouter()
 POLL_SECONDS = 0.25
 # Rows sent again to a page whose log moved on before it connected (or that connects again): those of
-# the turn its last row is in, at least RESENT and at most RESENT_AT_MOST
+# the turn its last row is in, at least RESENT and at most RESENT_AT_MOST, and none before its first
 RESENT, RESENT_AT_MOST = 5, 500
 
 
@@ -59,11 +59,13 @@ def signatures(t: Transcript) -> list[Signature]:
     ]
 
 
-def resent_from(t: Transcript, rows: int) -> int:
-    """The first of a page's `rows` rows to send it again when what it has of its last rows is not known:
-    the first row of the turn its last rows are in, where a row can still change (a tool row gains its
-    result, a crash closer gives way to what came), though at least RESENT rows back, at most RESENT_AT_MOST."""
-    i, floor = max(0, rows - RESENT), max(0, rows - RESENT_AT_MOST)
+def resent_from(t: Transcript, rows: int, first: int) -> int:
+    """The first of the rows `first`…`rows` a page holds to send it again when what it has of its last rows
+    is not known: the first row of the turn its last rows are in, where a row can still change (a tool row
+    gains its result, a crash closer gives way to what came), though at least RESENT rows back, at most
+    RESENT_AT_MOST, and never before the page's first row."""
+    first = min(first, rows)
+    i, floor = max(first, rows - RESENT), max(first, rows - RESENT_AT_MOST)
     while i > floor and t.rows[i].kind != "turn":
         i -= 1
     return i
@@ -161,9 +163,9 @@ class Tail:
         except OSError:
             return source, None
 
-    def start(self, rows: int, size: int, mark: str) -> list[str]:
-        """The first messages, for a page that shows `rows` rows of the first `size` bytes of its file,
-        whose fingerprint was `mark` (`page_mark`)."""
+    def start(self, rows: int, size: int, mark: str, first: int = 0) -> list[str]:
+        """The first messages, for a page that shows rows `first`…`rows` of the first `size` bytes of its
+        file, whose fingerprint was `mark` (`page_mark`)."""
         read = self.read()
         if read is None:
             return self.gone()
@@ -183,10 +185,12 @@ class Tail:
         moved = size != now.version[0] or self.look() != self.seen
         if moved:
             # What the page has of its last rows is not known (a pending line's row, a tool row without its
-            # result, or, on a reconnect, every row sent since): it drops all past the last row it surely
-            # has, so that the rows sent again are there once.
-            self.shown = self.shown[: resent_from(script, len(self.shown))]
-            return [sse("resend", self.shown[-1].key if self.shown else ""), *self.extend(entry, log)]
+            # result, or, on a reconnect, every row sent since): it drops the first row sent again and all
+            # after it, so that those are there once.
+            cut = resent_from(script, len(self.shown), first)
+            resend = [sse("resend", self.shown[cut].key)] if cut < len(self.shown) else []
+            self.shown = self.shown[:cut]
+            return [*resend, *self.extend(entry, log)]
         self.head = head_html(self.state, entry, log, script, self.strings)
         return [] if len(self.shown) == rows else self.extend(entry, log)
 
@@ -282,15 +286,17 @@ async def live(
     entry: SessionEntry,
     strings: Lang,
     rows: int = Query(0, ge=0),
+    first: int = Query(0, alias="from", ge=0),
     size: int = Query(-1),
     mark: str = Query("", max_length=64),
 ) -> StreamingResponse:
-    """The page's rows as the log changes; `rows`, `size` and `mark` say what the page was rendered from."""
+    """The page's rows as the log changes; `rows`, `from`, `size` and `mark` say what the page was rendered
+    from (its rows `from`…`rows` of the file's first `size` bytes)."""
     tail = Tail(state, entry, strings)
 
     async def stream() -> AsyncIterator[str]:
         yield ": connected\n\n"
-        for message in await run_in_threadpool(tail.safely, partial(tail.start, rows, size, mark)):
+        for message in await run_in_threadpool(tail.safely, partial(tail.start, rows, size, mark, first)):
             yield message
         # the stream stays open when the log is gone, so the browser sees no error and does not reconnect
         while not await request.is_disconnected():

@@ -10,8 +10,8 @@ import pytest
 from dsh_inspect.log.writer import append_batch, batch_bytes, write_artifact, zstd_frame
 from playwright.sync_api import Page, Route, expect
 
-from tests.support.builders import LogBuilder, header
-from tests.support.server import live_server
+from tests.support.builders import PROVIDER, LogBuilder, header
+from tests.support.server import live_server, twin_rows
 
 pytestmark = pytest.mark.browser
 
@@ -116,22 +116,48 @@ def test_a_pending_row_the_page_has_goes_when_its_line_completed_before_the_tail
     assert seqs == [r["seq"] for r in api["rows"]]
 
 
-def parallel_calls(calls: int) -> tuple[LogBuilder, int]:
-    """One step that calls `calls` tools at once, and the index of its first result."""
-    b = LogBuilder()
-    b.add("turn/start", {"turn": 1})
-    b.add("step/start", {"turn": 1, "step": 1})
+def parallel_calls(b: LogBuilder, turn: int, calls: int) -> int:
+    """A turn of one step that calls `calls` tools at once; the index of its first result."""
+    b.add("turn/start", {"turn": turn})
+    b.add("step/start", {"turn": turn, "step": 1})
     b.user("read them all")
-    ids = [f"call_{i}" for i in range(calls)]
+    b.add("request/header", {"header": {"config": dict(PROVIDER)}, "reason": "initial" if turn == 1 else "change"})
+    ids = [f"call_{turn}_{i}" for i in range(calls)]
     args = '{"file_path": "a.txt"}'
-    b.assistant(1, 1, [{"type": "tool-call", "id": i, "name": "read", "arguments": args} for i in ids])
-    made = [b.tool_call(1, 1, i) for i in ids]
+    b.assistant(turn, 1, [{"type": "tool-call", "id": i, "name": "read", "arguments": args} for i in ids])
+    made = [b.tool_call(turn, 1, i) for i in ids]
     first_result = len(b.events)
     for call in made:
-        b.tool_result(1, 1, call, "alpha")
-    b.add("step/end", {"turn": 1, "step": 1})
-    b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
-    return b, first_result
+        b.tool_result(turn, 1, call, "alpha")
+    b.add("step/end", {"turn": turn, "step": 1})
+    b.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return first_result
+
+
+class HeldTail:
+    """The live request of a page, held until the test lets it go (after it changed the log)."""
+
+    def __init__(self, page: Page, key: str) -> None:
+        self.routes: list[Route] = []
+        page.route(f"**/sessions/{key}/live?*", self.hold)
+
+    def hold(self, route: Route) -> None:
+        self.routes.append(route)
+
+    def release(self) -> None:
+        self.routes.pop().continue_()
+
+
+def assert_each_row_once(page: Page, server: str, key: str) -> None:
+    """The page's rows are the last ones of the session, each once, in order; no fold is left empty or
+    miscounted."""
+    seqs = [int(s) for s in page.locator(".flow-item").evaluate_all("els => els.map(e => e.dataset.seq)")]
+    every = [r["seq"] for r in twin_rows(server, key)]
+    assert seqs == every[len(every) - len(seqs) :], (seqs, every)
+    folds = page.locator("[data-fold]").evaluate_all(
+        "fs => fs.map(f => [Number(f.dataset.foldCount), f.querySelectorAll('.flow-item').length])"
+    )
+    assert all(count == held > 0 for count, held in folds), folds
 
 
 def test_every_tool_row_gets_the_result_that_arrived_before_the_tail_connected(
@@ -139,24 +165,77 @@ def test_every_tool_row_gets_the_result_that_arrived_before_the_tail_connected(
 ) -> None:
     """Eight calls at once, the page rendered before their results: the results land in the log before
     the page's tail connects, and every tool row shows its result, the first ones too."""
-    b, first_result = parallel_calls(8)
+    b = LogBuilder()
+    first_result = parallel_calls(b, 1, 8)
     path = write_artifact(roots["none"], header("live-results"), [b.events[:first_result]], "none")
-
-    def results_before_connecting(route: Route) -> None:
-        append_batch(path, b.events[first_result:])
-        route.continue_()
-
+    held = HeldTail(page, "live-results")
     page.goto(f"{server}/sessions/live-results")
     tools = page.locator(".flow-item[data-chat-flow-kind='tool-call'] [data-tool]")
     expect(tools).to_have_count(8)
     for i in range(8):
         expect(tools.nth(i)).to_have_attribute("data-state", "stopped")
-    page.route("**/sessions/live-results/live?*", results_before_connecting)
-    page.reload()
+    append_batch(path, b.events[first_result:])
+    held.release()
     expect(page.locator("[data-verdict]")).to_have_text("accepted", timeout=10000)
     expect(tools).to_have_count(8)
     for i in range(8):
         expect(tools.nth(i)).to_have_attribute("data-state", "ok")
+    assert_each_row_once(page, server, "live-results")
+
+
+def test_only_the_open_turn_is_sent_again_when_the_log_moved_on_before_the_tail_connected(
+    page: Page, server: str, roots: dict[str, Path]
+) -> None:
+    """A closed turn, then eight calls at once whose results arrive before the tail connects: the open
+    turn's rows are drawn again, the closed turn's stay as they were."""
+    b = LogBuilder()
+    b.turn(1)
+    turn_two = len(b.events)
+    first_result = parallel_calls(b, 2, 8)
+    path = write_artifact(roots["none"], header("live-keyed"), [b.events[:first_result]], "none")
+    held = HeldTail(page, "live-keyed")
+    page.goto(f"{server}/sessions/live-keyed")
+    page.locator(".flow-item").evaluate_all(
+        f"els => els.filter(e => Number(e.dataset.seq) < {turn_two}).forEach(e => e.dataset.probe = 'drawn once')"
+    )
+    append_batch(path, b.events[first_result:])
+    held.release()
+    tools = page.locator(".flow-item[data-chat-flow-kind='tool-call'] [data-tool]")
+    for i in range(9):
+        expect(tools.nth(i)).to_have_attribute("data-state", "ok", timeout=10000)
+    assert_each_row_once(page, server, "live-keyed")
+    drawn = page.locator(".flow-item").evaluate_all("els => els.map(e => [Number(e.dataset.seq), e.dataset.probe])")
+    kept = [seq for seq, probe in drawn if probe]
+    assert kept and kept == [seq for seq, _ in drawn if seq < turn_two], "turn 1's rows stay as they were drawn"
+
+
+def test_a_page_at_the_end_of_a_long_turn_holds_each_row_once_when_its_log_moved_on(
+    page: Page, roots: dict[str, Path]
+) -> None:
+    """The turn open when the page was drawn began before the page's first row (a window of 6 rows)."""
+    b = LogBuilder()
+    b.turn(1)
+    first_result = parallel_calls(b, 2, 12)
+    path = write_artifact(roots["none"], header("live-window"), [b.events[:first_result]], "none")
+    with live_server([str(roots["none"])], window_rows=6) as small:
+        held = HeldTail(page, "live-window")
+        page.goto(f"{small}/sessions/live-window?at=end")
+        expect(page.locator("[data-window-earlier]")).to_be_attached()
+        append_batch(path, b.events[first_result:])
+        held.release()
+        expect(page.locator("[data-verdict]")).to_have_text("accepted", timeout=10000)
+        tools = page.locator(".flow-item[data-chat-flow-kind='tool-call'] [data-tool]")
+        expect(tools.last).to_have_attribute("data-state", "ok")
+        assert_each_row_once(page, small, "live-window")
+        opening = page.get_by_text("Read a.txt please", exact=True)  # the first row: every window loaded
+        for _ in range(20):
+            if opening.count():
+                break
+            page.evaluate("window.scrollTo(0, 0)")
+            page.wait_for_timeout(250)
+        expect(opening).to_be_attached()
+        assert_each_row_once(page, small, "live-window")
+        page.goto("about:blank")  # the page's live request ends before its server does
 
 
 def test_a_torn_line_shows_pending_then_completes(page: Page, server: str, roots: dict[str, Path]) -> None:
