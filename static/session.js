@@ -311,14 +311,17 @@
   // key, not their id: a tool row takes its result's message id as its id when the result arrives.
   var reopen = {};
   function disclosures(row) { return row.querySelectorAll("[data-disclosure-row][data-expandable]"); }
-  document.body.addEventListener("htmx:oobBeforeSwap", function (event) {
-    var row = event.detail.target;
-    if (!row || !row.classList.contains("flow-item") || !row.hasAttribute("data-chat-flow-key")) return;
+  function noteOpen(row) {
     var open = [];
     disclosures(row).forEach(function (header, i) {
       if (header.getAttribute("aria-expanded") === "true") open.push(i);
     });
     if (open.length) reopen[row.getAttribute("data-chat-flow-key")] = open;
+  }
+  document.body.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var row = event.detail.target;
+    if (!row || !row.classList.contains("flow-item") || !row.hasAttribute("data-chat-flow-key")) return;
+    noteOpen(row);
   });
   function reopenSwapped() {
     Object.keys(reopen).forEach(function (key) {
@@ -350,11 +353,7 @@
     var joined = first.closest("[data-window]");
     flow.querySelectorAll(".flow-item[data-chat-flow-key]").forEach(function (row) {
       if (!row.isConnected || (row !== first && !(first.compareDocumentPosition(row) & Node.DOCUMENT_POSITION_FOLLOWING))) return;
-      var open = [];
-      disclosures(row).forEach(function (header, i) {
-        if (header.getAttribute("aria-expanded") === "true") open.push(i);
-      });
-      if (open.length) reopen[row.getAttribute("data-chat-flow-key")] = open;
+      noteOpen(row);
       row.remove();
     });
     flow.querySelectorAll(":scope > [data-window]").forEach(function (win) {
