@@ -86,7 +86,7 @@ def test_an_export_zip_image_shows_from_the_file_itself(page: Page, tmp_path: Pa
     image = page.locator("img[data-image]")
     expect(image).to_have_count(1)
     image.scroll_into_view_if_needed()
-    page.wait_for_function("document.querySelector('img[data-image]').complete")
+    page.wait_for_function("() => document.querySelector('img[data-image]').complete")
     assert image.evaluate("img => [img.naturalWidth, img.naturalHeight]") == [1, 1]  # decoded, not a broken icon
     assert requests == []
 
