@@ -15,6 +15,7 @@ from .forms import RENDERED_FORMS, RenderedForm, project_context
 from .history.compare import IGNORABLE
 from .history.session import SessionLog, load_one, load_session
 from .history.transcript import transcript_rows
+from .log.generations import session_generations
 from .log.records import NotASessionLog
 from .log.sources import Discovery, RecordChanged, UnreadablePath, discover
 from .model.rules import DSH_RELEASE
@@ -51,6 +52,47 @@ def session_report(log: SessionLog) -> dict[str, Any]:
         "diagnostics": [d.to_json() for d in log.diagnostics],
         "contexts": context_counts(log) if log.header else None,
     }
+
+
+def add_generations(sessions: list[dict[str, Any]], files: list[tuple[str, str | None]]) -> None:
+    """Give each report of a file whose session folder holds another format generation of its session a
+    `generation`: its number, whether it is the session's current state, the other generations' files, and
+    the seq each older one stands "as of" (its last; issue 30). Other reports are left as they were."""
+    found = session_generations(files)
+    by_path = {s["path"]: s for s in sessions}
+
+    def as_of(path: str) -> int | None:
+        events = by_path[path]["events"] if path in by_path else None
+        return events - 1 if isinstance(events, int) and events > 0 else None
+
+    for path, generation in found.items():
+        report = by_path.get(path)
+        if report is None:
+            continue
+        report["generation"] = {
+            "number": generation.number,
+            "current": generation.is_current,
+            "asOfSeq": None if generation.is_current else as_of(path),
+            "currentFiles": [p for p in generation.current if p != path],
+            "earlier": [
+                {"path": p, "number": found[p].number, "asOfSeq": as_of(p)} for p in generation.earlier if p != path
+            ],
+        }
+
+
+def generation_line(generation: dict[str, Any]) -> str:
+    """How `check` words a file's generation: the current state, or an earlier one as of its last seq."""
+    if generation["current"]:
+        earlier = ", ".join(
+            f"{e['path']} (v{e['number']}, as of seq {e['asOfSeq'] if e['asOfSeq'] is not None else '-'})"
+            for e in generation["earlier"]
+        )
+        return f"the session's current state: generation v{generation['number']}; earlier: {earlier}"
+    seq = generation["asOfSeq"] if generation["asOfSeq"] is not None else "-"
+    return (
+        f"an earlier generation (v{generation['number']}) of this session, as of seq {seq}, not its current state: "
+        f"that is {', '.join(generation['currentFiles'])}"
+    )
 
 
 class Progress:
@@ -97,6 +139,7 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
             refused.append({"path": path, "reason": "no session log in this folder"})
     changed: list[dict[str, str]] = []  # files that changed while read: the rest are checked all the same
     progress = Progress(err, len(found.sources))
+    files: list[tuple[str, str | None]] = []  # each file read, and its header's id: its generations are told apart
     for source in found.sources:
         progress.step(source.label)
         try:
@@ -105,7 +148,11 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
             refused.append({"path": source.label, "reason": f"{exc.reason} ({exc.location.describe()})"})
         except RecordChanged as exc:
             changed.append({"path": source.label, "location": exc.location.describe(), "reason": exc.reason})
+        else:
+            if source.member is None and source.kind in ("jsonl", "jsonl-zstd"):
+                files.append((source.path, sessions[-1]["id"]))
     progress.close()
+    add_generations(sessions, files)
     if as_json:
         doc = {
             "dsh": DSH_RELEASE,
@@ -126,6 +173,8 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
             out.write(f"{s['verdict']:<11} {s['path']}  ({s['carrier']}, {counts})\n")
             if s["verdict"] != "accepted":
                 out.write(f"            {s['reason']}{where}\n")
+            if "generation" in s:
+                out.write(f"            {generation_line(s['generation'])}\n")
             for d in s["diagnostics"]:
                 if d["severity"] != "info" or s["verdict"] != "accepted":
                     loc = ", ".join(f"{k} {d[k]}" for k in ("line", "row", "offset") if d[k] is not None)
@@ -146,20 +195,40 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
     return 1 if bad else 0
 
 
-def default_paths() -> list[str]:
-    """With no PATH: the bundled demo sessions, plus `$DSH_HOME/sessions` when it exists."""
-    import os
+def demo_path() -> str | None:
+    """The bundled demo sessions (a dsh root), when this install has them."""
     from pathlib import Path
 
-    paths = []
     demo = Path(__file__).resolve().parent / "demo" / "sessions"
-    if demo.is_dir():
-        paths.append(str(demo))
+    return str(demo) if demo.is_dir() else None
+
+
+def default_paths() -> list[str]:
+    """With no PATH: the bundled demo sessions, plus `$DSH_HOME/sessions` when it exists."""
+    from pathlib import Path
+
+    paths = [p for p in (demo_path(),) if p is not None]
     home = os.environ.get("DSH_HOME") or str(Path.home() / ".dsh")
     sessions = Path(home) / "sessions"
     if sessions.is_dir():
         paths.append(str(sessions))
     return paths
+
+
+def served_paths(paths: Sequence[str], *, team: bool, demo: bool) -> list[str]:
+    """What `serve` reads from disk. The paths given, plus the demo sessions with `--demo`. Given none: on one
+    machine (no `--store`, no `--blobs`) the demo and `$DSH_HOME/sessions`; a team server shows the team's
+    uploads only, and the demo only when asked for."""
+    if paths:
+        chosen = list(paths)
+    elif team:
+        chosen = []
+    else:
+        chosen = default_paths()
+    bundled = demo_path()
+    if demo and bundled is not None and bundled not in chosen:
+        chosen.append(bundled)
+    return chosen
 
 
 def run_serve(
@@ -173,6 +242,7 @@ def run_serve(
     store: str | None = None,
     blobs: str | None = None,
     workers: int = 1,
+    demo: bool = False,
     err: TextIO,
 ) -> int:
     from dataclasses import replace
@@ -204,8 +274,9 @@ def run_serve(
         err.write(f"dsh-inspect serve: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         return 2
     config = replace(config, port=bound_port(sock))
+    served = served_paths(paths, team=config.store is not None or config.blobs is not None, demo=demo)
     try:
-        app = create_app(list(paths) or default_paths(), config)
+        app = create_app(served, config)
     except OSError as exc:
         sock.close()
         err.write(f"dsh-inspect serve: cannot use the data folder {config.data_dir}: {exc}\n")
@@ -221,7 +292,7 @@ def run_serve(
     err.flush()
     if config.workers > 1:
         del app  # it checked the store and the paths; each worker builds its own
-        serve_workers(list(paths) or default_paths(), config, sock)
+        serve_workers(served, config, sock)
     else:
         server(app).run(sockets=[sock])
     return 0
@@ -382,6 +453,11 @@ def build_parser() -> argparse.ArgumentParser:
         "DSH_INSPECT_BLOBS; default: files in --data-dir)",
     )
     serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="also serve the bundled demo sessions (served anyway with no PATH, unless --store or --blobs is given)",
+    )
+    serve.add_argument(
         "--workers", type=int, default=1, metavar="N", help="serve from N processes on one port (default 1)"
     )
     serve.add_argument(
@@ -469,6 +545,7 @@ def run_command(argv: Sequence[str] | None) -> int:
             store=args.store,
             blobs=args.blobs,
             workers=args.workers,
+            demo=args.demo,
             err=sys.stderr,
         )
     if args.command == "render":

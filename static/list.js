@@ -1,21 +1,15 @@
 // The session list's refresh: every `data-refresh-ms` (and after an upload) the page is read again
 // and its rows and counts are patched in place, cell by cell, keyed by session; the cells a read
-// fills are asked for (`/sessions-summaries`) and swapped in by id. The search form is never
-// touched, so what the reader is typing, the caret and the focus stay where they are.
+// fills are asked for (`/sessions-summaries`) and swapped in by id, on the uploads page too. The
+// search form is never touched, so what the reader is typing, the caret and the focus stay where they are.
 (function () {
   "use strict";
 
-  var region = document.querySelector("[data-session-list-region]");
-  if (!region) return;
-  var every = parseInt(region.getAttribute("data-refresh-ms"), 10) || 4000;
-  var timer = null;
-  var reading = false;
-  var asking = false;
-  var again = false; // an upload arrived while a read was under way: read once more after it
+  var ASKED_AT_ONCE = 50; // keys in one `/sessions-summaries` request: as many as it answers
 
   function parse(html) { return new DOMParser().parseFromString(html, "text/html"); }
 
-  function keyOf(tr) { return tr.getAttribute("data-session-key"); }
+  function keyOf(row) { return row.getAttribute("data-session-key"); }
 
   // The markup each swapped-in cell came as: static/inspect.js words its times in the reader's zone,
   // so its markup differs from the server's, and a refresh that brings the same markup leaves it alone.
@@ -26,6 +20,66 @@
     served.set(node, fresh.outerHTML);
     old.replaceWith(node);
   }
+
+  // The cells of the sessions still waiting for their read (a list's rows, an uploads page's sessions),
+  // asked for a page's worth at a time and filled in by id.
+  var asking = false;
+  var later = null; // a root asked for while a read was under way: asked once it ends
+  function ask(root) {
+    if (asking) { later = root; return; }
+    var waiting = Array.prototype.slice.call(root.querySelectorAll("[data-summary-pending][data-session-key]"));
+    function next() {
+      var rows = waiting.splice(0, ASKED_AT_ONCE);
+      if (!rows.length) {
+        asking = false;
+        if (later) { var queued = later; later = null; ask(queued); }
+        return;
+      }
+      var body = new URLSearchParams();
+      rows.forEach(function (row) { body.append("key", keyOf(row)); });
+      fetch("/sessions-summaries", { method: "POST", body: body, credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+        .then(function (html) {
+          var doc = parse(html);
+          doc.body.querySelectorAll(":scope > [id]").forEach(function (cell) {
+            var old = document.getElementById(cell.id);
+            if (old && !same(old, cell)) swap(old, cell);
+          });
+          rows.forEach(function (row) {
+            if (document.getElementById("verdict-" + keyOf(row)) && doc.getElementById("verdict-" + keyOf(row))) {
+              row.removeAttribute("data-summary-pending");
+            }
+          });
+        })
+        .then(next, function () { asking = false; /* asked again at the next refresh */ });
+    }
+    asking = true;
+    next();
+  }
+
+  // The uploads page: its titles asked for, and its list read again after an upload from its zone.
+  var uploads = document.querySelector("[data-uploads-region]");
+  if (uploads) {
+    ask(uploads);
+    document.body.addEventListener("dsh:uploaded", function () {
+      fetch(window.location.href, { headers: { Accept: "text/html" }, credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+        .then(function (html) {
+          var fresh = parse(html).querySelector("[data-uploads-region]");
+          if (!fresh) return;
+          uploads.innerHTML = fresh.innerHTML;
+          ask(uploads);
+        })
+        .catch(function () { /* a reload shows them */ });
+    });
+  }
+
+  var region = document.querySelector("[data-session-list-region]");
+  if (!region) return;
+  var every = parseInt(region.getAttribute("data-refresh-ms"), 10) || 4000;
+  var timer = null;
+  var reading = false;
+  var again = false; // an upload arrived while a read was under way: read once more after it
 
   function cellsOf(tr) {
     var cells = {};
@@ -81,32 +135,6 @@
     });
   }
 
-  // The cells of the rows still waiting for their read, filled in by id.
-  function ask() {
-    if (asking) return;
-    var rows = region.querySelectorAll("tr[data-summary-pending]");
-    if (!rows.length) return;
-    var body = new URLSearchParams();
-    rows.forEach(function (tr) { body.append("key", keyOf(tr)); });
-    asking = true;
-    fetch("/sessions-summaries", { method: "POST", body: body, credentials: "same-origin" })
-      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
-      .then(function (html) {
-        var doc = parse(html);
-        doc.body.querySelectorAll(":scope > [id]").forEach(function (cell) {
-          var old = document.getElementById(cell.id);
-          if (old && !same(old, cell)) swap(old, cell);
-        });
-        rows.forEach(function (tr) {
-          if (document.getElementById("verdict-" + keyOf(tr)) && doc.getElementById("verdict-" + keyOf(tr))) {
-            tr.removeAttribute("data-summary-pending");
-          }
-        });
-      })
-      .catch(function () { /* asked again at the next refresh */ })
-      .then(function () { asking = false; });
-  }
-
   function schedule() {
     clearTimeout(timer);
     timer = setTimeout(refresh, every);
@@ -122,7 +150,7 @@
         patchRows(doc);
         patchParts(doc);
         region.setAttribute("data-refreshed", String(Number(region.getAttribute("data-refreshed") || 0) + 1));
-        ask();
+        ask(region);
       })
       .catch(function () { /* the server may be restarting: try again later */ })
       .then(function () {
@@ -132,6 +160,6 @@
   }
 
   document.body.addEventListener("dsh:uploaded", refresh);
-  ask();
+  ask(region);
   schedule();
 })();

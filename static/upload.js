@@ -1,5 +1,5 @@
 // Uploads: drop zone and file picker, one XMLHttpRequest per file (its upload
-// events drive the progress bar), and the delete button of an upload's page.
+// events drive the progress bar), and deleting an upload, from the list or from its page.
 // Lives in static/ because the page's CSP allows no inline script.
 (function () {
   "use strict";
@@ -133,26 +133,81 @@
     });
   }
 
-  // Deleting takes two clicks: the first only arms the button.
-  function deleteUpload(button) {
-    if (button.getAttribute("data-armed") !== "true") {
-      button.setAttribute("data-armed", "true");
-      button.textContent = button.getAttribute("data-confirm");
-      return;
-    }
-    button.disabled = true;
-    fetch(button.getAttribute("data-upload-delete"), { method: "DELETE" }).then(function (response) {
-      if (response.ok) window.location.assign("/uploads");
-      else button.disabled = false;
+  // Deleting asks first, in the page's one dialog (templates/_delete_upload.html), which names what goes: the
+  // upload, and each of its sessions as the page shows them (title and id, as far as they are read by now).
+  var asked = null; // the delete button whose dialog is open
+
+  function sessionName(element) {
+    var title = element.querySelector("[data-session-title]");
+    var id = element.querySelector("[data-session-id]");
+    var said = title ? title.textContent.trim() : "";
+    var known = id ? id.textContent.trim() : "";
+    return said && known && said !== known ? said + " · " + known : said || known;
+  }
+
+  function askToDelete(button) {
+    var dialog = document.querySelector("[data-delete-dialog]");
+    if (!dialog) return;
+    asked = button;
+    dialog.querySelector("[data-delete-title]").textContent = button.getAttribute("data-confirm-title");
+    dialog.querySelector("[data-delete-said]").textContent = button.getAttribute("data-confirm-sessions");
+    var list = dialog.querySelector("[data-delete-sessions]");
+    list.replaceChildren();
+    var digest = button.getAttribute("data-digest");
+    document.querySelectorAll("[data-goes-with]").forEach(function (element) {
+      if (element.getAttribute("data-goes-with") !== digest) return;
+      var li = document.createElement("li");
+      li.textContent = sessionName(element);
+      list.appendChild(li);
     });
+    var more = button.closest("[data-upload]");
+    more = more && more.querySelector("[data-more-sessions]");
+    if (more) {
+      var rest = document.createElement("li");
+      rest.textContent = more.textContent;
+      list.appendChild(rest);
+    }
+    var error = dialog.querySelector("[data-delete-error]");
+    error.hidden = true;
+    error.textContent = "";
+    dialog.querySelector("[data-delete-confirm]").disabled = false;
+    dialog.showModal();
+  }
+
+  function deleteAsked(confirm) {
+    var button = asked;
+    var dialog = confirm.closest("dialog");
+    if (!button) return;
+    confirm.disabled = true;
+    function failed(message) {
+      var error = dialog.querySelector("[data-delete-error]");
+      error.textContent = confirm.getAttribute("data-failed").split("{message}").join(message);
+      error.hidden = false;
+      confirm.disabled = false;
+    }
+    fetch(button.getAttribute("data-upload-delete"), { method: "DELETE", credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok && response.status !== 404) { // 404: gone already, deleted by someone else
+          return response.json().catch(function () { return {}; }).then(function (body) {
+            failed(body && body.detail ? String(body.detail) : "HTTP " + response.status);
+          });
+        }
+        var after = button.getAttribute("data-after-delete");
+        if (after) window.location.assign(after);
+        else window.location.reload(); // the list again: its counts and its page as they now are
+      }, function () { failed(confirm.getAttribute("data-network")); });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-upload-zone]").forEach(setUp);
   });
   document.addEventListener("click", function (event) {
-    var target = event.target instanceof Element ? event.target.closest("[data-upload-delete]") : null;
-    if (target) deleteUpload(target);
+    if (!(event.target instanceof Element)) return;
+    var target = event.target.closest("[data-upload-delete], [data-delete-confirm], [data-delete-cancel]");
+    if (!target) return;
+    if (target.hasAttribute("data-upload-delete")) askToDelete(target);
+    else if (target.hasAttribute("data-delete-confirm")) deleteAsked(target);
+    else target.closest("dialog").close();
   });
   // A file dropped beside the zone must not make the browser navigate away to it.
   document.addEventListener("dragover", function (event) { event.preventDefault(); });

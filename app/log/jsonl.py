@@ -22,8 +22,9 @@ from .packed import PACKED_TAGS, PackedRowError, expand_packed
 from .plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, line_batches
 from .records import EventRun, HeaderlessLog, NotASessionLog, Record, RepeatedLines, ScanState
 
-# the names dsh gives its own artifacts (FORMAT.md §1.1): such a file is a log even when its header is not
-_ARTIFACT_NAME = re.compile(r"session(?:\.\d+)?\.jsonl(?:\.zstd)?")
+# the names dsh gives its own artifacts (FORMAT.md §1.1; `session.v<N>` for a later format generation, issue
+# 30): such a file is a log even when its header is not
+_ARTIFACT_NAME = re.compile(r"session(?:\.\d+|\.v[1-9]\d*)?\.jsonl(?:\.zstd)?")
 Mode = Literal["artifact", "fixture"]
 RAW_CAP = 4096
 # Records of the tail dsh drops (after a defect) that a log lists, each with its place and reason; the rest

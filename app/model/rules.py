@@ -140,6 +140,17 @@ def header_unsupported(header: dict[str, Any], *, lenient: bool) -> str | None:
     )
 
 
+def newer_format(header: dict[str, Any] | None) -> int | float | None:
+    """The header's format version when it is newer than the one the pinned release reads (the `version` a
+    `header_unsupported` calls "written by a newer harness"), else None. Such a log is shown all the same,
+    as far as its events read as this release's (issue 30)."""
+    version = (header or {}).get("version")
+    if not is_number(version):
+        return None
+    assert isinstance(version, (int, float))
+    return version if version > SESSION_FORMAT_VERSION else None
+
+
 _PLACEHOLDER = re.compile(r"\{\{[^{}]+\}\}")  # `{{cwd}}`, `{{cwd}}/workspace`
 
 

@@ -8,13 +8,14 @@ from .blobs import Received, Receiving, valid_digest
 from .catalog import StoredSession, Upload
 from .contents import NoSessions, Refusal
 from .limits import MIB, LimitExceeded, LimitName, Limits, mib
-from .store import ListedSession, Stored, UploadStore, clean_name
+from .store import ListedHistory, ListedSession, Stored, UploadStore, clean_name
 
 __all__ = [
     "MIB",
     "LimitExceeded",
     "LimitName",
     "Limits",
+    "ListedHistory",
     "ListedSession",
     "NoSessions",
     "Received",

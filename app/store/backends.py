@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .blobs import Received
-from .catalog import Upload
+from .catalog import Upload, UploadPage
 
 
 class Catalog(Protocol):
@@ -23,27 +23,44 @@ class Catalog(Protocol):
         """A number raised by every add and delete, in any process: unchanged means nothing to read again."""
         ...
 
-    def get(self, digest: str) -> Upload | None: ...
+    def get(self, digest: str) -> Upload | None:
+        """The upload, hidden or not."""
+        ...
 
     def all(self) -> list[Upload]:
-        """Every upload, oldest first."""
+        """Every upload, oldest first, hidden ones too (an extension's bytes start with theirs)."""
+        ...
+
+    def holding(self, session_id: str) -> list[Upload]:
+        """Every upload holding a session of this id, oldest first, hidden ones too: where an extension's
+        base is looked for."""
         ...
 
     def newest(self, limit: int) -> list[Upload]:
-        """The `limit` newest uploads, newest first: read through an index, whatever the catalog holds."""
+        """The `limit` newest uploads a user sees (not hidden), newest first: read through an index, whatever the
+        catalog holds."""
+        ...
+
+    def page(self, limit: int, before: tuple[int, str] | None = None) -> UploadPage:
+        """Up to `limit` uploads, newest first, older than `before` (an upload's `(uploaded_at, digest)`: the
+        last of the page before) or the newest; with how many there are and where the page lies among them."""
         ...
 
     def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
-        """Under the digest's lock: `store_blob()`, then the rows. None when published; the upload already
-        catalogued when the same bytes won (nothing stored then). A failure after `store_blob` drops the blob."""
+        """Under the digest's lock: `store_blob()` (the upload's `blob`), then the rows. None when published (or
+        a hidden upload of these bytes shown again, nothing stored); the upload already catalogued when the same
+        bytes won (nothing stored then). A failure after `store_blob` drops the blob; raises BaseGone when the
+        upload's base was deleted meanwhile."""
         ...
 
-    def remove(self, digest: str, drop_blob: Callable[[], None]) -> bool:
-        """The rows first; then, under the digest's lock and only when no row came back, `drop_blob()`."""
+    def remove(self, digest: str, drop_blob: Callable[[str], None]) -> bool:
+        """What a user's delete does (docs/decisions/0018-session-versions.md): an upload another extends is
+        hidden; any other goes, row first, then its blob when no row needs it (`drop_blob(blob)`, under the
+        blob's lock), then each hidden base no upload extends any more. False when there was no such upload."""
         ...
 
     def sweep(self, blobs: Iterable[str], drop_blob: Callable[[str], None]) -> None:
-        """Drop each of `blobs` that no row names (a crash between a row's removal and its blob's)."""
+        """Drop each of `blobs` that no row needs (a crash between a row's removal and its blob's)."""
         ...
 
 

@@ -31,6 +31,7 @@ class StoredSession:
     session_id: str | None
     header_json: str | None  # kept as text: each reader gets its own dict
     verdict: str  # as read when uploaded; the session page reads it again
+    events: int | None = None  # as stored when uploaded; None for uploads catalogued before it was kept
 
     @property
     def header(self) -> dict[str, Any] | None:
@@ -47,11 +48,38 @@ class Upload:
     media: int  # images kept beside the logs (an export ZIP's media/)
     uploaded_at: int  # ms since the epoch
     sessions: tuple[StoredSession, ...]
+    base: str | None = None  # the upload whose whole bytes this one's start with, kept once (decision 0018)
+    tail: str | None = None  # with a base: the blob of the bytes after the base's
+    hidden: bool = False  # deleted by a user, kept as the base of another upload: listed nowhere
+
+    @property
+    def blob(self) -> str:
+        """The blob this upload's row keeps: its tail, or its own bytes when stored whole."""
+        return self.tail or self.digest
 
 
-# an `uploads` row (digest, name, size, carrier, media, uploaded_at): its table is STRICT, and carrier
-# holds only the Kind that `insert` wrote
-_UploadRow = tuple[str, str, int, Kind, int, int]
+@dataclass(frozen=True, slots=True)
+class UploadPage:
+    """A page of the uploads a user sees, newest first (`Catalog.page`), and where it lies among them all."""
+
+    uploads: tuple[Upload, ...]
+    total: int  # every upload a user sees
+    newer: int  # those newer than this page's first: what the pages before it hold
+    more: bool  # older ones follow this page's last
+
+
+class BaseGone(Exception):
+    """The upload an extension was to continue was deleted meanwhile: store it whole instead."""
+
+
+# an `uploads` row (digest, name, size, carrier, media, uploaded_at, base, tail, hidden): its table is STRICT,
+# and carrier holds only the Kind that `insert` wrote
+_UploadRow = tuple[str, str, int, Kind, int, int, str | None, str | None, int | bool]
+UPLOAD_COLUMNS = "digest, name, size, carrier, media, uploaded_at, base, tail, hidden"
+SELECT_UPLOADS = (
+    "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden, "
+    "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict, s.events "
+)
 
 
 class SqliteCatalog:
@@ -106,8 +134,17 @@ class SqliteCatalog:
     def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
         with self.connection() as conn, self.writing(conn):
             current = self._get(conn, upload.digest)
+            if current is not None and current.hidden:  # the same bytes again, after a user deleted them
+                conn.execute(
+                    "UPDATE uploads SET hidden = 0, uploaded_at = ? WHERE digest = ?",
+                    (upload.uploaded_at, upload.digest),
+                )
+                _bump(conn)
+                return None
             if current is not None:
                 return current
+            if upload.base is not None and self._get(conn, upload.base) is None:
+                raise BaseGone(upload.base)
             store_blob()
             try:
                 _insert(conn, upload)
@@ -117,24 +154,40 @@ class SqliteCatalog:
                 raise
         return None
 
-    def remove(self, digest: str, drop_blob: Callable[[], None]) -> bool:
-        with self.connection() as conn:
-            with self.writing(conn):
-                removed = conn.execute("DELETE FROM uploads WHERE digest = ?", (digest,)).rowcount > 0
-                if removed:
-                    _bump(conn)
-            if removed:
-                with self.writing(conn):
-                    if self._get(conn, digest) is None:
-                        drop_blob()
-        return removed
+    def remove(self, digest: str, drop_blob: Callable[[str], None]) -> bool:
+        with self.connection() as conn, self.writing(conn):
+            removed = self._get(conn, digest)
+            if removed is None or removed.hidden:
+                return False
+            if conn.execute("SELECT 1 FROM uploads WHERE base = ? LIMIT 1", (digest,)).fetchone():
+                conn.execute("UPDATE uploads SET hidden = 1 WHERE digest = ?", (digest,))
+                _bump(conn)
+                return True
+            gone: Upload | None = removed
+            while gone is not None:  # the upload, then each hidden base no upload extends any more
+                conn.execute("DELETE FROM uploads WHERE digest = ?", (gone.digest,))
+                _bump(conn)
+                if not _needed(conn, gone.blob):
+                    drop_blob(gone.blob)
+                below = self._get(conn, gone.base) if gone.base is not None else None
+                extended = (
+                    below is not None
+                    and conn.execute("SELECT 1 FROM uploads WHERE base = ? LIMIT 1", (below.digest,)).fetchone()
+                )
+                gone = below if below is not None and below.hidden and not extended else None
+        return True
 
     def sweep(self, blobs: Iterable[str], drop_blob: Callable[[str], None]) -> None:
         with self.connection() as conn, self.writing(conn):
-            known = {d for (d,) in conn.execute("SELECT digest FROM uploads")}
             for digest in list(blobs):
-                if digest not in known:
+                if not _needed(conn, digest):
                     drop_blob(digest)
+
+    def holding(self, session_id: str) -> list[Upload]:
+        with self.connection() as conn:
+            return _select(
+                conn, "WHERE u.digest IN (SELECT digest FROM upload_sessions WHERE session_id = ?)", (session_id,)
+            )
 
     def get(self, digest: str) -> Upload | None:
         with self.connection() as conn:
@@ -153,20 +206,63 @@ class SqliteCatalog:
         with self.connection() as conn:
             return _select(conn, _NEWEST, (limit,), newest_first=True)
 
+    def page(self, limit: int, before: tuple[int, str] | None = None) -> UploadPage:
+        shown, args = (_NEWEST, (limit + 1,)) if before is None else (_OLDER, (*before, limit + 1))
+        with self.connection() as conn:
+            conn.execute("BEGIN")  # one snapshot: the page and its counts agree
+            try:
+                uploads = _select(conn, shown, args, newest_first=True)
+                total = conn.execute(_SHOWN_COUNT).fetchone()[0]
+                newer = conn.execute(_SHOWN_COUNT + _NEWER, before).fetchone()[0] if before else 0
+            finally:
+                conn.execute("COMMIT")
+        return UploadPage(tuple(uploads[:limit]), total, newer, len(uploads) > limit)
 
-# the newest uploads through the `uploads_newest` index; their sessions join afterwards
-_NEWEST = "WHERE u.digest IN (SELECT digest FROM uploads ORDER BY uploaded_at DESC, digest DESC LIMIT ?)"
+
+# the newest uploads a user sees through the `uploads_newest` index; their sessions join afterwards
+_NEWEST = (
+    "WHERE u.digest IN (SELECT digest FROM uploads WHERE NOT hidden ORDER BY uploaded_at DESC, digest DESC LIMIT ?)"
+)
+
+
+# a later page (`page`): the uploads older than the last shown, through the same index
+_OLDER = (
+    "WHERE u.digest IN (SELECT digest FROM uploads WHERE NOT hidden AND (uploaded_at, digest) < (?, ?) "
+    "ORDER BY uploaded_at DESC, digest DESC LIMIT ?)"
+)
+_SHOWN_COUNT = "SELECT count(*) FROM uploads WHERE NOT hidden"
+_NEWER = " AND (uploaded_at, digest) >= (?, ?)"
 
 
 def _insert(conn: sqlite3.Connection, upload: Upload) -> None:
-    conn.execute(
-        "INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?)",
-        (upload.digest, upload.name, upload.size, upload.carrier, upload.media, upload.uploaded_at),
-    )
+    conn.execute(f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", upload_row(upload))
     conn.executemany(
-        "INSERT INTO upload_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict) for s in upload.sessions],
+        f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        session_rows(upload),
     )
+
+
+SESSION_COLUMNS = "digest, ordinal, kind, member, session_id, header, verdict, events"
+
+
+def upload_row(upload: Upload) -> tuple[Any, ...]:
+    u = upload
+    return (u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden)
+
+
+def session_rows(upload: Upload) -> list[tuple[Any, ...]]:
+    return [
+        (s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict, s.events)
+        for s in upload.sessions
+    ]
+
+
+# whether a blob is some row's: an upload stored whole under it, or an extension's tail
+NEEDED = "SELECT 1 FROM uploads WHERE (digest = {0} AND tail IS NULL) OR tail = {0} LIMIT 1"
+
+
+def _needed(conn: sqlite3.Connection, blob: str) -> bool:
+    return conn.execute(NEEDED.format(":b"), {"b": blob}).fetchone() is not None
 
 
 def _bump(conn: sqlite3.Connection) -> None:
@@ -176,9 +272,7 @@ def _bump(conn: sqlite3.Connection) -> None:
 def _select(conn: sqlite3.Connection, where: str, args: tuple[Any, ...], *, newest_first: bool = False) -> list[Upload]:
     order = "u.uploaded_at DESC, u.digest DESC" if newest_first else "u.uploaded_at, u.digest"
     query = (
-        "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, "
-        "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict "
-        f"FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest {where} "
+        SELECT_UPLOADS + f"FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest {where} "
         f"ORDER BY {order}, s.ordinal"
     )
     return uploads_of(conn.execute(query, args).fetchall())
@@ -188,7 +282,7 @@ def uploads_of(rows: Iterable[Sequence[Any]]) -> list[Upload]:
     """Uploads from joined rows (an upload's columns, then one session's or NULLs), in the rows' order."""
     grouped: dict[str, tuple[_UploadRow, list[StoredSession]]] = {}
     for row in rows:
-        _, sessions = grouped.setdefault(row[0], (cast(_UploadRow, tuple(row[:6])), []))
-        if row[6] is not None:
-            sessions.append(StoredSession(row[0], *row[6:]))
-    return [Upload(*h, tuple(s)) for h, s in grouped.values()]
+        _, sessions = grouped.setdefault(row[0], (cast(_UploadRow, tuple(row[:9])), []))
+        if row[9] is not None:
+            sessions.append(StoredSession(row[0], *row[9:]))
+    return [Upload(*h[:6], tuple(s), h[6], h[7], bool(h[8])) for h, s in grouped.values()]

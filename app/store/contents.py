@@ -22,6 +22,7 @@ class FoundSession:
     session_id: str | None
     header: dict[str, Any] | None  # the header as listed, for the catalog
     verdict: str
+    events: int  # as stored: never the closers dsh would add
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,12 @@ def read_contents(path: str, name: str, limits: Limits) -> Contents:
         sid = header.get("id") if header else None
         sessions.append(
             FoundSession(
-                source.kind, source.member, sid if isinstance(sid, str) else None, header, log.verdict.category
+                source.kind,
+                source.member,
+                sid if isinstance(sid, str) else None,
+                header,
+                log.verdict.category,
+                log.stored_count,
             )
         )
     if not sessions:

@@ -13,7 +13,18 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .catalog import Upload, uploads_of
+from .catalog import (
+    NEEDED,
+    SELECT_UPLOADS,
+    SESSION_COLUMNS,
+    UPLOAD_COLUMNS,
+    BaseGone,
+    Upload,
+    UploadPage,
+    session_rows,
+    upload_row,
+    uploads_of,
+)
 from .pg_connections import Connections
 from .schema import pending
 
@@ -23,11 +34,7 @@ if TYPE_CHECKING:
 # the key of the lock a start holds while it migrates (any constant no digest's lock can take: those are
 # hashes in the two-key space)
 _MIGRATING = 0x647368_2D696E  # "dsh-in"
-_COLUMNS = (
-    "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, "
-    "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict "
-    "FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest "
-)
+_COLUMNS = SELECT_UPLOADS + "FROM uploads u LEFT JOIN upload_sessions s ON s.digest = u.digest "
 
 
 class PostgresCatalog:
@@ -57,8 +64,12 @@ class PostgresCatalog:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATING,))
 
     @contextmanager
-    def _locked(self, conn: psycopg.Connection[Any], digest: str) -> Iterator[None]:
-        """The digest's advisory lock, held across transactions; a dead process's goes with its connection."""
+    def _locked(self, conn: psycopg.Connection[Any], digest: str | None) -> Iterator[None]:
+        """The digest's advisory lock, held across transactions; a dead process's goes with its connection.
+        Nothing for None. Session-level locks nest: a lock already held is taken again and released once."""
+        if digest is None:
+            yield
+            return
         conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (digest,))
         try:
             yield
@@ -85,62 +96,146 @@ class PostgresCatalog:
         # planner hash the page against a scan of every upload
         with self._connection() as conn:
             rows = conn.execute(
-                "WITH page AS (SELECT * FROM uploads ORDER BY uploaded_at DESC, digest DESC LIMIT %s) "
-                "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, "
-                "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict "
-                "FROM page u LEFT JOIN upload_sessions s ON s.digest = u.digest "
+                "WITH page AS (SELECT * FROM uploads WHERE NOT hidden ORDER BY uploaded_at DESC, digest DESC LIMIT %s) "
+                + SELECT_UPLOADS
+                + "FROM page u LEFT JOIN upload_sessions s ON s.digest = u.digest "
                 "ORDER BY u.uploaded_at DESC, u.digest DESC, s.ordinal",
                 (limit,),
             ).fetchall()
         return uploads_of(rows)
 
+    def page(self, limit: int, before: tuple[int, str] | None = None) -> UploadPage:
+        # as `newest`, the page first through `uploads_newest` (a row comparison is a range of it), then its
+        # sessions by key; its counts in the same snapshot
+        older, cursor = ("AND (uploaded_at, digest) < (%s, %s) ", before) if before else ("", ())
+        with self._connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            rows = conn.execute(
+                f"WITH page AS (SELECT * FROM uploads WHERE NOT hidden {older}"
+                "ORDER BY uploaded_at DESC, digest DESC LIMIT %s) "
+                + SELECT_UPLOADS
+                + "FROM page u LEFT JOIN upload_sessions s ON s.digest = u.digest "
+                "ORDER BY u.uploaded_at DESC, u.digest DESC, s.ordinal",
+                (*cursor, limit + 1),
+            ).fetchall()
+            shown = "SELECT count(*) FROM uploads WHERE NOT hidden"
+            total = _count(conn, shown, ())
+            newer = _count(conn, shown + " AND (uploaded_at, digest) >= (%s, %s)", before) if before else 0
+        uploads = uploads_of(rows)
+        return UploadPage(tuple(uploads[:limit]), total, newer, len(uploads) > limit)
+
     def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
-        with self._connection() as conn, self._locked(conn, upload.digest):
+        # an extension's tail is locked too: the sweep takes a blob's lock before it drops an unneeded one
+        with self._connection() as conn, self._locked(conn, upload.digest), self._locked(conn, upload.tail):
             current = _get(conn, upload.digest)
+            if current is not None and current.hidden:  # the same bytes again, after a user deleted them
+                with conn.transaction():
+                    conn.execute(
+                        "UPDATE uploads SET hidden = false, uploaded_at = %s WHERE digest = %s",
+                        (upload.uploaded_at, upload.digest),
+                    )
+                    _bump(conn)
+                return None
             if current is not None:
                 return current
             store_blob()
             try:
                 with conn.transaction():
+                    # the base is locked against a delete until this commits
+                    if (
+                        upload.base is not None
+                        and not conn.execute(
+                            "SELECT 1 FROM uploads WHERE digest = %s FOR SHARE", (upload.base,)
+                        ).fetchone()
+                    ):
+                        raise BaseGone(upload.base)
                     insert(conn, upload)
-                    conn.execute("UPDATE catalog_state SET version = version + 1")
+                    _bump(conn)
             except BaseException:
                 drop_blob()
                 raise
         return None
 
-    def remove(self, digest: str, drop_blob: Callable[[], None]) -> bool:
+    def remove(self, digest: str, drop_blob: Callable[[str], None]) -> bool:
         with self._connection() as conn, self._locked(conn, digest):
             with conn.transaction():
-                removed = conn.execute("DELETE FROM uploads WHERE digest = %s", (digest,)).rowcount > 0
-                if removed:
-                    conn.execute("UPDATE catalog_state SET version = version + 1")
-            if removed:
-                drop_blob()  # under the lock: nobody publishes these bytes again meanwhile
-        return removed
+                removed = _get(conn, digest, lock=True)
+                if removed is None or removed.hidden:
+                    return False
+                if conn.execute("SELECT 1 FROM uploads WHERE base = %s LIMIT 1", (digest,)).fetchone():
+                    conn.execute("UPDATE uploads SET hidden = true WHERE digest = %s", (digest,))
+                    _bump(conn)
+                    return True
+                conn.execute("DELETE FROM uploads WHERE digest = %s", (digest,))
+                _bump(conn)
+            self._drop_unneeded(conn, removed.blob, drop_blob)
+            below = removed.base
+            while below is not None:  # each hidden base no upload extends any more goes too
+                below = self._remove_hidden(conn, below, drop_blob)
+        return True
+
+    def _remove_hidden(
+        self, conn: psycopg.Connection[Any], digest: str, drop_blob: Callable[[str], None]
+    ) -> str | None:
+        """Remove `digest` when it is hidden and no upload extends it (an extension being published holds
+        its base FOR SHARE); the base below it to look at next, or None."""
+        with self._locked(conn, digest):
+            with conn.transaction():
+                found = _get(conn, digest, lock=True)
+                if found is None or not found.hidden:
+                    return None
+                if conn.execute("SELECT 1 FROM uploads WHERE base = %s LIMIT 1", (digest,)).fetchone():
+                    return None
+                conn.execute("DELETE FROM uploads WHERE digest = %s", (digest,))
+                _bump(conn)
+            self._drop_unneeded(conn, found.blob, drop_blob)
+            return found.base
+
+    def _drop_unneeded(self, conn: psycopg.Connection[Any], blob: str, drop_blob: Callable[[str], None]) -> None:
+        with self._locked(conn, blob):  # nobody publishes these bytes again meanwhile
+            if not conn.execute(NEEDED.format("%(b)s"), {"b": blob}).fetchone():
+                drop_blob(blob)
 
     def sweep(self, blobs: Iterable[str], drop_blob: Callable[[str], None]) -> None:
         with self._connection() as conn:
-            known = {d for (d,) in conn.execute("SELECT digest FROM uploads")}
+            known = {d for (d,) in conn.execute("SELECT digest FROM uploads WHERE tail IS NULL")}
+            known |= {t for (t,) in conn.execute("SELECT tail FROM uploads WHERE tail IS NOT NULL")}
             for digest in [d for d in blobs if d not in known]:
-                with self._locked(conn, digest):  # it may be an upload being published right now
-                    if _get(conn, digest) is None:
-                        drop_blob(digest)
+                self._drop_unneeded(conn, digest, drop_blob)  # it may be an upload being published right now
+
+    def holding(self, session_id: str) -> list[Upload]:
+        with self._connection() as conn:
+            rows = conn.execute(
+                _COLUMNS + "WHERE u.digest IN (SELECT digest FROM upload_sessions WHERE session_id = %s) "
+                "ORDER BY u.uploaded_at, u.digest, s.ordinal",
+                (session_id,),
+            ).fetchall()
+        return uploads_of(rows)
 
 
-def _get(conn: psycopg.Connection[Any], digest: str) -> Upload | None:
+def _get(conn: psycopg.Connection[Any], digest: str, *, lock: bool = False) -> Upload | None:
+    if lock:  # the upload's row, against an extension of it being inserted meanwhile
+        conn.execute("SELECT 1 FROM uploads WHERE digest = %s FOR UPDATE", (digest,))
     rows = conn.execute(_COLUMNS + "WHERE u.digest = %s ORDER BY s.ordinal", (digest,)).fetchall()
     uploads = uploads_of(rows)
     return uploads[0] if uploads else None
 
 
+def _count(conn: psycopg.Connection[Any], query: str, args: tuple[Any, ...]) -> int:
+    row = conn.execute(query, args).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _bump(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("UPDATE catalog_state SET version = version + 1")
+
+
 def insert(conn: psycopg.Connection[Any], upload: Upload) -> None:
     conn.execute(
-        "INSERT INTO uploads VALUES (%s, %s, %s, %s, %s, %s)",
-        (upload.digest, upload.name, upload.size, upload.carrier, upload.media, upload.uploaded_at),
+        f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", upload_row(upload)
     )
     with conn.cursor() as cur:
         cur.executemany(
-            "INSERT INTO upload_sessions VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            [(s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict) for s in upload.sessions],
+            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            session_rows(upload),
         )

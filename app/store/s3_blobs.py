@@ -14,17 +14,13 @@ the file open keeps its bytes (POSIX); a later read streams it again.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .blobs import CHUNK, Received, fanned, fsync_dir, valid_digest
+from .blobs import CHUNK, Received, fanned, valid_digest
+from .read_cache import ReadCache
 
 
 def parse_s3_url(url: str) -> tuple[str, str]:
@@ -45,11 +41,7 @@ class S3Blobs:
         self.client: Any = boto3.client(
             "s3", config=Config(s3={"addressing_style": "path"}, retries={"mode": "standard"})
         )
-        self.cache = cache
-        self.cache_bytes = cache_bytes
-        self.cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._read_at = 0  # the last read's mark, in ns: see `_mark_read`
-        self._marking = threading.Lock()
+        self.cache = ReadCache(cache, cache_bytes)
         self._ensure_bucket()
 
     def _ensure_bucket(self) -> None:
@@ -81,12 +73,7 @@ class S3Blobs:
 
     def _keep_local(self, received: Received) -> None:
         """The temp file becomes this machine's cached copy: the first read here downloads nothing."""
-        final = self.local_path(received.digest)
-        try:
-            final.parent.mkdir(mode=0o700, exist_ok=True)
-            os.replace(received.temp, final)
-        except OSError:
-            return  # a cache miss later, nothing worse
+        self.cache.keep(received.digest, received.temp)
 
     def delete(self, digest: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self.key(digest))
@@ -103,54 +90,10 @@ class S3Blobs:
                     yield name
 
     def local_path(self, digest: str) -> Path:
-        return self.cache / fanned(digest)
+        return self.cache.path(digest)
 
     def fetch(self, digest: str) -> Path:
-        final = self.local_path(digest)
-        try:
-            self._mark_read(final)
-            return final
-        except FileNotFoundError:
-            pass
-        final.parent.mkdir(mode=0o700, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{digest[:8]}-", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                for chunk in self.chunks(digest):
-                    f.write(chunk)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(name, final)
-            fsync_dir(final.parent)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
-        self._mark_read(final)
-        self._trim(keep=final)
-        return final
-
-    def _mark_read(self, path: Path) -> None:
-        """Stamp `path` read now, later than any copy this process read before: the file system's clock ticks
-        coarsely (milliseconds), and two reads in one tick would otherwise tie when the cache is trimmed."""
-        with self._marking:
-            self._read_at = max(time.time_ns(), self._read_at + 1)
-            os.utime(path, ns=(self._read_at, self._read_at))
-
-    def _trim(self, keep: Path) -> None:
-        """Remove the least recently read copies until the cache holds at most `cache_bytes` (`keep` stays)."""
-        copies = []
-        for path in self.cache.glob("*/*"):
-            if valid_digest(path.name):
-                with contextlib.suppress(FileNotFoundError):  # another thread trims too
-                    st = path.stat()
-                    copies.append((st.st_mtime_ns, st.st_size, path))
-        total = sum(size for _, size, _ in copies)
-        for _, size, path in sorted(copies):
-            if total <= self.cache_bytes:
-                break
-            if path != keep:
-                path.unlink(missing_ok=True)
-                total -= size
+        return self.cache.get(digest) or self.cache.fill(digest, self.chunks(digest))
 
     def chunks(self, digest: str) -> Iterator[bytes]:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -168,4 +111,4 @@ class S3Blobs:
             body.close()
 
     def forget_local(self, digest: str) -> None:
-        self.local_path(digest).unlink(missing_ok=True)
+        self.cache.forget(digest)

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,10 +19,15 @@ import orjson
 
 from ..log.sources import SessionSource
 from .backends import Blobs, Catalog
-from .blobs import FileBlobs, Received, Receiving, sweep_temps, valid_digest
-from .catalog import SqliteCatalog, StoredSession, Upload
+from .blobs import CHUNK, FileBlobs, Received, Receiving, sweep_temps, valid_digest
+from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload
 from .contents import Refusal, read_contents
+from .histories import History, State, histories, identity
 from .limits import MIB, READ_CACHE_MB, Limits
+from .read_cache import ReadCache
+
+# carriers that grow by appending: an upload of one such log may extend an earlier one (decision 0018)
+APPENDABLE = frozenset({"jsonl", "jsonl-zstd"})
 
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -41,9 +49,24 @@ class Stored:
 
 @dataclass(frozen=True, slots=True)
 class ListedSession:
+    """A session as one upload holds it, ready to read."""
+
     digest: str
     source: SessionSource
     header: dict[str, Any] | None
+    name: str  # the upload's label
+    size: int  # the upload's bytes
+    uploaded_at: int  # ms since the epoch
+    events: int | None  # as stored when uploaded
+
+
+@dataclass(frozen=True, slots=True)
+class ListedHistory:
+    """One session however often it arrived (docs/decisions/0018-session-versions.md)."""
+
+    versions: tuple[tuple[ListedSession, ...], ...]  # each version's uploads, oldest first; versions likewise
+    current: ListedSession  # the newest upload's: what the session's key shows
+    first: ListedSession  # the earliest upload's: what decides its key
 
 
 class UploadStore:
@@ -67,9 +90,12 @@ class UploadStore:
         self.tmp.mkdir(mode=0o700, exist_ok=True)
         self.catalog: Catalog = open_catalog(catalog_url, self.root)
         self.blobs: Blobs = open_blobs(blobs_url, self.root, read_cache_bytes)
+        # uploads stored as parts (a base and a tail), each assembled once into one file to be read
+        self.assembled = ReadCache(self.root / "assembled", read_cache_bytes)
         self.shared = blobs_url is not None  # the blobs are not this machine's files: no process may assume so
         self._lock = threading.Lock()
-        self._listed: tuple[int, list[ListedSession]] | None = None  # the catalog version it was read at
+        self._listed: tuple[int, list[ListedHistory]] | None = None  # the catalog version it was read at
+        self._uploads: dict[str, Upload] = {}  # every upload as `sessions` last read them, hidden ones too
         self._sweep()
 
     def _sweep(self) -> None:
@@ -82,13 +108,14 @@ class UploadStore:
         return Receiving(self.tmp, self.limits.max_upload_bytes)
 
     def ingest(self, received: Received, name: str | None) -> Stored:
-        """Read, then publish and catalogue an upload; raises LimitExceeded or NoSessions.
+        """Read, then publish and catalogue an upload; raises LimitExceeded or NoSessions. An upload whose
+        bytes extend a stored upload of the same session keeps only the bytes after it (decision 0018).
 
-        The temp file is gone afterwards whatever happens."""
+        The temp file is gone afterwards whatever happens (or kept as this machine's copy to read)."""
         shown = clean_name(name)
         try:
             existing = self.catalog.get(received.digest)
-            if existing is not None:
+            if existing is not None and not existing.hidden:
                 return Stored(existing, False, ())
             contents = read_contents(str(received.temp), shown, self.limits)
             sessions = tuple(
@@ -100,6 +127,7 @@ class UploadStore:
                     s.session_id,
                     orjson.dumps(s.header).decode() if s.header is not None else None,
                     s.verdict,
+                    s.events,
                 )
                 for i, s in enumerate(contents.sessions)
             )
@@ -112,38 +140,118 @@ class UploadStore:
                 time.time_ns() // 1_000_000,
                 sessions,
             )
-            current = self.catalog.publish(
-                upload, lambda: self.blobs.publish(received), lambda: self.blobs.delete(received.digest)
-            )
+            base = self._base_of(received, upload)
+            current = self._publish(received, upload, base) if base is not None else None
+            if base is None or isinstance(current, BaseGone):
+                current = self.catalog.publish(
+                    upload, lambda: self.blobs.publish(received), lambda: self.blobs.delete(received.digest)
+                )
             if current is not None:  # the same bytes, uploaded concurrently, won
                 return Stored(current, False, contents.refused)
-            return Stored(upload, True, contents.refused)
+            return Stored(self.catalog.get(received.digest) or upload, True, contents.refused)
         finally:
             received.temp.unlink(missing_ok=True)
 
+    def _base_of(self, received: Received, upload: Upload) -> Upload | None:
+        """The longest stored upload of the same session whose whole bytes this one starts with: its digest is
+        that of this upload's prefix of its size (each candidate's bytes are hashed here, none read there)."""
+        if upload.carrier not in APPENDABLE or len(upload.sessions) != 1:
+            return None
+        ident = identity(upload.sessions[0].header)
+        if ident is None:
+            return None
+        candidates = sorted(
+            (
+                u
+                for u in self.catalog.holding(ident[0])
+                if u.carrier == upload.carrier
+                and len(u.sessions) == 1
+                and identity(u.sessions[0].header) == ident
+                and 0 < u.size < received.size
+            ),
+            key=lambda u: u.size,
+        )
+        found: Upload | None = None
+        hashed, done = hashlib.sha256(), 0
+        with open(received.temp, "rb") as f:
+            for candidate in candidates:
+                while done < candidate.size:
+                    chunk = f.read(min(CHUNK, candidate.size - done))
+                    if not chunk:
+                        return found
+                    hashed.update(chunk)
+                    done += len(chunk)
+                if hashed.hexdigest() == candidate.digest:
+                    found = candidate
+        return found
+
+    def _publish(self, received: Received, upload: Upload, base: Upload) -> Upload | BaseGone | None:
+        """Publish `upload` as `base` and the bytes after it: only those are stored. The catalog's answer, or
+        BaseGone when the base was deleted meanwhile (then nothing was stored)."""
+        tail = _tail(received, base.size, self.tmp)
+        try:
+            current = self.catalog.publish(
+                replace(upload, base=base.digest, tail=tail.digest),
+                lambda: self.blobs.publish(tail),
+                lambda: self.blobs.delete(tail.digest),
+            )
+        except BaseGone as gone:
+            return gone
+        finally:
+            tail.temp.unlink(missing_ok=True)
+        if current is None:
+            self.assembled.keep(received.digest, received.temp)  # its whole bytes: the first read copies nothing
+        return current
+
     def uploads(self) -> list[Upload]:
-        return self.catalog.all()
+        """Every upload a user sees, oldest first."""
+        return [u for u in self.catalog.all() if not u.hidden]
 
     def newest(self, limit: int) -> list[Upload]:
         """The first page of uploads, newest first, read through the catalog's index."""
         return self.catalog.newest(limit)
 
     def upload(self, digest: str) -> Upload | None:
-        return self.catalog.get(digest) if valid_digest(digest) else None
+        """The upload, unless a user deleted it."""
+        found = self.catalog.get(digest) if valid_digest(digest) else None
+        return found if found is not None and not found.hidden else None
 
-    def blob_path(self, digest: str) -> Path:
-        """Where this machine reads the blob (for the team store, once `fetch` brought it)."""
-        return self.blobs.local_path(digest)
+    def local_path(self, upload: Upload) -> Path:
+        """Where this machine reads the upload's bytes (for the team store, or an upload stored as parts,
+        once `fetch` brought them)."""
+        return self.blobs.local_path(upload.digest) if upload.tail is None else self.assembled.path(upload.digest)
 
     def fetch(self, digest: str) -> Path:
-        """The blob as a local file, streamed from the object store first when this machine has no copy."""
-        return self.blobs.fetch(digest)
+        """The upload's bytes as a local file: streamed from the object store, or assembled from its parts,
+        first when this machine has no copy. Raises OSError when they cannot be read."""
+        upload = self._known(digest)
+        if upload.tail is None:
+            return self.blobs.fetch(digest)
+        return self.assembled.get(digest) or self.assembled.fill(digest, self.chunks(upload))
 
-    def chunks(self, digest: str) -> Iterator[bytes]:
-        return self.blobs.chunks(digest)
+    def chunks(self, upload: Upload) -> Iterator[bytes]:
+        """The upload's bytes, streamed: its base's, then its tail, down to an upload stored whole."""
+        for blob in self._parts(upload):
+            yield from self.blobs.chunks(blob)
+
+    def _parts(self, upload: Upload) -> list[str]:
+        parts = [upload.blob]
+        below = upload
+        while below.base is not None:
+            below = self._known(below.base)
+            parts.append(below.blob)
+        return parts[::-1]
+
+    def _known(self, digest: str) -> Upload:
+        with self._lock:
+            found = self._uploads.get(digest)
+        found = found or self.catalog.get(digest)
+        if found is None:
+            raise FileNotFoundError(f"no upload {digest}")
+        return found
 
     def source(self, upload: Upload, session: StoredSession) -> SessionSource:
-        return SessionSource(str(self.blob_path(upload.digest)), session.kind, session.member, display=upload.name)
+        return SessionSource(str(self.local_path(upload)), session.kind, session.member, display=upload.name)
 
     def changed(self) -> bool:
         """Whether an upload was added or deleted, by any process, since `sessions` last read the catalog."""
@@ -156,33 +264,67 @@ class UploadStore:
         with self._lock:
             return self._listed[0] if self._listed is not None else None
 
-    def sessions(self) -> list[ListedSession]:
-        """Every stored session, oldest upload first; read again only when the catalog's version moved
-        (embedded: uploads whose blob is gone are skipped)."""
+    def sessions(self) -> list[ListedHistory]:
+        """Every stored session, once however often it arrived, oldest first; read again only when the
+        catalog's version moved (embedded: uploads whose blob is gone are skipped)."""
         version = self.catalog.version()  # before the read: a change during it shows as a new version next time
         with self._lock:
             listed = self._listed
         if listed is not None and listed[0] == version:
             return list(listed[1])
         uploads = self.catalog.all()
-        out: list[ListedSession] = []
-        for upload in uploads:
-            if not self.shared and not self.blob_path(upload.digest).is_file():
-                continue
-            out.extend(ListedSession(upload.digest, self.source(upload, s), s.header) for s in upload.sessions)
+        if not self.shared:
+            uploads = [u for u in uploads if self.blobs.local_path(u.blob).is_file()]
+        out = [self._listed_history(h) for h in histories(uploads)]
         with self._lock:
-            before = {s.digest for s in self._listed[1]} if self._listed is not None else set()
+            before = set(self._uploads)
             self._listed = (version, out)
-        for digest in before - {u.digest for u in uploads}:
-            self.blobs.forget_local(digest)  # deleted by another process: this machine's copy goes too
+            self._uploads = {u.digest: u for u in uploads}
+        for digest in before - {u.digest for u in uploads if not u.hidden}:
+            self.blobs.forget_local(digest)  # deleted by another process: this machine's copies go too
+            self.assembled.forget(digest)
         return list(out)
 
+    def _listed_history(self, history: History) -> ListedHistory:
+        def listed(state: State) -> ListedSession:
+            u, s = state.upload, state.session
+            return ListedSession(u.digest, self.source(u, s), s.header, u.name, u.size, u.uploaded_at, s.events)
+
+        return ListedHistory(
+            tuple(tuple(listed(s) for s in v) for v in history.versions),
+            listed(history.current),
+            listed(history.first),
+        )
+
     def delete(self, digest: str) -> bool:
-        """Forget an upload: its row first, then its blob (a crash in between
-        leaves an orphan blob, which the next start removes)."""
+        """A user's delete (docs/decisions/0018-session-versions.md): the upload leaves every list; its bytes
+        go once no other upload starts with them (a crash in between leaves an orphan blob, which the next
+        start removes)."""
         if not valid_digest(digest):
             return False
-        return self.catalog.remove(digest, lambda: self.blobs.delete(digest))
+        deleted = self.catalog.remove(digest, self.blobs.delete)
+        if deleted:
+            self.assembled.forget(digest)
+        return deleted
+
+
+def _tail(received: Received, offset: int, folder: Path) -> Received:
+    """The received bytes after `offset`, in a temp file of their own, hashed as they are copied."""
+    fd, name = tempfile.mkstemp(dir=folder, prefix=f"upload-{os.getpid()}-", suffix=".part")
+    hashed, size = hashlib.sha256(), 0
+    try:
+        with open(received.temp, "rb") as src, os.fdopen(fd, "wb") as dst:
+            src.seek(offset)
+            while chunk := src.read(CHUNK):
+                hashed.update(chunk)
+                dst.write(chunk)
+                size += len(chunk)
+            dst.flush()
+            os.fsync(dst.fileno())
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Received(Path(name), hashed.hexdigest(), size)
 
 
 def open_catalog(url: str | None, data_dir: Path) -> Catalog:

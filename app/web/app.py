@@ -23,6 +23,7 @@ from . import (
     bodies,
     compare,
     finder,
+    generations,
     listing,
     live,
     media,
@@ -216,5 +217,6 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(messages.router)  # message identities
     app.include_router(compare.router)  # two sessions side by side (issue 17)
     app.include_router(finder.router)  # search across every loaded session
+    app.include_router(generations.router)  # a session's format generations (issue 30)
     finder.keep_index(app)  # its index, which follows the registry: a deleted upload's rows go with it
     return app

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..history.session import SessionLog
 from ..model.rules import DSH_RELEASE
-from .entries import entry_json
+from .entries import entry_json, versions_json
 from .registry import Entry
 from .transcripts import Transcript, file_size
 
@@ -17,6 +17,7 @@ def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]
     verdict = log.verdict
     return {
         **entry_json(entry),
+        **versions_json(entry),
         "header": log.header.to_json() if log.header else None,
         "title": log.title,
         "verdict": {

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 class Claim:
     """One loaded source asking for a key."""
 
-    source: str  # what identifies the source between refreshes (its label)
+    source: str  # what identifies the source between refreshes (its file and member, never its label)
     session_id: str | None
     short: str | None  # the bare id, URL-safe; None when the header names no id
     unique: str  # the key unique by construction: the id's slug, `~`, a hash of the path or upload digest

@@ -29,6 +29,7 @@ from ..history.tokens import session_usage
 from ..model.text import one_line
 from .clock import WallClock
 from .entries import entry_json
+from .generation_facts import generation_mark
 from .plain_text import plain_text
 from .registry import Entry
 from .state import State, WebState, session_url
@@ -350,7 +351,13 @@ def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) ->
         "total": len(entries),
         "loaded": loaded.count,  # every session loaded, chosen or not
         # a choice that read every summary shows them all; else the page's that were read, the rest filled in later
-        "sessions": [row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e)) for e in shown],
+        "sessions": [
+            {
+                **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e)),
+                "generation": generation_mark(state, e),  # issue 30: an earlier generation says it is one
+            }
+            for e in shown
+        ],
         "refused": [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
     }
 

@@ -122,13 +122,14 @@ class PgCorpusIndex:
     # -- asking it --------------------------------------------------------------------------
 
     def query(self, query: Query, sessions: Collection[str], limit: int = HITS) -> Found:
-        """The rows matching `query` in session then row order, of those of `sessions` (`upload_identity`).
-        The index holds catalogued uploads alone, so it is asked whole; a hit of an upload this process has not
-        listed yet (catalogued a moment ago) is left out, though counted."""
+        """The rows matching `query` in session then row order, of those of `sessions` (`upload_identity`) alone,
+        counted and shown: the index also holds uploads this process does not list (an earlier upload of a
+        session, shown only at its own URL; one catalogued a moment ago), which no count may include."""
         if query.empty:
             return Found([], 0, 0)
-        where: list[str] = ["TRUE"]
-        args: list[object] = []
+        listed = [s.split("\0", 1) for s in sessions]
+        where: list[str] = ["(r.digest, r.member) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"]
+        args: list[object] = [[d for d, _ in listed], [m for _, m in listed]]
         needle = query.needle
         if needle:
             where.append("r.text ILIKE %s ESCAPE '\\'")
@@ -148,9 +149,8 @@ class PgCorpusIndex:
             ).fetchall()
         total, count = counted if counted else (0, 0)
         hits = [
-            Hit(name, title, anchor, kind, seq, form, tool, error, snippet(text, needle))
+            Hit(_identity(digest, member), title, anchor, kind, seq, form, tool, error, snippet(text, needle))
             for digest, member, title, anchor, kind, seq, form, tool, error, text in found
-            if (name := _identity(digest, member)) in sessions
         ]
         return Found(hits, int(total), int(count))
 

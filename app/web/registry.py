@@ -34,8 +34,9 @@ from ..log.sources import (
     forget_archive,
     read_source_header,
 )
-from ..store import UploadStore
+from ..store import ListedHistory, ListedSession, UploadStore
 from .caches import CACHE_MB, SessionCache, approx_bytes
+from .generation_keys import earlier_claims, held_apart
 from .keys import Claim, Held, assign
 
 T = TypeVar("T")
@@ -56,6 +57,12 @@ def id_slug(session_id: str) -> str:
     return _UNSAFE_RUN.sub("-", session_id).strip("-.")[:64] or "session"
 
 
+def source_identity(source: SessionSource) -> str:
+    """What tells one source from every other: its file and member. Never its label: an upload's label is
+    the name its client gave, and dsh names every log `session.jsonl[.zstd]`."""
+    return source.path if source.member is None else f"{source.path}\0{source.member}"
+
+
 def _claim(source: SessionSource, header: dict[str, Any] | None, digest: str | None) -> Claim:
     """What a source asks for: its id's short key, and a key unique by construction, the id's slug and
     8 hex digits of the upload's digest or of a hash of the source's path (PRODUCT.md Interfaces)."""
@@ -63,11 +70,44 @@ def _claim(source: SessionSource, header: dict[str, Any] | None, digest: str | N
     sid = sid if isinstance(sid, str) and sid else None
     base = id_slug(sid) if sid is not None else "session"
     return Claim(
-        source.label,
+        source_identity(source),
         sid,
         url_safe_id(sid) if sid is not None else None,
         f"{base}~{digest[:8] if digest else path_hash(source)}",
     )
+
+
+def _state_key(key: str, digest: str) -> str:
+    return f"{key}{STATE_MARK}{digest[:12]}"
+
+
+def _versions(key: str, history: ListedHistory) -> Versions:
+    def uploaded(s: ListedSession) -> UploadedAs:
+        return UploadedAs(_state_key(key, s.digest), s.digest, s.name, s.size, s.uploaded_at, s.events)
+
+    return Versions(key, tuple(tuple(uploaded(s) for s in v) for v in history.versions), history.current.digest)
+
+
+def _states(listed: Entry, history: ListedHistory) -> dict[str, Entry]:
+    """Each upload of `listed`'s session at its own key: the newest's is `listed` itself; an earlier one's an
+    entry of its own, showing the session as it stood then."""
+    out: dict[str, Entry] = {}
+    for state in (s for v in history.versions for s in v):
+        key = _state_key(listed.key, state.digest)
+        if state.digest == history.current.digest:
+            out[key] = listed
+        else:
+            out[key] = replace(
+                listed,
+                key=key,
+                source=state.source,
+                header=state.header,
+                upload=state.digest,
+                group=f"upload:{state.digest}",
+                unique=key,
+                as_of=state.digest,
+            )
+    return out
 
 
 def catalog_keys(claims: list[Claim]) -> dict[str, Held]:
@@ -88,6 +128,31 @@ def path_hash(source: SessionSource) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class UploadedAs:
+    """One upload of an uploaded session: the session as it stood then, at its own key (`key@digest12`)."""
+
+    key: str
+    digest: str
+    name: str  # the upload's label
+    size: int
+    uploaded_at: int  # ms since the epoch
+    events: int | None  # as stored when uploaded
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """An uploaded session's history (docs/decisions/0018-session-versions.md): each version's uploads, oldest
+    first, versions by their first upload, and which upload the session's key shows."""
+
+    key: str  # the session's: it shows the newest upload
+    versions: tuple[tuple[UploadedAs, ...], ...]
+    current: str  # the newest upload's digest
+
+
+STATE_MARK = "@"  # `key@digest12`: a session as one upload held it (no session id or key holds `@`)
+
+
+@dataclass(frozen=True, slots=True)
 class Entry:
     key: str
     source: SessionSource
@@ -95,6 +160,8 @@ class Entry:
     upload: str | None = None  # digest of the upload holding this session
     group: str = ""  # the PATH or upload it was found in: sessions of one group link to each other
     unique: str = ""  # its key unique by construction, which always answers for it (README "Session keys")
+    versions: Versions | None = None  # an uploaded session's: every upload of it
+    as_of: str | None = None  # the upload shown, when it is not the session's newest (a `key@digest12`)
 
     @property
     def session_id(self) -> str | None:
@@ -283,23 +350,38 @@ class Registry:
             # stands, so a warm list costs the files on disk and one catalog read, however many uploads there are
             if basis is not None and basis == self._basis and seen == self._headers and refused == self._refused:
                 return
-        headers += [(u.source, u.header, u.digest, f"upload:{u.digest}") for u in stored]
+        on_disk = len(headers)
+        headers += [
+            (h.current.source, h.current.header, h.current.digest, f"upload:{h.current.digest}") for h in stored
+        ]
         claims = [_claim(source, header, digest) for source, header, digest, _ in headers]
+        # an uploaded session's unique key is its earliest upload's, so it never moves as the session grows
+        claims[on_disk:] = [
+            replace(c, unique=_claim(h.first.source, h.first.header, h.first.digest).unique)
+            for c, h in zip(claims[on_disk:], stored, strict=True)
+        ]
         uniques = Counter(c.unique for c in claims)
         # two sessions of one upload sharing an id share its digest too: their member's path tells them apart
         claims = [
             replace(c, unique=f"{c.unique.rsplit('~', 1)[0]}~{path_hash(h[0])}") if uniques[c.unique] > 1 else c
             for c, h in zip(claims, headers, strict=True)
         ]
+        claims, earlier = earlier_claims(claims, [h[0] for h in headers])  # a session's id names its newest file
         uploaded = [c for c, h in zip(claims, headers, strict=True) if h[2] is not None]
         with self._lock:
-            keys = assign(claims, {**self._held, **catalog_keys(uploaded)})
+            keys = assign(claims, {**held_apart(self._held, earlier), **catalog_keys(uploaded)})
         entries: dict[str, Entry] = {}
         for claim, (source, header, digest, group) in zip(claims, headers, strict=True):
             key = keys.primary[claim.source]
             entries[key] = Entry(key, source, header, digest, group, claim.unique)
-        by_source = {e.source.label: e for e in entries.values()}
+        states: dict[str, Entry] = {}  # each upload of an uploaded session, at `key@digest12`
+        for claim, history in zip(claims[on_disk:], stored, strict=True):
+            key = keys.primary[claim.source]
+            entries[key] = replace(entries[key], versions=_versions(key, history))
+            states |= _states(entries[key], history)
+        by_source = {source_identity(e.source): e for e in entries.values()}
         aliases = {key: by_source[source] for key, source in keys.aliases.items()}
+        aliases |= states
         ambiguous = {key: tuple(by_source[s] for s in sources) for key, sources in keys.ambiguous.items()}
         with self._lock:
             if entries != self._entries or seen != self._headers:
@@ -310,14 +392,19 @@ class Registry:
             self._basis = basis
             self._aliases = aliases
             self._ambiguous = ambiguous
-            self._held = {e.source.label: Held(e.key, e.session_id) for e in entries.values()}
+            self._held = {source_identity(e.source): Held(e.key, e.session_id) for e in entries.values()}
             self._refused = refused
             self._headers = seen  # vanished sources drop out
             paths = {s.path for s in seen}
             self._kinds = {p: k for p, k in self._kinds.items() if p in paths}
             # all a key kept goes with its session: deleted, vanished, or the key moved to another source
             # (a deleted upload, an id no longer shared)
-            self._cache.retain(lambda key, source: key in entries and entries[key].source == source)
+            self._cache.retain(
+                lambda key, source: (
+                    (key in entries and entries[key].source == source)
+                    or (key in aliases and aliases[key].key == key and aliases[key].source == source)
+                )
+            )
         for path in gone:
             forget_archive(path)
         if went:
@@ -341,6 +428,13 @@ class Registry:
     def entries(self) -> list[Entry]:
         with self._lock:
             return list(self._entries.values())
+
+    def uploaded(self) -> list[Entry]:
+        """Every uploaded session as each upload holds it: the listed ones (their newest upload) and, at their
+        own `key@digest12`, the earlier uploads of each."""
+        with self._lock:
+            listed = [e for e in self._entries.values() if e.upload is not None]
+            return listed + [e for k, e in self._aliases.items() if e.as_of is not None and e.key == k]
 
     def refused(self) -> list[NotASession]:
         with self._lock:

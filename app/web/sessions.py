@@ -12,8 +12,9 @@ from ..history.session import SessionLog
 from ..history.tokens import session_usage
 from ..history.transcript import ROW_KINDS
 from ..model.frozen import thaw
-from .entries import entry_json, related_sessions
+from .entries import entry_json, related_sessions, versions_json
 from .facts import session_json
+from .generation_facts import generation_json, generation_of, newer_format_json
 from .registry import Entry
 from .rows import RowView
 from .search import search
@@ -59,6 +60,8 @@ def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, 
         "usage": state.registry.derived(entry.key, "usage", session_usage),
         "base_url": session_url(entry.key),
         "paging": paging,
+        "generation": generation_json(state, entry, log),  # issue 30: which of its folder's generations
+        "newer_format": newer_format_json(entry.header),
     }
 
 
@@ -89,11 +92,13 @@ def session_page(
         return state.page(
             request,
             "session.html",
-            session={**entry_json(entry), "title": prefix.title, "size": file_size(entry)},
+            session={**entry_json(entry), **versions_json(entry), "title": prefix.title, "size": file_size(entry)},
             provisional=True,
             rows_html=html,
             base_url=session_url(entry.key),
             paging=first_window_paging(state.settings.window_rows),
+            newer_format=newer_format_json(entry.header),
+            generation_lazy=generation_of(state, entry) is not None,  # its part reads the other files: asked later
         )
     entry, log = state.session(entry.key)
     script = transcript(state, entry)
@@ -149,11 +154,18 @@ class SessionJson(WindowJson):
     diagnostics: list[dict[str, Any]]
     size: int | None
     related: dict[str, list[dict[str, Any]]]
+    versions: list[dict[str, Any]]  # an uploaded session's, oldest first (empty on disk)
+    as_of: dict[str, Any] | None  # the upload shown, when the page shows an earlier one than the newest
+    newest: str | None  # an uploaded session's own URL, which shows its newest upload
     usage: dict[str, int | None] | None
     # `?at=`: the anchor the window was opened at, and the row index it names (null when no row has it:
     # the window is then the first, as on the page)
     at: str | None = None
     at_index: int | None = None
+    # issue 30: which format generation of its session folder this file is (null when the folder holds one),
+    # and the format newer than the pinned release reads (null when it is not)
+    generation: dict[str, Any] | None = None
+    newer_format: dict[str, Any] | None = None
 
 
 @router.get("/api/sessions/{key}", summary="One session: verdict, counts, diagnostics and a window of rows")
@@ -173,6 +185,8 @@ def api_session(
             **window.model_dump(),
             "at": at or None,
             "atIndex": t.index_at(at) if at else None,
+            "generation": generation_json(state, entry, log),
+            "newerFormat": newer_format_json(entry.header),
         }
     )
 

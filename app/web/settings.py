@@ -94,9 +94,11 @@ class Settings:
     )
     read_cache_mb: int = setting(
         READ_CACHE_MB,
-        "Most a team server keeps of uploaded bytes on its own disk (`--data-dir`'s `cache/`), in MiB: a session "
-        "read here is streamed once from the object store; past this the least recently read copies go, to be "
-        "streamed again when asked for. The embedded store's files are the store itself: no copy, no bound.",
+        "Most a server keeps on its own disk of copies it reads uploads from, in MiB, for each of two folders of "
+        "`--data-dir`: `cache/`, blobs streamed once from a team's object store, and `assembled/`, uploads stored"
+        " as a base and the bytes after it, put together once. Past this the least recently read copies go, to be"
+        " made again when asked for. An embedded upload stored whole is read from the store itself: no copy, no "
+        "bound.",
     )
     index_workers: int = setting(
         2,

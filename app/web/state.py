@@ -195,4 +195,5 @@ ReadSession = Annotated[Session, Depends(session_of)]
 
 
 def session_url(key: str) -> str:
-    return f"/sessions/{quote(key, safe='')}"
+    # `@` marks a session as one upload held it (`key@digest12`): a path segment keeps it as it is
+    return f"/sessions/{quote(key, safe='@')}"

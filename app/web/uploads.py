@@ -12,7 +12,7 @@ import os
 import zipfile
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -49,9 +49,8 @@ def upload_url(digest: str) -> str:
 def entries_by_upload(state: WebState) -> dict[str, list[Entry]]:
     """The loaded sessions of each upload, found in one pass (a list of every upload asks for each)."""
     grouped: dict[str, list[Entry]] = {}
-    for e in state.registry.entries():
-        if e.upload is not None:
-            grouped.setdefault(e.upload, []).append(e)
+    for e in state.registry.uploaded():
+        grouped.setdefault(e.upload or "", []).append(e)
     return grouped
 
 
@@ -68,7 +67,15 @@ def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]
         "url": upload_url(upload.digest),
         "download": f"{upload_url(upload.digest)}/raw",
         "sessions": [{**entry_json(e), "verdict": verdicts.get(e.source.member)} for e in entries],
+        # its sessions that other uploads hold too (docs/decisions/0018-session-versions.md): a delete leaves them
+        "sessionsKept": sum(1 for e in entries if _other_uploads(e)),
     }
+
+
+def _other_uploads(entry: Entry) -> int:
+    """How many uploads besides this entry's hold its session."""
+    versions = entry.versions
+    return sum(len(v) for v in versions.versions) - 1 if versions is not None else 0
 
 
 def _refusal(
@@ -172,21 +179,96 @@ async def create_upload(request: Request, state: State, name: str | None = Query
     return JSONResponse(body, status_code=201 if stored.created else 200)
 
 
-@router.get("/api/uploads", summary="Every stored upload with its sessions (oldest first), or the newest `limit`")
-def api_uploads(
-    state: State,
-    limit: int | None = Query(None, ge=1, le=1000, description="only the newest this many, newest first"),
-) -> dict[str, Any]:
+# The uploads page: a page of uploads, newest first, through the catalog's index (`Catalog.page`), each
+# with its sessions by title and id; `before` is the last upload of the page before, as `next` names it.
+PAGE_SIZE = 50
+SHOWN_SESSIONS = 5  # of an upload's sessions, the list names this many; its own page and the JSON twin, all
+CURSOR = r"^[0-9]{1,18}-[0-9a-f]{64}$"  # an upload's `uploaded_at` (ms), a dash, its digest
+
+
+def cursor(upload: Upload) -> str:
+    return f"{upload.uploaded_at}-{upload.digest}"
+
+
+def _before(value: str | None) -> tuple[int, str] | None:
+    if value is None:
+        return None
+    at, digest = value.split("-", 1)  # the route's pattern checked its form
+    return int(at), digest
+
+
+def listed_upload(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]) -> dict[str, Any]:
+    """An upload as the list shows it: its JSON, each session with what a read of it found so far (the session
+    list's summary, `title` its title as plain text), or None until a page asked for it (`/sessions-summaries`)."""
+    item = upload_json(state, upload, grouped)
+    for session in item["sessions"]:
+        found: dict[str, Any] | None = state.registry.peek(session["key"], "summary")
+        session["summary"] = found
+        session["title"] = found.get("plainTitle") if found else None
+    return item
+
+
+def page_url(path: str, limit: int, before: str) -> str:
+    """The page of `limit` uploads after `before` (`limit` said only when not the default)."""
+    return f"{path}?{urlencode({'before': before} if limit == PAGE_SIZE else {'limit': limit, 'before': before})}"
+
+
+def uploads_listing(state: WebState, limit: int | None, before: str | None) -> dict[str, Any]:
+    """A page: `limit` uploads (50 unless said) older than `before`, or the newest, newest first. With neither,
+    every upload, oldest first. With how many there are, how many come before the page, and the next's cursor."""
     state.registry.refresh()
     store = _store(state)
-    uploads = store.newest(limit) if limit is not None else store.uploads()
     grouped = entries_by_upload(state)
-    return {"uploads": [upload_json(state, u, grouped) for u in uploads]}
+    if limit is None and before is None:
+        every = store.uploads()
+        return {
+            "uploads": [listed_upload(state, u, grouped) for u in every],
+            "total": len(every),
+            "offset": 0,
+            "limit": None,
+            "next": None,
+        }
+    size = limit or PAGE_SIZE
+    found = store.catalog.page(size, _before(before))
+    return {
+        "uploads": [listed_upload(state, u, grouped) for u in found.uploads],
+        "total": found.total,
+        "offset": found.newer,  # uploads newer than this page's first, on the pages before it
+        "limit": size,
+        "next": cursor(found.uploads[-1]) if found.more else None,
+    }
+
+
+@router.get(
+    "/api/uploads",
+    summary="The stored uploads with their sessions: a page of them, newest first (`limit`, `before`), or every "
+    "one, oldest first",
+)
+def api_uploads(
+    state: State,
+    limit: int | None = Query(None, ge=1, le=1000, description="a page of this many, newest first"),
+    before: str | None = Query(
+        None, pattern=CURSOR, description="the page after this upload, as `next` names it (50 unless `limit` says)"
+    ),
+) -> dict[str, Any]:
+    data = uploads_listing(state, limit, before)
+    if data["next"] is not None:
+        data["next"] = page_url("/api/uploads", data["limit"], data["next"])
+    return data
 
 
 @router.get("/uploads", response_class=HTMLResponse, include_in_schema=False)
-def uploads_page(request: Request, state: State) -> HTMLResponse:
-    return state.page(request, "uploads.html", **api_uploads(state, None))
+def uploads_page(
+    request: Request,
+    state: State,
+    limit: int = Query(PAGE_SIZE, ge=1, le=1000),
+    before: str | None = Query(None, pattern=CURSOR),
+) -> HTMLResponse:
+    data = uploads_listing(state, limit, before)
+    if data["next"] is not None:
+        data["next"] = page_url("/uploads", limit, data["next"])
+    newest = "/uploads" if limit == PAGE_SIZE else f"/uploads?limit={limit}"
+    return state.page(request, "uploads.html", **data, newest=newest, shown_sessions=SHOWN_SESSIONS)
 
 
 @router.get("/api/uploads/{digest}", summary="One upload and its sessions")
@@ -211,11 +293,11 @@ def delete_upload(state: State, digest: str) -> dict[str, Any]:
 def upload_raw(state: State, digest: str) -> Response:
     upload = _upload(state, digest)
     store = _store(state)
-    local = store.blob_path(upload.digest)
-    if local.is_file():  # the embedded store's blob, or the team store's copy cached here
+    local = store.local_path(upload)
+    if local.is_file():  # the embedded store's blob, or a copy cached or assembled here
         return _attachment(str(local), upload.name)
-    return StreamingResponse(  # straight from the object store: nothing lands on this machine's disk
-        store.chunks(upload.digest),
+    return StreamingResponse(  # straight from its parts in the store: nothing lands on this machine's disk
+        store.chunks(upload),
         media_type="application/octet-stream",
         headers={"Content-Disposition": _disposition(upload.name), "Content-Length": str(upload.size)},
     )
@@ -239,7 +321,8 @@ def _readable(state: WebState, entry: Entry) -> str:
     """The file behind the entry, which must lie inside a served path or the store."""
     path = entry.source.path
     if entry.upload is not None and state.store is not None:
-        inside = path == str(state.store.blob_path(entry.upload))
+        upload = state.store.upload(entry.upload)
+        inside = upload is not None and path == str(state.store.local_path(upload))
     else:
         inside = any(
             not escapes(path, p) if os.path.isdir(p) else os.path.realpath(p) == os.path.realpath(path)

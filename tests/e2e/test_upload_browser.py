@@ -132,7 +132,7 @@ def test_a_dropped_file_uploads_too(page: Page, server: str) -> None:
     page.wait_for_url(re.compile(r"/sessions/dropped-in$"))
 
 
-def test_an_upload_is_deleted_from_its_page_with_two_clicks(page: Page, server: str, tmp_path: Path) -> None:
+def test_an_upload_is_deleted_from_its_page_after_a_confirmation(page: Page, server: str, tmp_path: Path) -> None:
     log = tmp_path / "doomed.jsonl"
     log.write_bytes(jsonl_bytes("doomed"))
     page.goto(server + "/")
@@ -141,9 +141,10 @@ def test_an_upload_is_deleted_from_its_page_with_two_clicks(page: Page, server: 
     upload_url = page.request.get(f"{server}/api/sessions").json()
     digest = next(s["upload"] for s in upload_url["sessions"] if s["id"] == "doomed")
     page.goto(f"{server}/uploads/{digest}")
-    button = page.get_by_role("button", name="Delete this upload")
-    button.click()
-    expect(page.get_by_role("button", name="Click again to delete")).to_be_visible()
-    page.get_by_role("button", name="Click again to delete").click()
+    page.get_by_role("button", name="Delete this upload").click()
+    dialog = page.get_by_role("dialog", name="Delete the upload “doomed.jsonl”?")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("[data-delete-sessions] li")).to_have_text(["doomed"])
+    dialog.get_by_role("button", name="Delete it").click()
     page.wait_for_url(re.compile(r"/uploads$"))
     assert page.request.get(f"{server}/api/uploads/{digest}").status == 404

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.support.builders import T0
 from tests.support.process import ServeProcess, serve_process
 from tests.support.uploads import export_zip_bytes, jsonl_bytes, sqlite_bytes
 from tests.team.conftest import TeamStore
@@ -98,30 +99,41 @@ def kill_mid_upload(server: ServeProcess, temp_folder: Path) -> None:
         server.kill()
 
 
+def by_session(url: str) -> dict[str, dict]:
+    """Each listed upload of one session, by that session's id (dsh names every log alike: names tell nothing)."""
+    uploads = httpx.get(f"{url}/api/uploads", timeout=60).json()["uploads"]
+    return {u["sessions"][0]["id"]: u for u in uploads if len(u["sessions"]) == 1}
+
+
 def test_uploads_are_shared_by_every_process_and_survive_a_kill(lane: Lane) -> None:
+    # 20 different sessions, each named as dsh names every log it writes
     datas = {f"shared-{n}": jsonl_bytes(f"shared-{n}", turns=1 + n % 3) for n in range(20)}
     with lane.start("a") as a:
         with lane.start("b") as b:
             servers = [a.url, b.url]
             with ThreadPoolExecutor(10) as pool:
                 responses = list(
-                    pool.map(lambda n: upload(servers[n % 2], datas[f"shared-{n}"], f"shared-{n}.jsonl"), range(20))
+                    pool.map(lambda n: upload(servers[n % 2], datas[f"shared-{n}"], "session.jsonl"), range(20))
                 )
             assert [r.status_code for r in responses] == [201] * 20
-            # the same id in other bytes, from each process: the key each copy gets must not depend on who asks
+            # the same id made at another time, from each process: another session, whose key must not depend
+            # on who asks
             assert upload(a.url, jsonl_bytes("twin", turns=1), "twin-a.jsonl").status_code == 201
-            assert upload(b.url, jsonl_bytes("twin", turns=2), "twin-b.jsonl").status_code == 201
+            assert upload(b.url, jsonl_bytes("twin", turns=2, createdAt=T0 + 1), "twin-b.jsonl").status_code == 201
             # carriers read in place by seeking (a SQLite store, an export ZIP with a subagent and an image)
             assert upload(a.url, sqlite_bytes(lane.root, ["store-1", "store-2"]), "store.sqlite").status_code == 201
             assert upload(b.url, export_zip_bytes("exported", ["exported-child"]), "export.zip").status_code == 201
             kill_mid_upload(b, lane.data_dir("b") / "tmp")
         with lane.start("b-again") as b:
-            names = {f"{sid}.jsonl" for sid in datas} | {"twin-a.jsonl", "twin-b.jsonl", "store.sqlite", "export.zip"}
+            names = {"session.jsonl", "twin-a.jsonl", "twin-b.jsonl", "store.sqlite", "export.zip"}
             for server in (a, b):
-                stored = listed(server.url)
-                assert set(stored) == names, "every completed upload listed, the cut one nowhere"
+                assert set(listed(server.url)) == names, "every completed upload listed, the cut one nowhere"
+                stored = by_session(server.url)
+                assert set(datas) <= set(stored), "all 20 sessions named session.jsonl listed"
+                listed_ids = {s["id"] for s in httpx.get(f"{server.url}/api/sessions", timeout=60).json()["sessions"]}
+                assert set(datas) <= listed_ids, "each of them in the session list too"
                 for sid, data in datas.items():
-                    raw = httpx.get(server.url + stored[f"{sid}.jsonl"]["download"], timeout=60)
+                    raw = httpx.get(server.url + stored[sid]["download"], timeout=60)
                     assert raw.content == data, f"{sid} byte-identical from {server.url}"
                 assert found(server.url, "shared-7") == {"shared-7"}
                 assert found(server.url, "twin") == {"twin"}
@@ -137,11 +149,11 @@ def test_uploads_are_shared_by_every_process_and_survive_a_kill(lane: Lane) -> N
             with lane.start("c", by_environment=True) as c:  # a process that saw none of it happen agrees too
                 assert keys(c.url) == keys(a.url)
 
-            gone = listed(b.url)["shared-3.jsonl"]
+            gone = by_session(b.url)["shared-3"]
             key = gone["sessions"][0]["key"]
             assert httpx.get(f"{b.url}/sessions/{key}", timeout=60).status_code == 200  # read there once
             assert httpx.delete(f"{a.url}/api/uploads/{gone['digest']}", timeout=60).status_code == 200
-            assert "shared-3.jsonl" not in listed(b.url), "a delete by one process is seen by the others"
+            assert "shared-3" not in by_session(b.url), "a delete by one process is seen by the others"
             assert httpx.get(f"{b.url}/sessions/{key}", timeout=60).status_code == 404
             assert httpx.get(f"{b.url}{gone['download']}", timeout=60).status_code == 404
 

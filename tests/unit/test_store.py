@@ -52,7 +52,7 @@ def test_every_carrier_is_told_by_its_content_not_its_name(tmp_path: Path) -> No
     assert export.media == 1
     members = [s.member for s in export.sessions]
     assert members == ["session.jsonl", "subagents/child-a/session.jsonl", "subagents/child-b/session.jsonl"]
-    listed = store.sessions()
+    listed = [h.current for h in store.sessions()]
     assert len(listed) == 1 + 1 + 3 + 3
     assert all(isinstance(s.source, SessionSource) and Path(s.source.path).is_file() for s in listed)
     assert {s.source.label for s in listed if s.source.kind == "zip"} >= {"export.db!session.jsonl"}
@@ -74,10 +74,10 @@ def test_uploads_survive_a_restart_and_can_be_deleted(tmp_path: Path) -> None:
     drop = put(store, jsonl_bytes("drop"), "drop.jsonl").upload
     reopened = UploadStore(tmp_path)
     assert [u.digest for u in reopened.uploads()] == [keep.digest, drop.digest]
-    assert reopened.blob_path(keep.digest).read_bytes() == jsonl_bytes("keep")
+    assert reopened.local_path(keep).read_bytes() == jsonl_bytes("keep")
     assert reopened.delete(drop.digest) and not reopened.delete(drop.digest)
     assert [u.name for u in UploadStore(tmp_path).uploads()] == ["keep.jsonl"]
-    assert blob_files(tmp_path) == [reopened.blob_path(keep.digest)]
+    assert blob_files(tmp_path) == [reopened.local_path(keep)]
 
 
 def test_a_partly_broken_log_is_stored_with_its_verdict(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_leftovers_of_a_crash_are_swept_and_nothing_else(tmp_path: Path) -> None
     orphan.write_bytes(b"its catalog row was deleted, then the process died")
     UploadStore(tmp_path)
     assert not dead.exists() and live.exists() and not orphan.exists()
-    assert UploadStore(tmp_path).blob_path(kept.digest).is_file()
+    assert UploadStore(tmp_path).local_path(kept).is_file()
     with sqlite3.connect(tmp_path / "catalog.sqlite3") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
@@ -197,7 +197,7 @@ def test_reading_an_idle_wal_store_writes_nothing_beside_it(tmp_path: Path) -> N
     assert sorted(p.name for p in served.iterdir()) == ["dsh.sqlite"]
     store = UploadStore(tmp_path / "data")
     put(store, (served / "dsh.sqlite").read_bytes(), "dsh.sqlite")
-    assert [load_session(s.source).verdict.category for s in store.sessions()] == ["accepted"]
+    assert [load_session(h.current.source).verdict.category for h in store.sessions()] == ["accepted"]
     assert len(blob_files(tmp_path / "data")) == 1 and not list((tmp_path / "data" / "tmp").iterdir())
 
 
@@ -222,8 +222,8 @@ def test_a_damaged_upload_is_stored_or_refused_never_a_crash(tmp_path: Path, car
             put(store, bytes(data), f"{carrier}-{trial}")
         except (NoSessions, LimitExceeded):
             continue
-    for listed in store.sessions():
-        log = load_session(listed.source)
+    for history in store.sessions():
+        log = load_session(history.current.source)
         assert log.verdict.category in ("accepted", "repaired", "refused", "unsupported")
         for seq in range(log.event_count):
             log.event(seq)

@@ -27,15 +27,17 @@ def test_a_url_keeps_its_session_when_another_upload_holds_the_same_one(tmp_path
         assert page.status_code == 200
         later = upload(server, sqlite_bytes(tmp_path, ["shared-session", "other"]), "store.sqlite")
         copy = next(s for s in later if s["id"] == "shared-session")
-        assert copy["key"] != first["key"], "the later copy gets a key of its own"
-        again = httpx.get(server + first["url"])
-        assert again.status_code == 200, "the first URL still shows its session"
-        assert httpx.get(f"{server}/api{first['url']}").json()["carrier"] == "zip"
-        for s in (first, copy):
-            twin = httpx.get(f"{server}/api/sessions/{s['unique']}").json()
-            assert (twin["id"], twin["unique"]) == ("shared-session", s["unique"])
+        # the same session again (docs/decisions/0018-session-versions.md): its key stays, at its newest upload
+        assert copy["key"] == first["key"] == "shared-session"
+        twin = httpx.get(f"{server}/api{first['url']}").json()
+        assert twin["carrier"] == "sqlite" and len(twin["versions"]) == 2, "two versions: a copy in a store is one"
+        zipped = twin["versions"][0]
+        assert zipped["url"] == f"/sessions/shared-session@{zipped['digest'][:12]}"
+        earlier = httpx.get(f"{server}/api{zipped['url']}").json()
+        assert (earlier["carrier"], earlier["asOf"]["digest"]) == ("zip", zipped["digest"]), "the first still answers"
+        assert httpx.get(f"{server}/api/sessions/{first['unique']}").json()["id"] == "shared-session"
         keys = [s["key"] for s in httpx.get(f"{server}/api/sessions").json()["sessions"]]
-        assert len(keys) == len(set(keys)) == 3
+        assert sorted(keys) == ["other", "shared-session"], "one row per session"
 
 
 def test_copies_found_together_answer_their_short_key_with_a_chooser(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.support.builders import T0
 from tests.support.rows import attrs, select
 from tests.support.server import live_server
 from tests.support.uploads import export_zip_bytes, jsonl_bytes, sqlite_bytes, zstd_bytes
@@ -124,7 +125,8 @@ def test_the_same_bytes_twice_are_stored_once(server: str, data_dir: Path) -> No
 def test_colliding_ids_are_told_apart_by_the_uploads_digest(server: str) -> None:
     a = upload(server, jsonl_bytes("same-id"), "a.jsonl").json()["upload"]
     assert a["sessions"][0]["key"] == "same-id"  # unique so far: the bare id
-    b = upload(server, jsonl_bytes("same-id", turns=2), "b.jsonl").json()["upload"]
+    # the same id created at another time: another session (the same one again would be its history)
+    b = upload(server, jsonl_bytes("same-id", turns=2, createdAt=T0 + 1), "b.jsonl").json()["upload"]
     a = httpx.get(f"{server}/api/uploads/{a['digest']}").json()
     assert a["sessions"][0]["key"] == "same-id", "a key that has shown a session is never renamed"
     assert b["sessions"][0]["key"] == f"same-id~{b['digest'][:8]}"
@@ -291,7 +293,7 @@ def test_the_upload_pages_and_twins_agree(server: str) -> None:
     assert attrs(page, "[data-upload-sessions] > li[data-session-key]", "data-session-key") == sessions
     assert attrs(page, "[data-session-key]", "data-session-key") == sessions  # and no other session on the page
     listing = httpx.get(f"{server}/uploads").text
-    assert body["digest"] in attrs(listing, "[data-upload-list] > li[data-upload]", "data-upload")
+    assert body["digest"] in attrs(listing, "[data-upload-list] tr[data-upload]", "data-upload")
     index = httpx.get(server + "/").text
     assert select(index, "[data-upload-zone]")
     assert f"/uploads/{body['digest']}" in attrs(index, "[data-session-list] a[data-upload-link]", "href")
