@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check chromium postgresql bench clean demo
+.PHONY: run test test-fast check chromium postgresql bench clean demo team-trial
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ postgresql:
 
 run: $(STAMP)
 	$(BIN)/dsh-inspect serve
+
+# A local trial of the team setup (README "Run it for a team"): PostgreSQL, SeaweedFS and two processes.
+team-trial: $(STAMP) postgresql
+	$(BIN)/python scripts/team_trial.py
 
 # Rewrites the bundled demo sessions (app/demo/sessions, committed) from app/demo/generate.py.
 demo: $(STAMP)
