@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 import orjson
 
+from .commands.progress import Progress
 from .forms import RENDERED_FORMS, RenderedForm, project_context
 from .history.compare import IGNORABLE
 from .history.session import SessionLog, load_one, load_session
@@ -19,7 +19,7 @@ from .log.generations import session_generations
 from .log.records import NotASessionLog
 from .log.sources import Discovery, RecordChanged, UnreadablePath, discover
 from .model.rules import DSH_RELEASE
-from .web.settings import Settings
+from .settings import Settings
 
 
 def context_counts(log: SessionLog) -> dict[RenderedForm, int]:
@@ -93,33 +93,6 @@ def generation_line(generation: dict[str, Any]) -> str:
         f"an earlier generation (v{generation['number']}) of this session, as of seq {seq}, not its current state: "
         f"that is {', '.join(generation['currentFiles'])}"
     )
-
-
-class Progress:
-    """A one-line counter on stderr while many files are scanned."""
-
-    def __init__(self, stream: TextIO, total: int, verb: str = "checking") -> None:
-        self.stream = stream
-        self.total = total
-        self.verb = verb
-        self.done = 0
-        self.live = stream.isatty()
-
-    def step(self, label: str) -> None:
-        self.done += 1
-        if self.total < 2:
-            return
-        line = f"{self.verb} {self.done}/{self.total}: {label}"
-        if self.live:
-            self.stream.write("\r\x1b[K" + line[-150:])
-        elif self.done in (1, self.total) or self.done % 50 == 0:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.live and self.total >= 2:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
 
 
 def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) -> int:
@@ -247,9 +220,9 @@ def run_serve(
 ) -> int:
     from dataclasses import replace
 
+    from .settings import default_data_dir
     from .web.app import create_app
     from .web.serving import bind, bound_port, serve_workers, server
-    from .web.settings import default_data_dir
     from .web.state import compile_templates
 
     config = Settings(
@@ -345,81 +318,6 @@ def run_diff(a: str, b: str, *, as_json: bool, ignore: Sequence[str], out: TextI
         out.write(f"a: {log_a.source.label}\nb: {log_b.source.label}\n")
         out.write("".join(line + "\n" for line in divergence_lines(comparison)))
     return 0 if comparison.same else 1
-
-
-def run_search(
-    query: str,
-    paths: Sequence[str],
-    *,
-    kind: str,
-    form: str,
-    tool: str,
-    errors: bool,
-    index_path: str | None,
-    as_json: bool,
-    out: TextIO,
-    err: TextIO,
-) -> int:
-    """Rows of the sessions under `paths` matching `query`: 0 when some do, 1 when none, 2 for a bad path."""
-    from .web.corpus_index import (
-        INDEX_FILE,
-        CorpusIndex,
-        FanOut,
-        Query,
-        bring_up_to_date,
-        identity,
-        read_afresh,
-        visible,
-    )
-    from .web.finder import hit_json
-    from .web.registry import Registry
-    from .web.settings import default_cache_dir
-
-    search = Query(q=query, kind=kind, form=form, tool=tool, errors=errors)
-    if search.empty:
-        err.write("dsh-inspect search: give a QUERY, or a filter (--kind, --form, --tool, --errors)\n")
-        return 2
-    path = index_path or os.path.join(default_cache_dir(), INDEX_FILE)
-    try:
-        index = CorpusIndex(path)
-    except (OSError, sqlite3.Error) as exc:
-        err.write(f"dsh-inspect search: cannot use the index {path}: {exc}\n")
-        return 2
-    try:
-        entries = Registry(list(paths)).entries()
-    except UnreadablePath as exc:
-        index.close()
-        err.write(f"dsh-inspect search: {exc}\n")
-        return 2
-    progress: Progress | None = None
-
-    def step(n: int, total: int, entry: Any) -> None:
-        nonlocal progress
-        progress = progress or Progress(err, total, "indexing")
-        progress.step(entry.source.label)
-
-    try:
-        bring_up_to_date(index, entries, read_afresh, step, FanOut(Settings().index_workers))
-        if progress is not None:
-            progress.close()
-        found = index.query(search, [e.source for e in entries])
-    finally:
-        index.close()
-    by_identity = {identity(e.source): e for e in entries}
-    if as_json:
-        # each hit as /api/search gives it, its page's URLs included
-        hits = [hit_json(by_identity[h.identity], h).model_dump(mode="json", by_alias=True) for h in found.hits]
-        doc = {"query": query, "total": found.total, "sessions": found.sessions, "hits": hits}
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        # a match in reverse video on a terminal, between [[ ]] elsewhere; a log's control characters never raw
-        before, after = ("\x1b[7m", "\x1b[0m") if out.isatty() else ("[[", "]]")
-        for h in found.hits:
-            label = by_identity[h.identity].source.label
-            out.write(f"{visible(label)}  {visible(h.anchor)}  {h.snippet.bracketed(before, after)}\n")
-        if found.total > len(found.hits):
-            err.write(f"dsh-inspect search: the first {len(found.hits):,} of {found.total:,} matching rows shown\n")
-    return 0 if found.total else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -553,6 +451,8 @@ def run_command(argv: Sequence[str] | None) -> int:
     if args.command == "diff":
         return run_diff(args.a, args.b, as_json=args.json, ignore=args.ignore, out=sys.stdout, err=sys.stderr)
     if args.command == "search":
+        from .commands.search import run_search
+
         return run_search(
             args.query,
             args.paths,

@@ -37,8 +37,8 @@ import zstandard
 from dsh_inspect.history.session import load_session
 from dsh_inspect.log.plaintext import DEFAULT_LIMITS
 from dsh_inspect.log.sources import discover
+from dsh_inspect.sessions.caches import CACHE_MB
 from dsh_inspect.testing.browser import CHROMIUM_ARGS, chromium_path
-from dsh_inspect.web.caches import CACHE_MB
 
 from benchmarks.generate import LONG_ID, ONE_TURN_ID, OUT, W2_ID, W3_ID, Workloads, generate, generate_w3
 from tests.support.bombs import long_line_jsonl, long_line_zstd, subagents_zip, tiny_records_jsonl, tiny_records_zstd

@@ -2,7 +2,7 @@
 a query on it through a real server.
 
 Indexing reads each of W1's 1,002 sessions, builds its rows and writes the words each shows into a fresh
-SQLite FTS5 index (app/web/corpus_index.py); it should cost at most three times what reading and
+SQLite FTS5 index (app/sessions/search_index.py); it should cost at most three times what reading and
 validating those files alone does. Indexing reads on every core (`FanOut`: one reading process per core,
 this one writing the index), as a first search may; the validating read it is measured against stays in
 one process, the baseline, so the ratio compares wall-clock times for the same files (on a one-core
@@ -21,8 +21,8 @@ from urllib.parse import quote
 
 import orjson
 from dsh_inspect.history.session import load_session
-from dsh_inspect.web.corpus_index import CorpusIndex, FanOut, bring_up_to_date, read_afresh
-from dsh_inspect.web.registry import Registry
+from dsh_inspect.sessions.registry import Registry
+from dsh_inspect.sessions.search_index import CorpusIndex, FanOut, bring_up_to_date, read_afresh
 
 from benchmarks.generate import Workloads
 from benchmarks.run import Budget, Figure, get, ms, serve, side_by_side, timed_get

@@ -26,9 +26,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
+from dsh_inspect.sessions.search_index import Query
 from dsh_inspect.store.blobs import fanned
-from dsh_inspect.store.catalog import SqliteCatalog, StoredSession, Upload
-from dsh_inspect.web.corpus_index import Query
+from dsh_inspect.store.catalog import (
+    SESSION_COLUMNS,
+    UPLOAD_COLUMNS,
+    SqliteCatalog,
+    StoredSession,
+    Upload,
+    session_rows,
+    upload_row,
+)
 
 from benchmarks.generate import Workloads
 from benchmarks.run import Budget, Figure, get, ms, side_by_side
@@ -62,9 +70,13 @@ def fill_sqlite(data_dir: Path, uploads: list[tuple[Upload, bytes]]) -> SqliteCa
         blob.parent.mkdir(parents=True, exist_ok=True)
         blob.write_bytes(data)
     with catalog.connection() as conn, catalog.writing(conn):
-        conn.executemany("INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?)", [_upload_row(u) for u, _ in uploads])
         conn.executemany(
-            "INSERT INTO upload_sessions VALUES (?, ?, ?, ?, ?, ?, ?)", [_session_row(u) for u, _ in uploads]
+            f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [upload_row(u) for u, _ in uploads],
+        )
+        conn.executemany(
+            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [row for u, _ in uploads for row in session_rows(u)],
         )
         conn.execute("UPDATE catalog_state SET version = version + 1")
     return catalog
@@ -77,9 +89,13 @@ def fill_postgres(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
     import psycopg
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
-        cur.executemany("INSERT INTO uploads VALUES (%s, %s, %s, %s, %s, %s)", [_upload_row(u) for u, _ in uploads])
         cur.executemany(
-            "INSERT INTO upload_sessions VALUES (%s, %s, %s, %s, %s, %s, %s)", [_session_row(u) for u, _ in uploads]
+            f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [upload_row(u) for u, _ in uploads],
+        )
+        cur.executemany(
+            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [row for u, _ in uploads for row in session_rows(u)],
         )
         cur.execute("UPDATE catalog_state SET version = version + 1")
         cur.execute("ANALYZE")
@@ -89,7 +105,7 @@ def fill_postgres(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
 def fill_search(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
     """The team's search index of these uploads, its rows written directly (as indexing them would)."""
     import psycopg
-    from dsh_inspect.web.pg_corpus_index import PgCorpusIndex
+    from dsh_inspect.sessions.team_search_index import PgCorpusIndex
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         cur.executemany("INSERT INTO search_uploads VALUES (%s)", [(u.digest,) for u, _ in uploads])
@@ -102,15 +118,6 @@ def fill_search(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
                     copy.write_row((u.digest, "", n, f"r{n}", "assistant", False, n, text))
         cur.execute("ANALYZE")
     return PgCorpusIndex(url)
-
-
-def _upload_row(u: Upload) -> tuple[Any, ...]:
-    return (u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at)
-
-
-def _session_row(u: Upload) -> tuple[Any, ...]:
-    s = u.sessions[0]
-    return (s.digest, s.ordinal, s.kind, s.member, s.session_id, s.header_json, s.verdict)
 
 
 def _pair(name: str, small: Callable[[], object], large: Callable[[], object], runs: int) -> Figure:

@@ -276,7 +276,7 @@ def reports_stop(facts: RowFacts) -> bool:
 
 def row_facts(log: ReadableLog, row: Row, *, words_only: bool = False) -> RowFacts:
     """The facts of `row`, whose events `log` reads. `words_only` leaves out what a row's words and its
-    error mark never read (`search.shown_text`, `reports_error`), each a decode of more events: an answer's
+    error mark never read (`session_search.shown_text`, `reports_error`), each a decode of more events: an answer's
     stream timing, and a boundary's end (its duration and outcome) and usage, left None and empty. A search
     index asks so, a view never."""
     if row.diagnostic is not None:

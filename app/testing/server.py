@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..settings import Settings
 from ..web.app import create_app
 from ..web.serving import bind, bound_port, server
-from ..web.settings import Settings
 
 
 @contextmanager

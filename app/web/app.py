@@ -18,24 +18,24 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..log.records import NotASessionLog
 from ..log.sources import RecordChanged
+from ..sessions.registry import Registry, SessionGone
+from ..settings import Settings
 from ..store import MIB, UploadStore
-from . import (
+from .nearest import nearest
+from .present.entries import child_session_url, entry_json
+from .routes import (
     bodies,
     compare,
-    finder,
     generations,
     listing,
     live,
     media,
     messages,
+    search_across,
     sessions,
     steps,
     uploads,
 )
-from .entries import child_session_url, entry_json
-from .nearest import nearest
-from .registry import Registry, SessionGone
-from .settings import Settings
 from .state import STATIC, AmbiguousKey, WebState
 
 # No page of this server may be framed by another one (clickjacking): `frame-ancestors` says so to
@@ -216,7 +216,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(steps.router)  # what the model read: model views and the context budget
     app.include_router(messages.router)  # message identities
     app.include_router(compare.router)  # two sessions side by side (issue 17)
-    app.include_router(finder.router)  # search across every loaded session
+    app.include_router(search_across.router)  # search across every loaded session
     app.include_router(generations.router)  # a session's format generations (issue 30)
-    finder.keep_index(app)  # its index, which follows the registry: a deleted upload's rows go with it
+    search_across.keep_index(app)  # its index, which follows the registry: a deleted upload's rows go with it
     return app

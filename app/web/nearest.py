@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from urllib.parse import unquote
 
-from .registry import Registry
-from .state import session_url
+from ..sessions.keys import session_url
+from ..sessions.registry import Registry
 
 CLOSE_ENOUGH = 0.75  # difflib's ratio: a key one or two characters off, not any key of the same shape
 

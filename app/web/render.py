@@ -31,14 +31,15 @@ from jinja2.filters import do_filesizeformat, do_urlencode
 from markupsafe import Markup, escape
 
 from ..history.transcript import Row
-from .archive import InlineImages, inline_images, media_of
-from .registry import Registry
-from .rows import RowView
-from .sessions import page_context
-from .settings import Settings
+from ..sessions.archive import InlineImages, inline_images, media_of
+from ..sessions.registry import Registry
+from ..sessions.transcript import Transcript
+from ..settings import Settings
+from .present.rows import RowView
+from .present.strings import Phrase, phrase, strings_for
+from .present.windows import transcript, views
+from .routes.sessions import page_context
 from .state import STATIC, WebState
-from .strings import Phrase, phrase, strings_for
-from .transcripts import Transcript, transcript
 
 STYLES = ("inspect.css", "export.css")
 SCRIPTS = ("theme.js", "inspect.js", "export.js")
@@ -170,7 +171,7 @@ def _row_windows(script: Transcript) -> Iterator[list[RowView]]:
     than LONGEST_WINDOW rows."""
     window: list[RowView] = []
     for start in range(0, len(script.rows), EXPORT_WINDOW):
-        for view in script.views(start, start + EXPORT_WINDOW):
+        for view in views(script, start, start + EXPORT_WINDOW):
             folding = view.bookkeeping and window and window[-1].bookkeeping
             if len(window) >= LONGEST_WINDOW or (len(window) >= EXPORT_WINDOW and not folding):
                 yield window

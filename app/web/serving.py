@@ -22,7 +22,7 @@ from fastapi import FastAPI
 from uvicorn.supervisors import Multiprocess
 
 from ..log.sqlite_store import stop_reads
-from .settings import Settings
+from ..settings import Settings
 
 # Requests still running when a signal comes get this long to finish (a live tail never does), then are
 # cancelled; past EXIT_SECONDS the process exits even while a thread still works on one, as a read no

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import quote
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
@@ -22,14 +21,14 @@ from ..history.session import SessionLog
 from ..history.transcript import ROW_KINDS
 from ..log.records import NotASessionLog
 from ..model.rules import DSH_RELEASE
+from ..sessions.caches import Latest
+from ..sessions.registry import Entry, Registry
+from ..settings import Settings
 from ..store import UploadStore
-from .caches import Latest
-from .clock import WallClock
-from .model_views import message_url
-from .registry import Entry, Registry
-from .settings import Settings
-from .strings import Strings, count, strings_for
-from .wording import WORDS
+from .present.clock import WallClock
+from .present.model_views import message_url
+from .present.strings import Strings, count, strings_for
+from .present.wording import WORDS
 
 PROJECT = Path(__file__).resolve().parents[2]
 DATA = Path("share") / "dsh-inspect"  # where a built wheel puts templates/ and static/ (pyproject.toml data-files)
@@ -192,8 +191,3 @@ State = Annotated[WebState, Depends(_state)]
 Lang = Annotated[Strings, Depends(_language)]
 SessionEntry = Annotated[Entry, Depends(session_entry)]
 ReadSession = Annotated[Session, Depends(session_of)]
-
-
-def session_url(key: str) -> str:
-    # `@` marks a session as one upload held it (`key@digest12`): a path segment keeps it as it is
-    return f"/sessions/{quote(key, safe='@')}"

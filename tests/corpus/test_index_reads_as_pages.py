@@ -15,8 +15,8 @@ from dsh_inspect.history.row_facts import RowFacts, ToolFacts, reports_error, ro
 from dsh_inspect.history.session import load_session
 from dsh_inspect.history.transcript import Row
 from dsh_inspect.log.sources import discover
-from dsh_inspect.web.search import shown_text
-from dsh_inspect.web.transcripts import build_transcript
+from dsh_inspect.sessions.session_search import shown_text
+from dsh_inspect.sessions.transcript import build_transcript
 
 pytestmark = pytest.mark.corpus
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
-from dsh_inspect.web import listing
+from dsh_inspect.web.routes import listing
 from playwright.sync_api import Page, expect
 
 from tests.support.builders import LogBuilder, header

@@ -6,7 +6,7 @@ import gc
 import tracemalloc
 from dataclasses import dataclass
 
-from dsh_inspect.web.caches import approx_bytes
+from dsh_inspect.sessions.caches import approx_bytes
 
 
 @dataclass(frozen=True, slots=True)

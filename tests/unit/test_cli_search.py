@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import orjson
-from dsh_inspect.cli import build_parser, run_search
+from dsh_inspect.cli import build_parser
+from dsh_inspect.commands.search import run_search
 
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.instructions import instructions_log

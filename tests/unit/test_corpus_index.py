@@ -10,15 +10,15 @@ from pathlib import Path
 import orjson
 import pytest
 from dsh_inspect.history.session import load_session
-from dsh_inspect.web.corpus_index import (
+from dsh_inspect.sessions.registry import Registry
+from dsh_inspect.sessions.search_index import (
     CorpusIndex,
     Query,
     bring_up_to_date,
     read_afresh,
     snippet,
 )
-from dsh_inspect.web.registry import Registry
-from dsh_inspect.web.transcripts import build_transcript
+from dsh_inspect.sessions.transcript import build_transcript
 
 from tests.support.builders import LogBuilder, header
 from tests.support.instructions import instructions_log

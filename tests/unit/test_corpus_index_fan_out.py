@@ -11,8 +11,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from dsh_inspect.web import corpus_index
-from dsh_inspect.web.corpus_index import (
+from dsh_inspect.sessions import search_index as corpus_index
+from dsh_inspect.sessions.registry import Entry, Registry
+from dsh_inspect.sessions.search_index import (
     FAN_OUT_FROM,
     CorpusIndex,
     FanOut,
@@ -20,7 +21,6 @@ from dsh_inspect.web.corpus_index import (
     bring_up_to_date,
     read_afresh,
 )
-from dsh_inspect.web.registry import Entry, Registry
 
 from tests.support.builders import LogBuilder, header
 

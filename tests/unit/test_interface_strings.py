@@ -1,7 +1,7 @@
 """Every interface string a page can show exists in English and Chinese, and a missing one fails.
 
 Keys are written out where they are used (`t("…")` in a template, `phrase("…")` in Python) or
-chosen from a vocabulary through `web.wording.WORDS`, the one place a key is built from a value;
+chosen from a vocabulary through `web.present.wording.WORDS`, the one place a key is built from a value;
 each of its maps covers its vocabulary, and each key it holds was checked when it loaded.
 """
 
@@ -14,8 +14,8 @@ from typing import get_args
 
 import pytest
 from dsh_inspect.history.row_facts import USAGE_NAMES, CommandOutcome, RetryOutcome, ToolOutcome
-from dsh_inspect.web.strings import EN, ZH, MissingString, Phrase, Strings, phrase
-from dsh_inspect.web.wording import WORDS
+from dsh_inspect.web.present.strings import EN, ZH, MissingString, Phrase, Strings, phrase
+from dsh_inspect.web.present.wording import WORDS
 
 PROJECT = Path(__file__).resolve().parents[2]
 TEMPLATES = PROJECT / "templates"
@@ -65,11 +65,11 @@ def test_templates_name_their_keys_and_never_build_one() -> None:
 
 
 def _python_keys() -> list[tuple[str, str]]:
-    """(module, key) for each string of the layers that word things (forms, web) that names an interface
+    """(module, key) for each string of the layers that word things (forms, sessions, web) that names an interface
     string (`phrase("x")`, `t("x")`, a constant such as `"message.contextInjection"`), and each f-string
     that builds one."""
     found = []
-    for path in sorted([*(APP / "forms").glob("*.py"), *(APP / "web").glob("*.py")]):
+    for path in sorted([*(APP / "forms").glob("*.py"), *(APP / "web").rglob("*.py"), *(APP / "sessions").glob("*.py")]):
         tree = ast.parse(path.read_text())
         where = str(path.relative_to(APP))
         for node in ast.walk(tree):
@@ -93,8 +93,13 @@ def test_python_names_existing_keys_and_builds_them_only_in_the_wording_module()
     assert len(keys) > 50
     for where, key in keys:
         if key.startswith("f:"):
-            assert where == "web/wording.py", f"{where} builds an interface key ({key[2:]}…): use web/wording.py"
-        elif where not in ("web/strings.py", "web/wording.py"):  # the table, and the maps checked as they load
+            assert where == "web/present/wording.py", (
+                f"{where} builds an interface key ({key[2:]}…): use web/present/wording.py"
+            )
+        elif where not in (
+            "web/present/strings.py",
+            "web/present/wording.py",
+        ):  # the table, and the maps checked as they load
             assert key in EN, f"{where}: no interface string {key!r}"
 
 
@@ -111,7 +116,7 @@ def test_each_vocabulary_map_covers_its_vocabulary() -> None:
 
 def test_every_string_is_shown_somewhere() -> None:
     """No string sits unused: each is named by a template or a module, or is a vocabulary map's."""
-    named = {key for where, key in _python_keys() if where != "web/strings.py" and not key.startswith("f:")}
+    named = {key for where, key in _python_keys() if where != "web/present/strings.py" and not key.startswith("f:")}
     named |= {
         m.group(1)
         for path in TEMPLATES.rglob("*.html")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_inspect.web.keys import Claim, Held, Keys, assign
+from dsh_inspect.sessions.keys import Claim, Held, Keys, assign
 
 
 def claim(source: str, sid: str | None = "s1") -> Claim:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dsh_inspect.model.text import first_line, one_line
-from dsh_inspect.web.plain_text import LOOKED_AT, plain_text
+from dsh_inspect.web.present.plain_text import LOOKED_AT, plain_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

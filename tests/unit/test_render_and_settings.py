@@ -13,9 +13,9 @@ import orjson
 import pytest
 from dsh_inspect.cli import main, run_render, run_serve
 from dsh_inspect.demo.generate import SESSIONS
-from dsh_inspect.web.registry import Registry
+from dsh_inspect.sessions.registry import Registry
+from dsh_inspect.settings import SETTINGS, Settings
 from dsh_inspect.web.render import render_path, render_session
-from dsh_inspect.web.settings import SETTINGS, Settings
 
 from tests.support.builders import LogBuilder, header
 from tests.support.media import png_1x1

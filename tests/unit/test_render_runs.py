@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from dsh_inspect.web.registry import Registry
+from dsh_inspect.sessions.registry import Registry
+from dsh_inspect.settings import Settings
+from dsh_inspect.web.present.windows import transcript
 from dsh_inspect.web.render import LONGEST_WINDOW, render_path
-from dsh_inspect.web.settings import Settings
 from dsh_inspect.web.state import WebState
-from dsh_inspect.web.transcripts import transcript
 
 from tests.support.bombs import tiny_records_jsonl
 from tests.support.builders import LogBuilder, header

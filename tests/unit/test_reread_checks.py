@@ -12,7 +12,7 @@ import pytest
 from dsh_inspect import cli
 from dsh_inspect.history.session import SessionLog, load_session
 from dsh_inspect.log.sources import RecordChanged
-from dsh_inspect.web import registry
+from dsh_inspect.sessions import registry
 
 from tests.support.builders import LogBuilder, header
 from tests.support.writers import new_store, write_sqlite_session

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_inspect.web.search import Searchable, search, search_index
+from dsh_inspect.sessions.session_search import Searchable, search, search_index
 
 
 def row(text: str, raw: str = "", *, kind: str = "user", tool: str | None = None, error: bool = False) -> Searchable:

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from dsh_inspect.history import transcript
 from dsh_inspect.history.transcript import RUN_MIN, Row, each_row, run_rows, transcript_rows
-from dsh_inspect.web.search import row_searchable, row_shown
+from dsh_inspect.sessions.session_search import row_searchable, row_shown
 
 from tests.support.bombs import tiny_records_jsonl
 from tests.support.builders import LogBuilder, header

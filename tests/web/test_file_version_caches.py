@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import orjson
 from dsh_inspect.log.writer import write_artifact
-from dsh_inspect.web.registry import Registry
+from dsh_inspect.sessions.registry import Registry
 
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.server import live_server

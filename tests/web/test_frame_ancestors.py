@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from dsh_inspect.settings import Settings
 from dsh_inspect.web.app import create_app
-from dsh_inspect.web.settings import Settings
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 

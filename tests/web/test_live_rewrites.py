@@ -17,12 +17,12 @@ import httpx
 import orjson
 import pytest
 from dsh_inspect.history.session import SessionLog
-from dsh_inspect.web.live import Tail, page_mark
-from dsh_inspect.web.registry import Registry
-from dsh_inspect.web.settings import Settings
+from dsh_inspect.sessions.registry import Registry
+from dsh_inspect.settings import Settings
+from dsh_inspect.web.present.strings import strings_for
+from dsh_inspect.web.present.windows import transcript
+from dsh_inspect.web.routes.live import Tail, page_mark
 from dsh_inspect.web.state import WebState
-from dsh_inspect.web.strings import strings_for
-from dsh_inspect.web.transcripts import transcript
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attrs, flow_rows, one, parse, text

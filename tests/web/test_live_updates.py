@@ -7,11 +7,11 @@ from pathlib import Path
 
 from dsh_inspect.history.closers import OUTCOME_UNKNOWN_TEXT
 from dsh_inspect.log.writer import append_batch, write_artifact
-from dsh_inspect.web.live import update
-from dsh_inspect.web.registry import Registry
-from dsh_inspect.web.settings import Settings
+from dsh_inspect.sessions.registry import Registry
+from dsh_inspect.settings import Settings
+from dsh_inspect.web.present.strings import strings_for
+from dsh_inspect.web.routes.live import update
 from dsh_inspect.web.state import WebState
-from dsh_inspect.web.strings import strings_for
 
 from tests.support.builders import LogBuilder, header
 

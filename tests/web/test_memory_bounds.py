@@ -13,9 +13,9 @@ import httpx
 import pytest
 from dsh_inspect.history.session import SessionLog
 from dsh_inspect.log.plaintext import MIB
+from dsh_inspect.sessions.caches import approx_bytes
+from dsh_inspect.sessions.registry import Registry
 from dsh_inspect.store import UploadStore
-from dsh_inspect.web.caches import approx_bytes
-from dsh_inspect.web.registry import Registry
 
 from tests.support.bombs import (
     big_blob_sqlite,

@@ -15,14 +15,14 @@ import orjson
 import pytest
 from dsh_inspect.log.diagnostics import Location
 from dsh_inspect.log.sources import RecordChanged, SessionSource
-from dsh_inspect.web import registry as registry_module
-from dsh_inspect.web.corpus_index import CorpusIndex, Query, bring_up_to_date, read_afresh
-from dsh_inspect.web.live import Tail, page_mark
-from dsh_inspect.web.registry import BLOCK, Registry
-from dsh_inspect.web.settings import Settings
+from dsh_inspect.sessions import registry as registry_module
+from dsh_inspect.sessions.registry import BLOCK, Registry
+from dsh_inspect.sessions.search_index import CorpusIndex, Query, bring_up_to_date, read_afresh
+from dsh_inspect.settings import Settings
+from dsh_inspect.web.present.strings import strings_for
+from dsh_inspect.web.present.windows import transcript
+from dsh_inspect.web.routes.live import Tail, page_mark
 from dsh_inspect.web.state import WebState
-from dsh_inspect.web.strings import strings_for
-from dsh_inspect.web.transcripts import transcript
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows, one

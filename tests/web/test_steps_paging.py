@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from dsh_inspect.web.steps import STEPS_SHOWN
+from dsh_inspect.web.routes.steps import STEPS_SHOWN
 
 from tests.support.request_logs import compaction_between_calls, write_log
 from tests.support.rows import attrs, select, text

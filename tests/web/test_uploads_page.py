@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from dsh_inspect.web.clock import WallClock
+from dsh_inspect.web.present.clock import WallClock
 from jinja2.filters import do_filesizeformat
 
 from tests.support.builders import LogBuilder, header

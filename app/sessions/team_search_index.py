@@ -1,0 +1,168 @@
+"""Search across the team's uploads: the cross-session index kept in the team catalog's PostgreSQL database.
+
+Every process of a team server searches the same index, so an upload accepted by one is found by all. Rows
+are what the SQLite index holds (search_index.py: each transcript row's `shown_text` and its facets), and a
+query means the same: one literal phrase, matched as a substring in any case and any script. `ILIKE
+'%…%'` does the matching, served by a `pg_trgm` GIN index for phrases of three characters or more (Chinese
+included); shorter ones scan, as they do in SQLite.
+
+Uploads are immutable, so an upload is indexed once, whole, by whichever process searches first after it is
+catalogued (reading it as a page would, from this machine's read cache), under a transaction-level advisory
+lock on its digest, so two processes never write it twice. Its rows reference its catalog row
+(`ON DELETE CASCADE`): the delete that removes an upload removes its hits, for every process at once
+(docs/decisions/0009-team-store.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Sequence
+from itertools import groupby
+from typing import TYPE_CHECKING, Any
+
+from ..store.pg_connections import Connections
+from .registry import Entry
+from .search_index import HITS, Found, Hit, Query, Reader, like_pattern, row_words, snippet
+from .transcript import Transcript
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+def upload_identity(entry: Entry) -> str:
+    """What names an uploaded session in the team's index, the same in every process: its upload and member."""
+    return _identity(entry.upload or "", entry.source.member or "")
+
+
+def _identity(digest: str, member: str) -> str:
+    return f"{digest}\0{member}"
+
+
+def storable(text: str) -> str:
+    """`text` as PostgreSQL keeps text: a NUL as U+FFFD, a lone surrogate (JSON may escape one) as `?`."""
+    return text.replace("\0", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+
+
+class PgCorpusIndex:
+    """The team's search index of uploaded sessions, in the catalog's database at `url`; thread-safe."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg  # the `team` extra, there when the team catalog is
+
+        self._psycopg = psycopg
+        self.url = url  # migrated by the catalog (0002_search_index.sql) before the web layer opens this
+        self._connections = Connections(url)
+        self._connection = self._connections.connection
+        self._lock = threading.Lock()  # one indexer per process: two searches must not read one upload twice
+        self._basis: int | None = None  # the catalog version `_indexed` was checked at
+        self._indexed: set[str] = set()
+
+    def close(self) -> None:
+        self._connections.close()
+
+    # -- keeping it up to date ------------------------------------------------------------
+
+    def bring_up_to_date(self, entries: Sequence[Entry], read: Reader) -> int:
+        """Index each upload of `entries` not indexed yet (by any process); how many this call found unindexed
+        and now holds (written here, or by another process while this one read it).
+        Which are indexed is asked again only when the catalog's version moved: a warm search asks one number."""
+        wanted = {e.upload for e in entries if e.upload is not None}
+        indexed = 0
+        with self._lock, self._connection() as conn:
+            row = conn.execute("SELECT version FROM catalog_state").fetchone()
+            version = int(row[0]) if row else 0
+            if version != self._basis:  # a delete may have taken rows, a re-upload of the same bytes put none back
+                self._basis, self._indexed = version, set()
+            missing = wanted - self._indexed
+            if missing:
+                found = conn.execute("SELECT digest FROM search_uploads WHERE digest = ANY(%s)", (list(missing),))
+                self._indexed |= {d for (d,) in found}
+            unindexed = wanted - self._indexed
+            stale = sorted((e for e in entries if e.upload in unindexed), key=_by_upload)
+            for digest, sessions in groupby(stale, key=_by_upload):
+                if self._index_upload(conn, digest, list(sessions), read):
+                    self._indexed.add(digest)
+                    indexed += 1
+        return indexed
+
+    def _index_upload(self, conn: psycopg.Connection[Any], digest: str, entries: list[Entry], read: Reader) -> bool:
+        """Index one upload's sessions in one transaction; False when it cannot be now (a session unreadable,
+        or the upload deleted meanwhile). Read before the lock is taken: a read may stream the blob first."""
+        sessions: list[tuple[str, str | None, list[tuple[Any, ...]]]] = []
+        for entry in entries:
+            read_now = read(entry)
+            if read_now is None:
+                return False
+            t, member = read_now[0], entry.source.member or ""
+            if t is None:  # reads as no session log: held with no rows
+                sessions.append((member, None, []))
+                continue
+            sessions.append((member, t.log.title, _rows(digest, member, t)))
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (digest,))
+                if conn.execute("SELECT 1 FROM search_uploads WHERE digest = %s", (digest,)).fetchone():
+                    return True  # another process indexed it while this one read it
+                conn.execute("INSERT INTO search_uploads VALUES (%s)", (digest,))
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO search_sessions VALUES (%s, %s, %s)",
+                        [(digest, member, storable(title) if title else None) for member, title, _ in sessions],
+                    )
+                    with cur.copy(
+                        "COPY search_rows (digest, member, n, anchor, kind, form, tool, error, seq, text) FROM STDIN"
+                    ) as copy:
+                        for _, _, rows in sessions:
+                            for values in rows:
+                                copy.write_row(values)
+        except self._psycopg.errors.ForeignKeyViolation:
+            return False  # deleted from the catalog since the list was read: nothing to index
+        return True
+
+    # -- asking it --------------------------------------------------------------------------
+
+    def query(self, query: Query, sessions: Collection[str], limit: int = HITS) -> Found:
+        """The rows matching `query` in session then row order, of those of `sessions` (`upload_identity`) alone,
+        counted and shown: the index also holds uploads this process does not list (an earlier upload of a
+        session, shown only at its own URL; one catalogued a moment ago), which no count may include."""
+        if query.empty:
+            return Found([], 0, 0)
+        listed = [s.split("\0", 1) for s in sessions]
+        where: list[str] = ["(r.digest, r.member) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"]
+        args: list[object] = [[d for d, _ in listed], [m for _, m in listed]]
+        needle = query.needle
+        if needle:
+            where.append("r.text ILIKE %s ESCAPE '\\'")
+            args.append(like_pattern(needle))
+        facets, facet_args = query.facet_clauses("%s")
+        where += facets
+        args += facet_args
+        joined = "FROM search_rows r WHERE " + " AND ".join(where)
+        with self._connection() as conn:
+            counted = conn.execute(f"SELECT count(*), count(DISTINCT (r.digest, r.member)) {joined}", args).fetchone()
+            found = conn.execute(
+                "SELECT r.digest, r.member, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, r.text "
+                f"FROM ({'SELECT r.* ' + joined} ORDER BY r.digest, r.member, r.seq, r.n LIMIT %s) r "
+                "JOIN search_sessions s ON s.digest = r.digest AND s.member = r.member "
+                "ORDER BY r.digest, r.member, r.seq, r.n",
+                [*args, limit],
+            ).fetchall()
+        total, count = counted if counted else (0, 0)
+        hits = [
+            Hit(_identity(digest, member), title, anchor, kind, seq, form, tool, error, snippet(text, needle))
+            for digest, member, title, anchor, kind, seq, form, tool, error, text in found
+        ]
+        return Found(hits, int(total), int(count))
+
+
+def _rows(digest: str, member: str, t: Transcript) -> list[tuple[Any, ...]]:
+    """The index's rows of one session, as `search_rows` holds them."""
+    out = []
+    for n, (row, anchor) in enumerate(zip(t.rows, t.anchors, strict=True)):
+        form, tool, error, text = row_words(t, row)
+        out.append((digest, member, n, anchor, row.kind, form, tool, error, row.seq, storable(text)))
+    return out
+
+
+def _by_upload(entry: Entry) -> str:
+    return entry.upload or ""

@@ -1,0 +1,201 @@
+"""Server settings, Datasette style: each named setting defined once, with its default, type and help."""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .forms.jsformat import TEXT_LIMIT
+from .log.plaintext import DEFAULT_LIMITS, ReadLimits
+from .sessions.caches import CACHE_MB
+from .store.limits import MIB, READ_CACHE_MB, LimitName, Limits
+
+
+def _bracketed(host: str) -> str:
+    """An IPv6 address as a Host header spells it."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+@functools.cache
+def _machine_names() -> frozenset[str]:
+    """This machine's host names and the addresses they resolve to (asked once per process)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    addresses: set[str] = set()
+    for name in names:
+        try:
+            addresses |= {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
+        except OSError:
+            continue
+    return frozenset(_bracketed(n.lower()) for n in names | addresses if n)
+
+
+def setting(default: int, help: str, *, limit: LimitName | None = None) -> Any:
+    """A setting `serve --setting NAME VALUE` changes: its default, type (the field's) and help, in one place."""
+    return field(default=default, metadata={"default": default, "help": help, "limit": limit})
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How a server runs. The fields made by `setting` are its named settings (Datasette style):
+    documented in the README's "Settings" table, changed by `serve --setting NAME VALUE`."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # Extra Host header values to accept besides the bound address and localhost
+    # (DNS-rebinding defence: anything else is refused).
+    allowed_hosts: tuple[str, ...] = ()
+    # Where uploads are kept (blobs and catalog); None serves no uploads.
+    data_dir: str | None = None
+    # The team store (README "Run it for a team"): a PostgreSQL catalog and S3-compatible blobs; None keeps
+    # each in --data-dir (SQLite, files). --data-dir still holds arriving uploads and the team's read cache.
+    store: str | None = None
+    blobs: str | None = None
+    workers: int = 1  # uvicorn worker processes on the one socket
+    max_upload_mb: int = setting(256, "Largest upload accepted, in MiB (the bytes sent).", limit="max_upload_bytes")
+    max_decompressed_mb: int = setting(
+        DEFAULT_LIMITS.max_session_bytes // MIB,
+        "Most one upload may decompress to, in MiB: zstd frames, the ZIP members read, a SQLite store's zstd "
+        "data blobs. Counted as they stream, so a bomb is refused early. One session's decoded text is read no "
+        "further than this either, uploaded or served.",
+        limit="max_decompressed_bytes",
+    )
+    max_line_mb: int = setting(
+        DEFAULT_LIMITS.max_line_bytes // MIB,
+        "Longest line a session's reader decodes, in MiB (a JSONL record, a SQLite row's data): a longer one "
+        "is never held whole; reading stops before it with a located finding, and the verdict says this reader "
+        "could not judge the log (unsupported). A line within it takes about three times its size to read.",
+    )
+    max_sessions_per_upload: int = setting(
+        1000,
+        "Most sessions one upload may hold (a SQLite store, an export ZIP); a ZIP may list at most ten times as "
+        "many entries.",
+        limit="max_sessions_per_upload",
+    )
+    window_rows: int = setting(
+        60,
+        "Rows a session page renders per window, and messages a model view lists per window; the others load "
+        "as the reader scrolls or asks.",
+    )
+    first_screen_events: int = setting(
+        2000,
+        "A log not read yet shows its first window from this many leading events; the verdict and counts follow "
+        "once it is read whole.",
+    )
+    cache_mb: int = setting(
+        CACHE_MB,
+        "Most the server keeps of the sessions it has read, in MiB (an estimate): each one's index, first "
+        "screen, rows, search text and model views. Past it the least recently used go, to be read again when "
+        "asked for; the session in use always stays.",
+    )
+    read_cache_mb: int = setting(
+        READ_CACHE_MB,
+        "Most a server keeps on its own disk of copies it reads uploads from, in MiB, for each of two folders of "
+        "`--data-dir`: `cache/`, blobs streamed once from a team's object store, and `assembled/`, uploads stored"
+        " as a base and the bytes after it, put together once. Past this the least recently read copies go, to be"
+        " made again when asked for. An embedded upload stored whole is read from the store itself: no copy, no "
+        "bound.",
+    )
+    index_workers: int = setting(
+        2,
+        "Processes that read sessions for the cross-session search index when 64 or more need indexing at once "
+        "(the first search over a large root); 1 reads them in the server's own process. Give it the cores "
+        "the server may take.",
+    )
+    body_cap: int = setting(
+        TEXT_LIMIT,
+        "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts them); "
+        '"Show all" loads the rest in place. Context bodies keep dsh\'s own 20,000.',
+    )
+
+    def host_allowed(self, host_header: str | None) -> bool:
+        if not host_header:
+            return False
+        host = host_header.strip().lower()
+        names = {
+            _bracketed(self.host.lower()),
+            "127.0.0.1",
+            "localhost",
+            "[::1]",
+            *(_bracketed(h.lower()) for h in self.allowed_hosts),
+        }
+        if self.host in ("0.0.0.0", "::"):
+            # every interface, but still no DNS rebinding: the names and addresses of this machine
+            names |= _machine_names()
+        return any(host in (name, f"{name}:{self.port}") for name in names)
+
+    def limits(self) -> Limits:
+        return Limits(
+            self.max_upload_mb * MIB,
+            self.max_decompressed_mb * MIB,
+            self.max_sessions_per_upload,
+            self.max_line_mb * MIB,
+        )
+
+    def read_limits(self) -> ReadLimits:
+        """What every session this server reads is read within, uploaded or served."""
+        return self.limits().read_limits()
+
+    def with_setting(self, name: str, value: str) -> Settings:
+        """`--setting NAME VALUE`; raises ValueError naming the problem."""
+        if not any(d.name == name for d in SETTINGS):
+            raise ValueError(f"unknown setting {name!r}; known: {', '.join(d.name for d in SETTINGS)}")
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"setting {name} needs a whole number, not {value!r}") from None
+        if number < 1:
+            raise ValueError(f"setting {name} must be at least 1")
+        change: dict[str, Any] = {name: number}  # every named setting is an int field
+        return replace(self, **change)
+
+    def raise_hint(self, limit: LimitName) -> tuple[str, str]:
+        """The setting behind a store limit, and how to raise it."""
+        doc = next(d for d in SETTINGS if d.limit == limit)
+        now = getattr(self, doc.name)
+        return doc.name, f"{doc.name} is {now}; raise it with: dsh-inspect serve --setting {doc.name} {now * 4}"
+
+
+@dataclass(frozen=True, slots=True)
+class SettingDoc:
+    name: str
+    default: int
+    help: str
+    limit: LimitName | None  # the upload store limit it sets, if any
+
+
+# Every named setting, read off the fields that `setting` made.
+SETTINGS: tuple[SettingDoc, ...] = tuple(
+    SettingDoc(f.name, f.metadata["default"], f.metadata["help"], f.metadata["limit"])
+    for f in fields(Settings)
+    if "help" in f.metadata
+)
+
+
+def default_data_dir() -> str:
+    """The user's data directory, as each platform names it, plus `dsh-inspect`."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return str(base / "dsh-inspect")
+
+
+def default_cache_dir() -> str:
+    """The user's cache directory, as each platform names it, plus `dsh-inspect`: what can be made again
+    (the command line's search index)."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Caches"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "Temp"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
+    return str(base / "dsh-inspect")

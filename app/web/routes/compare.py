@@ -1,0 +1,237 @@
+"""Two sessions compared (issue 17): `/compare?a=KEY&b=KEY`, its rows in windows, and its JSON twin.
+
+The comparison itself is `history.compare`'s; this module only looks the two sessions up, keeps
+the comparison per file version of both, and presents its aligned rows a window at a time.
+Without `b`, the page offers the sessions to compare `a` with, its parent and children first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from ...history.compare import (
+    Comparison,
+    Divergence,
+    Fold,
+    Item,
+    ItemPair,
+    Layout,
+    Line,
+    SegmentPair,
+    compare_logs,
+    layout,
+    pair_json,
+    segment_json,
+    summary_json,
+)
+from ...history.message_handles import message_anchor
+from ...history.session import SessionLog
+from ...sessions.keys import session_url
+from ...sessions.registry import Entry
+from ..present.entries import entry_json, related_sessions
+from ..state import State, WebState
+
+router = APIRouter()
+MAX_CANDIDATES = 200  # sessions the chooser lists besides the suggested ones
+SHOWN_CHARS = 4000  # of one side's text in a row: the rest is counted, not shown
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    a: Entry
+    b: Entry
+    comparison: Comparison
+    layout: Layout
+
+
+def _compared(state: WebState, a: str, b: str) -> Compared:
+    """The comparison of the two sessions at their current file versions, built once for each pair of versions."""
+    entry_a, _ = state.session(a)
+    entry_b, log_b = state.session(b)
+    # kept with a's log; b's log object names its file version (the value holds it, so its id stays its own),
+    # so a changed b builds anew
+    name = f"compare:{entry_b.key}:{id(log_b)}"
+
+    def build(log_a: SessionLog) -> tuple[SessionLog, Comparison, Layout]:
+        comparison = compare_logs(log_a, log_b)
+        return log_b, comparison, layout(comparison)
+
+    kept_b, comparison, view = state.registry.derived(entry_a.key, name, build)
+    assert kept_b is log_b
+    return Compared(entry_a, entry_b, comparison, view)
+
+
+def _query(a: str, b: str) -> str:
+    return urlencode({"a": a, "b": b})
+
+
+# --- what a row shows ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    item: Item
+    text: str  # cut to SHOWN_CHARS
+    hidden: int  # characters not shown
+    url: str | None  # the row in its session's transcript
+
+
+@dataclass(frozen=True, slots=True)
+class RowView:
+    line: Line
+    pair: SegmentPair
+    item: ItemPair | None
+    a: Side | None
+    b: Side | None
+    words_a: tuple[tuple[str, str], ...]  # a changed pair's words as each side shows them
+    words_b: tuple[tuple[str, str], ...]
+
+
+def _side(item: Item | None, key: str) -> Side | None:
+    if item is None:
+        return None
+    anchor = message_anchor(item.message_id) if item.message_id else None
+    url = f"{session_url(key)}#{quote(anchor, safe='')}" if anchor else f"{session_url(key)}/events/{item.seq}"
+    return Side(item, item.text[:SHOWN_CHARS], max(0, len(item.text) - SHOWN_CHARS), url)
+
+
+def _cut(words: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    left = SHOWN_CHARS
+    for op, text in words:
+        if left <= 0:
+            break
+        out.append((op, text[:left]))
+        left -= len(text)
+    return tuple(out)
+
+
+def _row(compared: Compared, line: Line) -> RowView:
+    pair = compared.comparison.segments[line.segment]
+    item = pair.items[line.item] if line.item is not None else None
+    if item is None:
+        return RowView(line, pair, None, None, None, (), ())
+    words_a = _cut([(w.op, w.text) for w in item.words if w.op != "ins"])
+    words_b = _cut([(w.op, w.text) for w in item.words if w.op != "del"])
+    return RowView(line, pair, item, _side(item.a, compared.a.key), _side(item.b, compared.b.key), words_a, words_b)
+
+
+def _rows(compared: Compared, start: int, size: int, upto: int | None) -> tuple[list[RowView | Fold], int | None]:
+    shown, after = compared.layout.window(start, size, upto=upto)
+    return [x if isinstance(x, Fold) else _row(compared, x) for x in shown], after
+
+
+def _line_json(compared: Compared, entry: Line | Fold) -> dict[str, Any]:
+    if isinstance(entry, Fold):
+        return {"fold": {"from": entry.start, "to": entry.end, "rows": entry.end - entry.start}}
+    pair = compared.comparison.segments[entry.segment]
+    # `status`: the row's as the page marks it (a step's head: whether what it recorded differs)
+    if entry.item is None:
+        return {"status": entry.status, "step": segment_json(pair)}
+    item = pair_json(pair.items[entry.item])
+    return {"status": entry.status, "item": item, "step": {"a": pair.key_a, "b": pair.key_b}}
+
+
+# --- choosing the session to compare with ---------------------------------------------
+
+
+def _candidates(state: WebState, key: str) -> dict[str, Any]:
+    entry, log = state.session(key)
+    related = related_sessions(state, entry, log)
+    suggested = [*related["parents"], *related["children"]]
+    taken = {entry.key, *(r["key"] for r in suggested)}
+    others = [e for e in state.registry.entries() if e.key not in taken]
+    return {
+        "a": entry_json(entry),
+        "suggested": [{**r, "compare": f"/compare?{_query(entry.key, r['key'])}"} for r in suggested],
+        "others": [
+            {**entry_json(e), "compare": f"/compare?{_query(entry.key, e.key)}"} for e in others[:MAX_CANDIDATES]
+        ],
+        "moreOthers": max(0, len(others) - MAX_CANDIDATES),
+    }
+
+
+# --- pages and their twins --------------------------------------------------------------
+
+
+def _page_context(compared: Compared) -> dict[str, Any]:
+    c = compared.comparison
+    return {
+        "a": entry_json(compared.a),
+        "b": entry_json(compared.b),
+        "comparison": c,
+        "divergences": [(name, d, _divergence_links(compared, d)) for name, d in c.divergences],
+        "query": _query(compared.a.key, compared.b.key),
+        "url_a": session_url(compared.a.key),
+        "url_b": session_url(compared.b.key),
+    }
+
+
+@router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
+def compare_page(
+    request: Request, state: State, a: str, b: str | None = None, start: int = Query(0, alias="from", ge=0)
+) -> HTMLResponse:
+    if b is None:
+        return state.page(request, "compare/choose.html", **_candidates(state, a))
+    compared = _compared(state, a, b)
+    rows, after = _rows(compared, start, state.settings.window_rows, None)
+    return state.page(request, "compare/page.html", **_page_context(compared), rows=rows, next_from=after, upto=None)
+
+
+@router.get("/compare/rows", response_class=HTMLResponse, include_in_schema=False)
+def compare_rows(
+    request: Request,
+    state: State,
+    a: str,
+    b: str,
+    start: int = Query(0, alias="from", ge=0),
+    upto: int | None = Query(None, alias="to", ge=0),
+) -> HTMLResponse:
+    """A window of aligned rows (the next as the reader scrolls, or a fold opened: `to` its end)."""
+    compared = _compared(state, a, b)
+    rows, after = _rows(compared, start, state.settings.window_rows, upto)
+    return state.page(request, "compare/rows.html", **_page_context(compared), rows=rows, next_from=after, upto=upto)
+
+
+@router.get("/api/compare", summary="Two sessions aligned step by step, with where they first part")
+def api_compare(
+    state: State,
+    a: str,
+    b: str | None = None,
+    start: int = Query(0, alias="from", ge=0),
+    upto: int | None = Query(None, alias="to", ge=0),
+) -> dict[str, Any]:
+    if b is None:
+        return _candidates(state, a)
+    compared = _compared(state, a, b)
+    shown, after = compared.layout.window(start, state.settings.window_rows, upto=upto)
+    c = compared.comparison
+    summary = summary_json(c)
+    for name, d in c.divergences:  # each with its links into both model views
+        if d is not None:
+            summary[f"{name}Divergence"]["links"] = _divergence_links(compared, d)
+    return {
+        "a": entry_json(compared.a),
+        "b": entry_json(compared.b),
+        **summary,
+        "rows": [_line_json(compared, x) for x in shown],
+        "from": start,
+        "nextFrom": after,
+        "totalRows": len(compared.layout.lines),
+    }
+
+
+def _divergence_links(compared: Compared, d: Divergence | None) -> dict[str, str | None] | None:
+    """Each side's model view of the step where a divergence lies (None for a side without that step)."""
+    if d is None:
+        return None
+
+    def view(entry: Entry, key: str | None) -> str | None:
+        return f"{session_url(entry.key)}/steps/{key}" if key and not key.endswith("+") else None
+
+    return {"a": view(compared.a, d.a), "b": view(compared.b, d.b)}

@@ -1,0 +1,414 @@
+"""The session list: header facts at once, the rest from a per-version cache; search, filters, sorting, paging.
+
+Header facts (id, project, created, carrier) answer at once for every session. The facts of a read
+(title, first prompt, last activity, counts, tokens, verdict, errors) come from a summary cached per
+file version: the page shows those it finds, and the list's script asks for the rest
+(`/sessions-summaries`) and fills their cells in place. Only a sort or a filter by such a fact
+reads every session first, as a search by title always has.
+
+The order a choice gives and the filters' values are kept per registry version (`WebState.lists`): a warm
+request costs its page's rows, not the number of sessions loaded.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, Literal
+from urllib.parse import parse_qs, urlencode
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+from starlette.concurrency import run_in_threadpool
+
+from ...history.row_facts import error_count
+from ...history.session import SessionLog
+from ...history.tokens import session_usage
+from ...model.text import one_line
+from ...sessions.keys import session_url
+from ...sessions.registry import Entry
+from ..present.clock import WallClock
+from ..present.entries import entry_json
+from ..present.generation_facts import generation_mark
+from ..present.plain_text import plain_text
+from ..present.strings import Phrase, count, phrase
+from ..present.wording import UNREADABLE, WORDS
+from ..state import State, WebState
+
+router = APIRouter()
+PAGE_SIZE = 50
+SUMMARIES_BODY = 4 << 20  # a page's keys: 50 of them, however long, but not without end
+PROMPT_CHARS = 200  # a first prompt as the list shows it: one line, this long at most
+REFRESH_MS = 4000  # how often the list's script looks for new sessions and facts (a test may set it shorter)
+
+SortColumn = Literal[
+    "title", "prompt", "project", "created", "activity", "turns", "steps", "tokens", "verdict", "carrier"
+]
+Order = Literal["asc", "desc"]
+# what a sort by these reads: header facts alone, no session's log
+HEADER_SORTS = frozenset({"project", "created", "carrier"})
+# columns of text, which a first click sorts A to Z; the others (times, counts, verdicts) start from the most
+TEXT_SORTS = frozenset({"title", "prompt", "project", "carrier"})
+# the order a verdict sorts in: dsh's best answer first
+VERDICT_RANK = {verdict: rank for rank, verdict in enumerate(WORDS.verdicts)}
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """What the reader chose: a search, filters, a sort and a page; all of it in the URL."""
+
+    q: str = ""
+    sort: SortColumn = "created"
+    order: Order = "desc"
+    verdict: str = ""
+    project: str = ""
+    carrier: str = ""
+    errors: bool = False
+    page: int = 1
+
+    def url(self, **change: Any) -> str:
+        """The list's URL for these choices with `change` made; choices left at their default are left out."""
+        chosen = replace(self, **change)
+        params = {
+            name: ("true" if value is True else value)
+            for name, value in (
+                ("q", chosen.q),
+                ("verdict", chosen.verdict),
+                ("project", chosen.project),
+                ("carrier", chosen.carrier),
+                ("errors", chosen.errors),
+                ("sort", chosen.sort if (chosen.sort, chosen.order) != ("created", "desc") else ""),
+                ("order", chosen.order if (chosen.sort, chosen.order) != ("created", "desc") else ""),
+                ("page", chosen.page if chosen.page > 1 else ""),
+            )
+            if value
+        }
+        return "/?" + urlencode(params) if params else "/"
+
+    def sorted_by(self, column: str) -> str:
+        """A column header's link: sort by `column`; the column sorted by already turns its order round."""
+        if column == self.sort:
+            return self.url(order="asc" if self.order == "desc" else "desc", page=1)
+        return self.url(sort=column, order="asc" if column in TEXT_SORTS else "desc", page=1)
+
+    def aria_sort(self, column: str) -> str:
+        if column != self.sort:
+            return "none"
+        return "ascending" if self.order == "asc" else "descending"
+
+    @property
+    def reads_logs(self) -> bool:
+        """Whether answering needs every candidate's summary (a sort or filter by a fact of the read)."""
+        return self.sort not in HEADER_SORTS or bool(self.verdict) or self.errors
+
+
+def list_query(
+    q: Annotated[str, Query(description="text found in the title, first prompt, id, folder or path")] = "",
+    sort: Annotated[SortColumn, Query(description="the column to sort by")] = "created",
+    order: Annotated[Order, Query(description="`asc` or `desc`")] = "desc",
+    verdict: Annotated[str, Query(description="only sessions with this verdict (`accepted`, …, `unreadable`)")] = "",
+    project: Annotated[str, Query(description="only sessions whose header `cwd` is this")] = "",
+    carrier: Annotated[str, Query(description="only sessions stored in this carrier (`jsonl`, `sqlite`, …)")] = "",
+    errors: Annotated[bool, Query(description="only sessions with a row that reports an error")] = False,
+) -> ListQuery:
+    if verdict and verdict not in WORDS.verdicts:
+        raise HTTPException(422, f"no verdict {verdict!r}; known: {', '.join(WORDS.verdicts)}")
+    return ListQuery(q, sort, order, verdict, project, carrier, errors)
+
+
+# the reader's choices, as the page and its JSON twin both take them
+Choices = Annotated[ListQuery, Depends(list_query)]
+
+
+def plural(n: int, one: str, many: str) -> Phrase:
+    """`n`, grouped, in the interface string for one or for many of a thing; Chinese words both alike."""
+    return phrase(one if n == 1 else many, count=count(n))
+
+
+def stamp(ms: Any) -> str | None:
+    """Epoch milliseconds as the list's JSON twin words a time (minutes, UTC); None for no time."""
+    clock = WallClock.of(ms)
+    return clock.utc if clock else None
+
+
+def first_prompt(log: SessionLog) -> str | None:
+    """The text of the first message a person wrote (not injected context, not a tool's), on one line."""
+    for seq, kind in enumerate(log.types):
+        if kind != "user/message":
+            continue
+        message = log.event(seq).message
+        if message is not None and message.source.kind == "user" and message.text().strip():
+            return one_line(message.text(), PROMPT_CHARS)
+    return None
+
+
+def last_activity(log: SessionLog) -> int | None:
+    """The time of the latest stored event that carries one (epoch ms); fixtures carry none."""
+    for seq in range(log.stored_count - 1, max(log.stored_count - 64, 0) - 1, -1):
+        time = log.event(seq).time
+        if time > 0:
+            return time
+    return None
+
+
+def summary_of(log: SessionLog) -> dict[str, Any]:
+    """What the list shows of a read log; `tokens` is every call's billed input and its output summed."""
+    usage = session_usage(log)
+    active = last_activity(log)
+    return {
+        "title": log.title,  # as logged: Markdown, maybe
+        "plainTitle": (plain_text(log.title) or None) if log.title else None,  # as the list shows it
+        "turns": log.turns,
+        "steps": log.steps,
+        "events": log.stored_count,
+        "verdict": log.verdict.category,
+        "firstPrompt": first_prompt(log),
+        "lastActivityAt": active,
+        "lastActivity": stamp(active),
+        "tokens": usage.context + usage.output if usage else None,
+        "errors": error_count(log),
+    }
+
+
+def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
+    """The summary when this file version has been read; None when it has not."""
+    found: dict[str, Any] | None = state.registry.peek(entry.key, "summary")
+    return found
+
+
+def summary(state: WebState, entry: Entry) -> dict[str, Any]:
+    try:
+        return state.registry.derived(entry.key, "summary", summary_of)
+    except Exception as exc:
+        return {
+            "title": None,
+            "plainTitle": None,
+            "turns": None,
+            "steps": None,
+            "events": None,
+            "verdict": UNREADABLE,
+            "firstPrompt": None,
+            "lastActivityAt": None,
+            "lastActivity": None,
+            "tokens": None,
+            "errors": None,
+            "error": str(exc),
+        }
+
+
+def created(entry: Entry) -> str | None:
+    return stamp((entry.header or {}).get("createdAt"))
+
+
+def _cwd(entry: Entry) -> str:
+    cwd = (entry.header or {}).get("cwd")
+    return cwd if isinstance(cwd, str) else ""
+
+
+def _created_at(entry: Entry) -> float:
+    value = (entry.header or {}).get("createdAt")
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _matches(state: WebState, entry: Entry, needle: str) -> bool:
+    if not needle:
+        return True
+    facts = [entry.key, entry.session_id or "", entry.source.label, _cwd(entry)]
+    if any(needle in f.lower() for f in facts):
+        return True  # header facts answer most searches without reading the log
+    found = summary(state, entry)  # a title search reads each session once, then hits the cache
+    return any(needle in (found.get(name) or "").lower() for name in ("plainTitle", "title", "firstPrompt"))
+
+
+def _shown_title(entry: Entry, found: dict[str, Any] | None) -> str:
+    return (found or {}).get("plainTitle") or entry.session_id or entry.key
+
+
+# A sort's value of a session; None sorts last whichever the order.
+SortValue = Callable[[Entry, dict[str, Any] | None], Any]
+SORT_VALUES: dict[str, SortValue] = {
+    "title": lambda e, s: _shown_title(e, s).casefold(),
+    "prompt": lambda e, s: ((s or {}).get("firstPrompt") or "").casefold() or None,
+    "project": lambda e, s: _cwd(e) or None,
+    "created": lambda e, s: _created_at(e),
+    "activity": lambda e, s: (s or {}).get("lastActivityAt"),
+    "turns": lambda e, s: (s or {}).get("turns"),
+    "steps": lambda e, s: (s or {}).get("steps"),
+    "tokens": lambda e, s: (s or {}).get("tokens"),
+    "verdict": lambda e, s: VERDICT_RANK.get((s or {}).get("verdict", "")),
+    "carrier": lambda e, s: (e.source.kind, e.source.label),
+}
+
+
+def _ordered(entries: list[Entry], summaries: dict[str, dict[str, Any]], choice: ListQuery) -> list[Entry]:
+    """`entries` by the chosen column (newest first among equals), sessions without a value last."""
+    newest = sorted(entries, key=lambda e: (-_created_at(e), e.key))
+    value = SORT_VALUES[choice.sort]
+    keyed = [(value(e, summaries.get(e.key)), e) for e in newest]
+    known = sorted(
+        (pair for pair in keyed if pair[0] is not None), key=lambda pair: pair[0], reverse=choice.order == "desc"
+    )
+    return [e for _, e in known] + [e for v, e in keyed if v is None]
+
+
+def _kept(found: dict[str, Any] | None, choice: ListQuery) -> bool:
+    if choice.verdict and (found or {}).get("verdict") != choice.verdict:
+        return False
+    return not choice.errors or bool((found or {}).get("errors"))
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What the filters offer of the loaded sessions, and how many there are: counted once per version."""
+
+    count: int
+    projects: tuple[str, ...]  # sorted
+    carriers: tuple[str, ...]  # sorted
+
+
+def loaded_facts(entries: Sequence[Entry]) -> Loaded:
+    return Loaded(
+        len(entries),
+        tuple(sorted({_cwd(e) for e in entries} - {""})),
+        tuple(sorted({e.source.kind for e in entries} - {""})),
+    )
+
+
+def _offered(values: tuple[str, ...], chosen: str) -> list[str]:
+    """`values` with the one chosen in its sorted place when they lack it."""
+    offered = list(values)
+    if chosen and chosen not in values:
+        bisect.insort(offered, chosen)
+    return offered
+
+
+def _choices(loaded: Loaded, choice: ListQuery) -> dict[str, list[str]]:
+    """The values each filter offers: every verdict, the loaded sessions' projects and carriers, and the one
+    chosen even when no session has it (any more), so the form shows what the list is filtered by."""
+    return {
+        "verdicts": list(WORDS.verdicts),
+        "projects": _offered(loaded.projects, choice.project),
+        "carriers": _offered(loaded.carriers, choice.carrier),
+    }
+
+
+def row(entry: Entry, found: dict[str, Any] | None) -> dict[str, Any]:
+    """One listed session: its entry's facts, its summary if read, and what its cells show."""
+    cwd = _cwd(entry)
+    return {
+        **entry_json(entry),
+        "created": created(entry),
+        "project": cwd or None,
+        "projectName": posixpath.basename(cwd.rstrip("/")) or cwd or None,
+        "title": _shown_title(entry, found),
+        "summary": found,
+    }
+
+
+def chosen(state: WebState, loaded: list[Entry], choice: ListQuery) -> tuple[Entry, ...]:
+    """The loaded sessions `choice` keeps (its page aside), in its order."""
+    needle = choice.q.strip().lower()
+    entries = [
+        e
+        for e in loaded
+        if (not choice.project or _cwd(e) == choice.project) and (not choice.carrier or e.source.kind == choice.carrier)
+    ]
+    entries = [e for e in entries if _matches(state, e, needle)]
+    if choice.reads_logs:
+        summaries = {e.key: summary(state, e) for e in entries}
+        entries = [e for e in entries if _kept(summaries[e.key], choice)]
+    else:
+        summaries = {}
+    return tuple(_ordered(entries, summaries, choice))
+
+
+def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) -> dict[str, Any]:
+    """Sessions as chosen (newest first unless sorted otherwise), `size` a page (None: every one on one page)."""
+    state.registry.refresh()
+    version = state.registry.version  # read before what is made of it: a change meanwhile shows next request
+    loaded = state.lists.get((version, "loaded"), lambda: loaded_facts(state.registry.entries()))
+    entries = state.lists.get(
+        (version, replace(choice, page=1)), lambda: chosen(state, state.registry.entries(), choice)
+    )
+    size = size or max(1, len(entries))
+    pages = max(1, -(-len(entries) // size))
+    page = min(max(choice.page, 1), pages)
+    shown = entries[(page - 1) * size : page * size]
+    return {
+        "query": choice.q,
+        "sort": choice.sort,
+        "order": choice.order,
+        "filters": {
+            "verdict": choice.verdict,
+            "project": choice.project,
+            "carrier": choice.carrier,
+            "errors": choice.errors,
+        },
+        "choices": _choices(loaded, choice),
+        "page": page,
+        "pages": pages,
+        "total": len(entries),
+        "loaded": loaded.count,  # every session loaded, chosen or not
+        # a choice that read every summary shows them all; else the page's that were read, the rest filled in later
+        "sessions": [
+            {
+                **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e)),
+                "generation": generation_mark(state, e),  # issue 30: an earlier generation says it is one
+            }
+            for e in shown
+        ],
+        "refused": [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
+    }
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def index(request: Request, state: State, choice: Choices, page: int = Query(1, ge=1)) -> HTMLResponse:
+    chosen = replace(choice, page=page)
+    data = listing(state, chosen)
+    shown = replace(chosen, page=data["page"])
+    return state.page(request, "index.html", **data, choice=shown, plural=plural, refresh_ms=REFRESH_MS)
+
+
+@router.get(
+    "/api/sessions", summary="The loaded sessions (header facts; summaries once read), searched, filtered, sorted"
+)
+def api_sessions(
+    state: State,
+    choice: Choices,
+    page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; without it, every session"),
+    summaries: bool = False,
+) -> dict[str, Any]:
+    data = listing(state, replace(choice, page=page or 1), PAGE_SIZE if page is not None else None)
+    if summaries:
+        for item in data["sessions"]:
+            entry = state.registry.entry(item["key"])
+            found = summary(state, entry) if entry else None
+            item.update(row(entry, found) if entry else {"summary": None})
+    return data
+
+
+@router.post("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)
+async def summaries_partial(request: Request, state: State) -> HTMLResponse:
+    """A page's titles, counts, verdicts and the other facts of a read, each cell by its id, for the list's
+    script to fill in place. The page's keys come in the body, as a form posts them (`key=…&key=…`): keys
+    are log data, as long as a log makes them, and a URL is not (a page of long keys was a request line the
+    server refuses)."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > SUMMARIES_BODY:
+            raise HTTPException(413, f"a summaries request carries at most {SUMMARIES_BODY} bytes of keys")
+    keys = parse_qs(body.decode("utf-8", "replace")).get("key", [])[:PAGE_SIZE]
+    items = await run_in_threadpool(summary_items, state, keys)
+    return state.page(request, "sessions/summaries.html", items=items, plural=plural)
+
+
+def summary_items(state: WebState, keys: list[str]) -> list[dict[str, Any]]:
+    items = []
+    for key in keys:
+        entry = state.registry.entry(key)
+        if entry is not None:
+            items.append({**row(entry, summary(state, entry)), "key": key, "url": session_url(key)})
+    return items

@@ -1,0 +1,221 @@
+"""What the model read: the step model views, the context budget, message bodies.
+
+Pages and their JSON twins side by side; the identity pages are `messages.py`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+
+from ...forms import project_context
+from ...forms.message_body import body_parts
+from ...history.usage import Budget, session_budget
+from ...model.values import Message
+from ...sessions.keys import session_url
+from ..present.budget_chart import budget_chart
+from ..present.model_views import (
+    Paging,
+    budget_json,
+    message_paging,
+    messages_json,
+    role_key,
+    step_json,
+)
+from ..present.request_index import page_head, requests_of, transcript_anchors, transcript_link
+from ..present.step_models import StepModel, rendered_messages, step_model
+from ..present.strings import Strings
+from ..state import Lang, ReadSession, State, WebState
+
+router = APIRouter()
+
+_STEP_KEY = re.compile(r"\d+\.\d+(?:~\d+)?")
+# Steps the budget page draws and lists at once: about 250 KB of HTML; a 15,000-step session whole is 20 MB.
+STEPS_SHOWN = 200
+
+
+# --- the context budget --------------------------------------------------------
+
+
+def _budget(state: WebState, session: ReadSession) -> Budget:
+    _, index = requests_of(state, session.entry)
+    return state.registry.derived(session.entry.key, "budget", lambda log: session_budget(log, index))
+
+
+def _window(budget: Budget, start: int | None) -> tuple[Budget, Paging]:
+    """The steps from `start` (None: the newest), `STEPS_SHOWN` of them, with the shrinks placed before
+    them (and those after the last step, on the last page); `before_step` stays an index into all steps."""
+    total = len(budget.steps)
+    paging = message_paging(total, start, STEPS_SHOWN)
+    first, end = paging["from"] or 0, paging["to"] or 0
+    shrinks = tuple(s for s in budget.shrinks if first <= s.before_step < end or s.before_step == end == total)
+    return Budget(budget.steps[first:end], shrinks, budget.context_window), paging
+
+
+def _step_paging(paging: Paging) -> dict[str, int | None]:
+    """`message_paging`'s window, counted in steps."""
+    return {("totalSteps" if name == "totalMessages" else name): value for name, value in paging.items()}
+
+
+@router.get("/sessions/{key}/steps", response_class=HTMLResponse, include_in_schema=False)
+def budget_page(
+    request: Request,
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    start: int | None = Query(None, alias="from", ge=0),
+) -> HTMLResponse:
+    """`STEPS_SHOWN` steps at a time, `from` the first one's index (the newest by default); the chart
+    keeps the whole session's scale, so pages compare."""
+    budget = _budget(state, session)
+    window, paging = _window(budget, start)
+    base = session_url(session.entry.key)
+    first = paging["from"] or 0
+    chart = budget_chart(window, first, budget.peak, lambda step: f"{base}/steps/{step}", t)
+    return state.page(
+        request,
+        "steps/index.html",
+        **page_head(session.entry, session.log),
+        budget=window,
+        first=first,
+        paging=_step_paging(paging),
+        chart=chart,
+    )
+
+
+@router.get("/api/sessions/{key}/steps", summary="The model calls, tokens, and compactions of a window of steps")
+def api_budget(
+    state: State, session: ReadSession, start: int | None = Query(None, alias="from", ge=0)
+) -> dict[str, Any]:
+    """The page's window: `from` its first step's index, else the newest steps; `beforeStep` counts all steps."""
+    window, paging = _window(_budget(state, session), start)
+    return {**_step_paging(paging), **budget_json(window)}
+
+
+# --- the model view of one step ----------------------------------------------------
+
+
+def _step(state: WebState, session: ReadSession, ref: str, t: Strings) -> StepModel:
+    if not _STEP_KEY.fullmatch(ref):
+        raise HTTPException(404, f"{ref!r} is not a step: use turn.step, as in 2.1")
+    found = step_model(state, session.entry, ref, t)
+    if found is None:
+        raise HTTPException(404, f"no step {ref} in this session")
+    return found
+
+
+def _call(model: StepModel, number: int) -> int:
+    if not 1 <= number <= len(model.calls):
+        raise HTTPException(404, f"step {model.requests.step.key} made no model call {number}")
+    return number
+
+
+@router.get("/sessions/{key}/steps/{ref}", response_class=HTMLResponse, include_in_schema=False)
+def step_page(
+    request: Request,
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    ref: str,
+    start: int | None = Query(None, alias="from", ge=0),
+) -> HTMLResponse:
+    """The header, the state and the diff at once; each call's messages a window at a time (the newest first)."""
+    model = _step(state, session, ref, t)
+    views = model.calls
+    windows = [rendered_messages(state, session.entry, model, t, n, start)[0] for n in range(1, len(views) + 1)]
+    main = next((v for v in views if v.answered), None)
+    anchors = transcript_anchors(state, session.entry)
+    step = model.requests.step
+    head = page_head(session.entry, session.log)
+    back = transcript_link(head["base_url"], anchors, step.message if step.message is not None else step.start)
+    return state.page(
+        request,
+        "steps/step.html",
+        **head,
+        step=step,
+        calls=views,
+        main=main,
+        message_windows=windows,
+        added_shown=state.settings.window_rows,  # a resumed log's first call adds its whole history
+        previous_step=model.requests.previous_step,
+        next_step=model.requests.next_step,
+        transcript_url=back,
+    )
+
+
+@router.get("/api/sessions/{key}/steps/{ref}", summary="What the model read at one step: every call's request")
+def api_step(
+    state: State, session: ReadSession, t: Lang, ref: str, start: int | None = Query(None, alias="from", ge=0)
+) -> dict[str, Any]:
+    """Each call's messages are a window: `from` its first message's index, else the newest window."""
+    model = _step(state, session, ref, t)
+    return step_json(model.requests, model.calls, start, state.settings.window_rows, session.log)
+
+
+@router.get("/sessions/{key}/steps/{ref}/messages", response_class=HTMLResponse, include_in_schema=False)
+def messages_partial(
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    ref: str,
+    call: int = Query(1, ge=1),
+    start: int = Query(0, alias="from", ge=0),
+    stop: int | None = Query(None, alias="to", ge=0),
+    direction: str = Query("", pattern="^(earlier|later|)$"),
+) -> HTMLResponse:
+    model = _step(state, session, ref, t)
+    html, _ = rendered_messages(state, session.entry, model, t, _call(model, call), start, stop, direction)
+    return HTMLResponse(html)
+
+
+@router.get("/api/sessions/{key}/steps/{ref}/messages", summary="A window of one model call's messages")
+def api_messages(
+    state: State,
+    session: ReadSession,
+    t: Lang,
+    ref: str,
+    call: int = Query(1, ge=1),
+    start: int = Query(0, alias="from", ge=0),
+    stop: int | None = Query(None, alias="to", ge=0),
+) -> dict[str, Any]:
+    """The window of call `call`'s messages `from` an index, no further than `to`."""
+    model = _step(state, session, ref, t)
+    view = model.calls[_call(model, call) - 1]
+    paging = message_paging(len(view.messages), start, state.settings.window_rows, stop)
+    window = slice(paging["from"], paging["to"])
+    return {"call": call, **paging, "messages": messages_json(view.messages[window], session.log)}
+
+
+# --- one message's content, loaded when its row opens -------------------------------
+
+
+def _message_at(session: ReadSession, seq: int) -> Message:
+    log = session.log
+    message = log.event(seq).message if 0 <= seq < log.event_count else None
+    if message is None:
+        raise HTTPException(404, f"event {seq} holds no message")
+    return message
+
+
+@router.get("/sessions/{key}/message-bodies/{seq}", response_class=HTMLResponse, include_in_schema=False)
+def message_body(request: Request, state: State, session: ReadSession, seq: int) -> HTMLResponse:
+    message = _message_at(session, seq)
+    if message.is_context:
+        return state.page(request, "forms/body.html", view=project_context(message))
+    return state.page(request, "messages/body.html", parts=body_parts(message))
+
+
+@router.get("/api/sessions/{key}/message-bodies/{seq}", summary="The message an event holds, as the model read it")
+def api_message_body(session: ReadSession, seq: int) -> dict[str, Any]:
+    message = _message_at(session, seq)
+    view = project_context(message) if message.is_context else None
+    return {
+        "seq": seq,
+        "role": message.role,
+        "shownAs": role_key(message).removeprefix("role."),
+        "renderedForm": view.form if view else None,
+        "message": message.to_json(),
+    }

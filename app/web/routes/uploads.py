@@ -1,0 +1,349 @@
+"""Uploads (`POST /api/uploads`), their pages and JSON twins, deletes, and the
+original bytes of any session or upload.
+
+An upload is the request body itself (`curl --data-binary @file
+'/api/uploads?name=file'`), streamed to a temp file under `--data-dir`
+while it is counted against `max_upload_mb`; the carrier is told by content.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.requests import ClientDisconnect
+
+from ...log.sources import escapes
+from ...sessions.registry import Entry, url_safe_id
+from ...store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
+from ..present.entries import entry_json
+from ..state import SessionEntry, State, WebState
+
+router = APIRouter()
+CHUNK = 1 << 20
+
+
+def _store(state: WebState) -> UploadStore:
+    if state.store is None:
+        raise HTTPException(404, "this server keeps no uploads (start it with --data-dir)")
+    return state.store
+
+
+def _upload(state: WebState, digest: str) -> Upload:
+    upload = _store(state).upload(digest) if valid_digest(digest) else None
+    if upload is None:
+        raise HTTPException(404, f"no upload {digest!r}")
+    return upload
+
+
+def upload_url(digest: str) -> str:
+    return f"/uploads/{digest}"
+
+
+def entries_by_upload(state: WebState) -> dict[str, list[Entry]]:
+    """The loaded sessions of each upload, found in one pass (a list of every upload asks for each)."""
+    grouped: dict[str, list[Entry]] = {}
+    for e in state.registry.uploaded():
+        grouped.setdefault(e.upload or "", []).append(e)
+    return grouped
+
+
+def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]] | None = None) -> dict[str, Any]:
+    entries = (grouped if grouped is not None else entries_by_upload(state)).get(upload.digest, [])
+    verdicts = {s.member: s.verdict for s in upload.sessions}
+    return {
+        "digest": upload.digest,
+        "name": upload.name,
+        "size": upload.size,
+        "carrier": upload.carrier,
+        "media": upload.media,
+        "uploadedAt": upload.uploaded_at,
+        "url": upload_url(upload.digest),
+        "download": f"{upload_url(upload.digest)}/raw",
+        "sessions": [{**entry_json(e), "verdict": verdicts.get(e.source.member)} for e in entries],
+        # its sessions that other uploads hold too (docs/decisions/0018-session-versions.md): a delete leaves them
+        "sessionsKept": sum(1 for e in entries if _other_uploads(e)),
+    }
+
+
+def _other_uploads(entry: Entry) -> int:
+    """How many uploads besides this entry's hold its session."""
+    versions = entry.versions
+    return sum(len(v) for v in versions.versions) - 1 if versions is not None else 0
+
+
+def _refusal(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    setting: str | None = None,
+    hint: str | None = None,
+    refused: tuple[Refusal, ...] = (),
+) -> JSONResponse:
+    detail = f"{message}. {hint}" if hint else message
+    return JSONResponse(
+        {
+            "detail": detail,
+            "error": {"code": code, "setting": setting, "hint": hint},
+            "refused": [{"path": r.part, "reason": r.reason} for r in refused],
+        },
+        status_code=status,
+    )
+
+
+def _too_much(state: WebState, name: str, exc: LimitExceeded) -> JSONResponse:
+    setting, hint = state.settings.raise_hint(exc.limit)
+    return _refusal(413, "limit", f"{name}: refused, {exc.message}", setting=setting, hint=hint)
+
+
+def _no_room(name: str, exc: OSError) -> JSONResponse:
+    return _refusal(507, "storage", f"{name}: the data folder could not keep the upload: {exc.strerror or exc}")
+
+
+@router.post(
+    "/api/uploads",
+    status_code=201,
+    summary="Upload a log, a zstd log, a SQLite store or an export ZIP",
+    responses={
+        200: {"description": "The same bytes were already stored"},
+        413: {"description": "A limit was exceeded; the answer names the setting"},
+        422: {"description": "Not a dsh session log; the answer says where reading stopped"},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "The file's bytes, as they are",
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def create_upload(request: Request, state: State, name: str | None = Query(None, max_length=1000)) -> Response:
+    store = _store(state)
+    shown = clean_name(name)
+    declared = request.headers.get("content-length", "")
+    if (
+        declared.isascii()
+        and declared.isdigit()
+        and len(declared) <= 19
+        and int(declared) > store.limits.max_upload_bytes
+    ):
+        return _too_much(
+            state,
+            shown,
+            LimitExceeded(
+                "max_upload_bytes",
+                f"the upload is {mib(int(declared))}, larger than {mib(store.limits.max_upload_bytes)}",
+            ),
+        )
+    try:
+        receiving = store.receive()
+    except OSError as exc:
+        return _no_room(shown, exc)
+    try:
+        async for chunk in request.stream():
+            receiving.write(chunk)
+        received = await run_in_threadpool(receiving.finish)
+    except LimitExceeded as exc:
+        receiving.discard()
+        return _too_much(state, shown, exc)
+    except ClientDisconnect:
+        receiving.discard()
+        return Response(status_code=400)  # nobody is left to read an answer
+    except OSError as exc:
+        receiving.discard()
+        return _no_room(shown, exc)
+    if received.size == 0:
+        received.temp.unlink(missing_ok=True)
+        return _refusal(400, "empty", f"{shown}: the upload is empty")
+    try:
+        stored: Stored = await run_in_threadpool(store.ingest, received, shown)
+    except LimitExceeded as exc:
+        return _too_much(state, shown, exc)
+    except NoSessions as exc:
+        return _refusal(422, "not-a-session", exc.message, refused=exc.refused)
+    except OSError as exc:
+        return _no_room(shown, exc)
+    state.registry.refresh()
+    body = {
+        "upload": upload_json(state, stored.upload),
+        "created": stored.created,
+        "refused": [{"path": r.part, "reason": r.reason} for r in stored.refused],
+    }
+    return JSONResponse(body, status_code=201 if stored.created else 200)
+
+
+# The uploads page: a page of uploads, newest first, through the catalog's index (`Catalog.page`), each
+# with its sessions by title and id; `before` is the last upload of the page before, as `next` names it.
+PAGE_SIZE = 50
+SHOWN_SESSIONS = 5  # of an upload's sessions, the list names this many; its own page and the JSON twin, all
+CURSOR = r"^[0-9]{1,18}-[0-9a-f]{64}$"  # an upload's `uploaded_at` (ms), a dash, its digest
+
+
+def cursor(upload: Upload) -> str:
+    return f"{upload.uploaded_at}-{upload.digest}"
+
+
+def _before(value: str | None) -> tuple[int, str] | None:
+    if value is None:
+        return None
+    at, digest = value.split("-", 1)  # the route's pattern checked its form
+    return int(at), digest
+
+
+def listed_upload(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]) -> dict[str, Any]:
+    """An upload as the list shows it: its JSON, each session with what a read of it found so far (the session
+    list's summary, `title` its title as plain text), or None until a page asked for it (`/sessions-summaries`)."""
+    item = upload_json(state, upload, grouped)
+    for session in item["sessions"]:
+        found: dict[str, Any] | None = state.registry.peek(session["key"], "summary")
+        session["summary"] = found
+        session["title"] = found.get("plainTitle") if found else None
+    return item
+
+
+def page_url(path: str, limit: int, before: str) -> str:
+    """The page of `limit` uploads after `before` (`limit` said only when not the default)."""
+    return f"{path}?{urlencode({'before': before} if limit == PAGE_SIZE else {'limit': limit, 'before': before})}"
+
+
+def uploads_listing(state: WebState, limit: int | None, before: str | None) -> dict[str, Any]:
+    """A page: `limit` uploads (50 unless said) older than `before`, or the newest, newest first. With neither,
+    every upload, oldest first. With how many there are, how many come before the page, and the next's cursor."""
+    state.registry.refresh()
+    store = _store(state)
+    grouped = entries_by_upload(state)
+    if limit is None and before is None:
+        every = store.uploads()
+        return {
+            "uploads": [listed_upload(state, u, grouped) for u in every],
+            "total": len(every),
+            "offset": 0,
+            "limit": None,
+            "next": None,
+        }
+    size = limit or PAGE_SIZE
+    found = store.catalog.page(size, _before(before))
+    return {
+        "uploads": [listed_upload(state, u, grouped) for u in found.uploads],
+        "total": found.total,
+        "offset": found.newer,  # uploads newer than this page's first, on the pages before it
+        "limit": size,
+        "next": cursor(found.uploads[-1]) if found.more else None,
+    }
+
+
+@router.get(
+    "/api/uploads",
+    summary="The stored uploads with their sessions: a page of them, newest first (`limit`, `before`), or every "
+    "one, oldest first",
+)
+def api_uploads(
+    state: State,
+    limit: int | None = Query(None, ge=1, le=1000, description="a page of this many, newest first"),
+    before: str | None = Query(
+        None, pattern=CURSOR, description="the page after this upload, as `next` names it (50 unless `limit` says)"
+    ),
+) -> dict[str, Any]:
+    data = uploads_listing(state, limit, before)
+    if data["next"] is not None:
+        data["next"] = page_url("/api/uploads", data["limit"], data["next"])
+    return data
+
+
+@router.get("/uploads", response_class=HTMLResponse, include_in_schema=False)
+def uploads_page(
+    request: Request,
+    state: State,
+    limit: int = Query(PAGE_SIZE, ge=1, le=1000),
+    before: str | None = Query(None, pattern=CURSOR),
+) -> HTMLResponse:
+    data = uploads_listing(state, limit, before)
+    if data["next"] is not None:
+        data["next"] = page_url("/uploads", limit, data["next"])
+    newest = "/uploads" if limit == PAGE_SIZE else f"/uploads?limit={limit}"
+    return state.page(request, "uploads.html", **data, newest=newest, shown_sessions=SHOWN_SESSIONS)
+
+
+@router.get("/api/uploads/{digest}", summary="One upload and its sessions")
+def api_upload(state: State, digest: str) -> dict[str, Any]:
+    return upload_json(state, _upload(state, digest))
+
+
+@router.get("/uploads/{digest}", response_class=HTMLResponse, include_in_schema=False)
+def upload_page(request: Request, state: State, digest: str) -> HTMLResponse:
+    return state.page(request, "upload.html", upload=api_upload(state, digest))
+
+
+@router.delete("/api/uploads/{digest}", summary="Delete an upload: its bytes and its sessions")
+def delete_upload(state: State, digest: str) -> dict[str, Any]:
+    if not _store(state).delete(digest):
+        raise HTTPException(404, f"no upload {digest!r}")
+    state.registry.refresh()
+    return {"deleted": digest}
+
+
+@router.get("/uploads/{digest}/raw", summary="The uploaded bytes, as sent")
+def upload_raw(state: State, digest: str) -> Response:
+    upload = _upload(state, digest)
+    store = _store(state)
+    local = store.local_path(upload)
+    if local.is_file():  # the embedded store's blob, or a copy cached or assembled here
+        return _attachment(str(local), upload.name)
+    return StreamingResponse(  # straight from its parts in the store: nothing lands on this machine's disk
+        store.chunks(upload),
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": _disposition(upload.name), "Content-Length": str(upload.size)},
+    )
+
+
+@router.get("/sessions/{key}/raw", summary="A session's original bytes (its file, store or ZIP member)")
+def session_raw(state: State, entry: SessionEntry) -> Response:
+    path = _readable(state, entry)
+    source = entry.source
+    if source.kind == "zip" and source.member is not None:
+        filename = f"{url_safe_id(entry.session_id)}.jsonl" if entry.session_id else "session.jsonl"
+        return StreamingResponse(
+            _member_chunks(path, source.member),
+            media_type="application/octet-stream",
+            headers={"Content-Disposition": _disposition(filename)},
+        )
+    return _attachment(path, os.path.basename(source.display or source.path))
+
+
+def _readable(state: WebState, entry: Entry) -> str:
+    """The file behind the entry, which must lie inside a served path or the store."""
+    path = entry.source.path
+    if entry.upload is not None and state.store is not None:
+        upload = state.store.upload(entry.upload)
+        inside = upload is not None and path == str(state.store.local_path(upload))
+    else:
+        inside = any(
+            not escapes(path, p) if os.path.isdir(p) else os.path.realpath(p) == os.path.realpath(path)
+            for p in state.registry.paths
+        )
+    if not inside or not os.path.isfile(path):
+        raise HTTPException(404, f"no session {entry.key!r}")
+    return path
+
+
+def _member_chunks(path: str, member: str) -> Iterator[bytes]:
+    with zipfile.ZipFile(path) as zf, zf.open(member) as f:
+        while chunk := f.read(CHUNK):
+            yield chunk
+
+
+def _disposition(filename: str) -> str:
+    return f"attachment; filename*=utf-8''{quote(filename, safe='')}"
+
+
+def _attachment(path: str, filename: str) -> FileResponse:
+    return FileResponse(
+        path, media_type="application/octet-stream", headers={"Content-Disposition": _disposition(filename)}
+    )
