@@ -35,7 +35,7 @@ team-trial: $(STAMP) postgresql
 demo: $(STAMP)
 	$(BIN)/python -m dsh_inspect.demo.generate
 
-# The checks that keep the code base as PRODUCT.md lays it out: lint and format, types, layers.
+# The checks that keep the code base as docs/product.md "Architecture" lays it out: lint and format, types, layers.
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -48,7 +48,7 @@ test: $(STAMP) chromium postgresql check
 test-fast: $(STAMP) check
 	$(BIN)/python -m pytest -m "not browser"
 
-# Every budget of PRODUCT.md "Budgets", each a ratio measured side by side in one run; fails
+# Every budget of docs/product.md "Budgets", each a ratio measured side by side in one run; fails
 # when one is missed. Workloads go to benchmarks/out/ (git-ignored), reused while up to date.
 bench: $(STAMP) chromium
 	$(BIN)/python -m benchmarks.run

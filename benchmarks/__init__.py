@@ -1,1 +1,1 @@
-"""Performance benchmarks (PRODUCT.md Budgets): `generate.py` writes the workloads, `run.py` measures."""
+"""Performance benchmarks (docs/product.md Budgets): `generate.py` writes the workloads, `run.py` measures."""

@@ -1,4 +1,4 @@
-"""The benchmark workloads of PRODUCT.md Budgets, byte-identical on every run.
+"""The benchmark workloads of docs/product.md Budgets, byte-identical on every run.
 
 W1: a dsh root (zstd artifacts) holding one 500-turn session with 500 tool
 calls and a context injection of each form every 10 turns, 1,000 small
@@ -48,7 +48,7 @@ Context = tuple[str | Sequence[str], dict[str, Any]]
 
 @dataclass(frozen=True, slots=True)
 class Spec:
-    """Workload sizes; `FULL` is PRODUCT.md's, the smoke test uses a tiny one."""
+    """Workload sizes; `FULL` is docs/product.md's, the smoke test uses a tiny one."""
 
     long_turns: int = 500
     context_every: int = 10  # turns between injections of one context of each form
@@ -179,7 +179,7 @@ class Text:
         return "".join(parts)
 
 
-# -- context of every form (FORMAT.md §4.3-4.4) -----------------------------------
+# -- context of every form (docs/format.md §4.3-4.4) -----------------------------------
 
 
 def contexts(turn: int, text: Text) -> list[Context]:

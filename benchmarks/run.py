@@ -1,4 +1,4 @@
-"""Measure every budget of PRODUCT.md Budgets and say which are met.
+"""Measure every budget of docs/product.md Budgets and say which are met.
 
 `python -m benchmarks.run` (or `make bench`) generates the workloads when
 they are missing (benchmarks/generate.py), measures each figure against its

@@ -1,5 +1,5 @@
 // Disclosure rows, JSON toggles and the theme switch. Lives here, not in hx-on or
-// trigger filters, because the page's CSP forbids eval (PRODUCT.md Safety).
+// trigger filters, because the page's CSP forbids eval (docs/product.md Safety).
 (function () {
   "use strict";
 
@@ -131,7 +131,7 @@
       if (shows) button.textContent = idle;
       else { button.setAttribute("data-label", idle); button.setAttribute("aria-label", idle); }
       button.removeAttribute("data-copied");
-    }, 1000);  // UI.md §5.1: "Copied" for 1s
+    }, 1000);  // docs/ui.md §5.1: "Copied" for 1s
   }
 
   document.addEventListener("click", function (event) {
@@ -177,7 +177,7 @@
   });
 })();
 
-// Bookkeeping folds (issue 14), on the served page and in a one-file export alike: a fold's head opens
+// Bookkeeping folds, on the served page and in a one-file export alike: a fold's head opens
 // it; "Show bookkeeping" ([data-bookkeeping-toggle]) shows every fold unfolded and is remembered (theme.js
 // applies it before first paint). `window.dshReveal(el)` opens the folds holding a row before it is scrolled
 // to (a permalink, a search hit); `window.dshStep(by)` marks the next (1) or previous (-1) row shown (j/k).

@@ -1,4 +1,4 @@
-// The session page's search (issue 14): live as the reader types (debounced), matches across windows,
+// The session page's search: live as the reader types (debounced), matches across windows,
 // "n of m" in the sticky toolbar, every match in the loaded rows marked (<mark data-search-mark>) and the
 // current one's collapsed body opened; the keys: "/" searches, j and k step through the matches (through
 // the rows when no search is active: `dshStep`, inspect.js), "?" lists the shortcuts.

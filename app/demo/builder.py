@@ -1,5 +1,5 @@
 """Writing dsh sessions event by event, in the order dsh's agent loop writes
-them (FORMAT.md §5.10), with every message made by the `create_*` helpers
+them (docs/format.md §5.10), with every message made by the `create_*` helpers
 and every id drawn from a seeded id source, so the output is reproducible."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class SessionBuilder:
         return message.to_json()
 
     def context(self, text: str | Sequence[str], source: dict[str, Any]) -> Event:
-        """Injected context: a non-user `user/message` (PRODUCT.md, context forms)."""
+        """Injected context: a non-user `user/message` (docs/product.md "Producer-declared context forms")."""
         return self.add("user/message", self.user_message(text, source), surfaceOp="append")
 
     def mint(self) -> str:
@@ -216,7 +216,7 @@ class SessionBuilder:
 
     # -- compaction ----------------------------------------------------------
     def compact(self, summary: str, *, tokens: int) -> None:
-        """A manual `/compact` between turns (FORMAT.md §5.6): the whole history
+        """A manual `/compact` between turns (docs/format.md §5.6): the whole history
         is replaced by one checkpoint message with a new id."""
         command_id = f"cmd-{self.mint()[:8]}-1"
         compaction_id = self.mint()

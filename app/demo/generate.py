@@ -133,7 +133,7 @@ def context_forms() -> SessionBuilder:
 
 
 def context_fallbacks() -> SessionBuilder:
-    """Each form with one unreadable fact, so the whole record falls back to opaque (UI.md §1.4)."""
+    """Each form with one unreadable fact, so the whole record falls back to opaque (docs/ui.md §1.4)."""
     b = _builder("demo-context-fallbacks", 2, 10)
     b.begin_turn(
         "Show me contexts that cannot use their form.",

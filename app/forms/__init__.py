@@ -1,4 +1,4 @@
-"""Context-row projection (UI.md §1-§3): pure data for the templates, no HTML.
+"""Context-row projection (docs/ui.md §1-§3): pure data for the templates, no HTML.
 
 Layering: imports `app.model` and `app.log.jsonvalues` only.
 """

@@ -1,4 +1,4 @@
-"""The rendered form and its body data: `contextBody` (UI.md §1.4, §3).
+"""The rendered form and its body data: `contextBody` (docs/ui.md §1.4, §3).
 
 A declared form renders only when every fact it needs is readable; one bad
 entry sends the whole message to the opaque body, because a partial list

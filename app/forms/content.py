@@ -1,4 +1,4 @@
-"""The model-facing content ("MFC") a context body shows (UI.md §3).
+"""The model-facing content ("MFC") a context body shows (docs/ui.md §3).
 
 Bodies show what the model saw, in block order: adjacent text blocks make one
 run with no separator (adapters flatten them that way), and any other block

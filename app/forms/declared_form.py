@@ -1,4 +1,4 @@
-"""The form a context source declares: `contextForm` (UI.md §1.3).
+"""The form a context source declares: `contextForm` (docs/ui.md §1.3).
 
 Only a request: whether that form actually renders is decided by the body
 readers (`app.forms.bodies`), which check the facts it needs.
@@ -13,7 +13,7 @@ from .readers import source_record
 
 Form = ContextForm
 # The forms a context row can render in: a declared one whose readers all succeed, else the
-# documented default, `opaque` (PRODUCT.md "Producer-declared context forms").
+# documented default, `opaque` (docs/product.md "Producer-declared context forms").
 RenderedForm = Literal[ContextForm, "opaque"]
 RENDERED_FORMS: tuple[RenderedForm, ...] = (*CONTEXT_FORMS, "opaque")
 

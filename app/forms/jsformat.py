@@ -1,4 +1,4 @@
-"""JavaScript's way of printing values, which the upstream view's strings follow (UI.md §1.6).
+"""JavaScript's way of printing values, which the upstream view's strings follow (docs/ui.md §1.6).
 
 The upstream client is TypeScript: its lengths are UTF-16 code units, its
 numbers are doubles printed by `Number::toString`, its object keys follow

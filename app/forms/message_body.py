@@ -3,7 +3,7 @@
 Unlike the transcript, nothing is merged away: reasoning, tool calls (with the
 arguments exactly as the model wrote them) and tool results all show, in
 order. Adjacent text blocks make one run with no separator, as adapters send
-them; every text is bounded (UI.md §1.6).
+them; every text is bounded (docs/ui.md §1.6).
 """
 
 from __future__ import annotations

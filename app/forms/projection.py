@@ -1,4 +1,4 @@
-"""Everything a context row shows, in one value: header and body (UI.md §1-§3)."""
+"""Everything a context row shows, in one value: header and body (docs/ui.md §1-§3)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class ContextView:
 
     @property
     def header_summary(self) -> str | None:
-        """The summary the header shows: never without a label (UI.md §2.1)."""
+        """The summary the header shows: never without a label (docs/ui.md §2.1)."""
         return self.summary if self.label is not None else None
 
 

@@ -1,4 +1,4 @@
-"""Role and header label of a context row: `contextProvenance` (UI.md §1.2).
+"""Role and header label of a context row: `contextProvenance` (docs/ui.md §1.2).
 
 Role comes from `kind` alone, never from `form`, so a corrupt recall still
 looks like a recall; every label falls back to the kind so a producer is
@@ -55,7 +55,7 @@ def context_provenance(source: MessageSource | Any) -> Provenance:
 
 
 def session_recall_labels(source: MessageSource | Any) -> tuple[str, ...]:
-    """The labels a session-reference lends the prompt just before it (UI.md §0)."""
+    """The labels a session-reference lends the prompt just before it (docs/ui.md §0)."""
     record = source_record(source)
     if record is None or source_kind(record) != "session-reference":
         return ()

@@ -1,4 +1,4 @@
-"""The shared readers every projection rule is written with (UI.md §1.1).
+"""The shared readers every projection rule is written with (docs/ui.md §1.1).
 
 A source reaches the view as logged: any JSON value, not only an object, so
 each reader answers for every input instead of trusting the shape.

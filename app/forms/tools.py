@@ -1,4 +1,4 @@
-"""How a tool row presents a call (UI.md §5.3): variant, title and summary from the logged call alone.
+"""How a tool row presents a call (docs/ui.md §5.3): variant, title and summary from the logged call alone.
 
 The host computes richer views that the log does not store, so the generic
 card is the documented default; these rules need only the tool name and
@@ -57,7 +57,7 @@ class ToolPresentation:
     variant: Variant
     title: str
     summary: str
-    # read/write/edit show their path as a link-like button (UI.md §5.3).
+    # read/write/edit show their path as a link-like button (docs/ui.md §5.3).
     path: str | None
     # The IN section: pretty JSON of the arguments, or their raw text when it is not JSON.
     arguments: str
@@ -111,7 +111,7 @@ def present_tool(name: str, raw_arguments: Any, cwd: str | None = None) -> ToolP
 
 
 def result_text(content: tuple[ContentBlock, ...] | None, error_name: Any = None, error_code: Any = None) -> str | None:
-    """A tool result's OUT (UI.md §5.3): its text blocks joined by `\n`, other blocks as pretty JSON,
+    """A tool result's OUT (docs/ui.md §5.3): its text blocks joined by `\n`, other blocks as pretty JSON,
     or `name: code` for an error whose result says nothing; None for no result at all."""
     text = (
         None

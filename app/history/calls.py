@@ -1,4 +1,4 @@
-"""The model calls of each step (FORMAT.md §5.4, docs/decisions/0004).
+"""The model calls of each step (docs/format.md §5.4, docs/decisions/0004).
 
 A step may call the model several times: a failed attempt, its retries, a
 compaction between them. Only the call that succeeded gets an

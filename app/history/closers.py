@@ -1,4 +1,4 @@
-"""In-memory crash closers for an open final turn (FORMAT.md §5.8)."""
+"""In-memory crash closers for an open final turn (docs/format.md §5.8)."""
 
 from __future__ import annotations
 

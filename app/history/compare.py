@@ -1,4 +1,4 @@
-"""Two sessions side by side: where they parted, and what the model read differently (issue 17).
+"""Two sessions side by side: where they parted, and what the model read differently.
 
 Steps align by their key (`turn.step`, `~n`): turns are numbered on across a resume or a fork,
 so a fork's seeded steps meet its parent's at the same keys, and a resumed session meets its
@@ -137,7 +137,7 @@ def _digest(value: Any) -> str:
     return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()
 
 
-# Messages are read here as the JSON the log holds (each already passed FORMAT.md's message rules):
+# Messages are read here as the JSON the log holds (each already passed docs/format.md's message rules):
 # freezing each into `model.values.Message` would cost more than reading the log did.
 Json = dict[str, Any]
 

@@ -1,4 +1,4 @@
-"""Everything one message id went through (FORMAT.md §5.7, PRODUCT.md first decision).
+"""Everything one message id went through (docs/format.md §5.7, docs/product.md "Identified immutable messages").
 
 The id is minted once and travels: the inbox splice that queued the message,
 the message event, a rewrite that kept the id (a pruned result), and every
@@ -45,7 +45,7 @@ class MessageCarrier:
     replacement: Replacement | None  # when it joined the surface by a replace
     keeps_id_of: tuple[int, ...]  # the shadowed events with this same id (a rewrite)
     shadowed_by: int | None  # the replace that later took it off the surface
-    visible: bool  # False for an assistant message with empty content (FORMAT.md §5.3)
+    visible: bool  # False for an assistant message with empty content (docs/format.md §5.3)
     requests: tuple[CallRef, ...]  # model calls whose request included this event
 
 

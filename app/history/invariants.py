@@ -1,4 +1,4 @@
-"""dsh's optional relational invariants (FORMAT.md §5.10): warnings, never refusals."""
+"""dsh's optional relational invariants (docs/format.md §5.10): warnings, never refusals."""
 
 from __future__ import annotations
 

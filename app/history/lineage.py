@@ -1,4 +1,4 @@
-"""Which other sessions a log names (FORMAT.md §2.1, §3.2, §4.3): its parent, and the
+"""Which other sessions a log names (docs/format.md §2.1, §3.2, §4.3): its parent, and the
 children it heard from or started (relay senders, workflow members)."""
 
 from __future__ import annotations

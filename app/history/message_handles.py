@@ -1,6 +1,6 @@
-"""Message ids as links and anchors spell them: a short id as it is (PRODUCT.md Interfaces, `#msg-{id}`), a long
-one as a short stable handle, so that no link grows with what a log holds (issue 15 item 8; the deviation from
-the spec's verbatim anchor: docs/decisions/0010-rewrite-detection.md)."""
+"""Message ids as links and anchors spell them: a short id as it is (docs/product.md Interfaces, `#msg-{id}`), a long
+one as a short stable handle, so that no link grows with what a log holds (the deviation from the spec's verbatim
+anchor: docs/decisions/0010-rewrite-detection.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def message_handle(message_id: str) -> str:
 
 def message_anchor(message_id: str, occurrence: int = 1) -> str:
     """The anchor of a row that stands for message `message_id`: `msg-` and its handle, `~n` for the n-th row of
-    an id that repeats (PRODUCT.md Interfaces)."""
+    an id that repeats (docs/product.md Interfaces)."""
     return f"msg-{message_handle(message_id)}" + (f"~{occurrence}" if occurrence > 1 else "")
 
 

@@ -1,4 +1,4 @@
-"""Everything a session log lets a reader see (PRODUCT.md "Reading": nothing is dropped silently).
+"""Everything a session log lets a reader see (docs/product.md "Reading": nothing is dropped silently).
 
 dsh's view of the log (its events, crash closers included) comes first; after it, the
 readable events of the records dsh would not load (those after a defect), numbered on

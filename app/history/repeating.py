@@ -1,7 +1,7 @@
 """A sequence stored in stretches: values one by one, and runs of `first, first + step, ...`.
 
 A log of a million copies of one line (from a few hundred bytes of zstd) would cost an index entry of
-some twenty bytes per copy; as runs its copies cost a few objects in all (issue 15)."""
+some twenty bytes per copy; as runs its copies cost a few objects in all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a surface `replace` did (FORMAT.md §5.2, §5.6, §5.7).
+"""What a surface `replace` did (docs/format.md §5.2, §5.6, §5.7).
 
 A replace either keeps the id of what it shadows (a pruned tool result, a
 rewritten message: the same semantic message in a new representation) or

@@ -1,4 +1,4 @@
-"""Request reconstruction (FORMAT.md §5.4): what the model read at each call.
+"""Request reconstruction (docs/format.md §5.4): what the model read at each call.
 
 A request is the latest `request/header` snapshot at or before the call
 (canonicalized) plus the model-visible messages (§5.3) of the log prefix at
@@ -46,7 +46,7 @@ class ToolSchema:
 
 @dataclass(frozen=True, slots=True)
 class RequestHeader:
-    """One `request/header` snapshot in canonical form (FORMAT.md §3.3 `EpochHeader`)."""
+    """One `request/header` snapshot in canonical form (docs/format.md §3.3 `EpochHeader`)."""
 
     seq: int
     reason: str | None
@@ -191,7 +191,7 @@ class VisibleMessage:
 
 
 def surfaces_at(log: SessionLog, points: Iterable[int]) -> dict[int, tuple[int, ...]]:
-    """The model-visible surface seqs after each point, in one fold (FORMAT.md §5.2, §5.3)."""
+    """The model-visible surface seqs after each point, in one fold (docs/format.md §5.2, §5.3)."""
     wanted = sorted(set(points))
     out: dict[int, tuple[int, ...]] = {}
     nodes: list[int] = []

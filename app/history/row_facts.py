@@ -1,4 +1,4 @@
-"""What each transcript row shows, worked out once (FORMAT.md §5.5, UI.md §5).
+"""What each transcript row shows, worked out once (docs/format.md §5.5, docs/ui.md §5).
 
 A `Row` names the events it draws on; its facts say what they mean: a tool call's
 outcome, a command's, a retry's, the text a stream carried, whether the row reports
@@ -25,9 +25,9 @@ from .session import SessionLog, TailRecord
 from .transcript import Row, RowKind, transcript_rows
 
 # A tool result with one of these error codes did not fail: it never ran to its end (dsh's
-# `TOOL_OUTCOME_UNKNOWN` crash closer, a call stopped before or while it ran): UI.md §5.3 "stopped".
+# `TOOL_OUTCOME_UNKNOWN` crash closer, a call stopped before or while it ran): docs/ui.md §5.3 "stopped".
 STOPPED_CODES = frozenset({"TOOL_OUTCOME_UNKNOWN", "TOOL_NOT_STARTED", "ABORTED", "ABORTED_BEFORE_DISPATCH"})
-# The types of chunk whose text a stream carried (FORMAT.md §3.1 `assistant/chunk`).
+# The types of chunk whose text a stream carried (docs/format.md §3.1 `assistant/chunk`).
 STREAMED_CHUNKS = frozenset({"text-delta", "reasoning-delta", "tool-call-delta"})
 
 ToolOutcome = Literal["ok", "error", "stopped", "running"]
@@ -44,7 +44,7 @@ USAGE_NAMES: tuple[UsageName, ...] = (
 )
 # The token counts a message logged, in dsh's order, each as logged.
 UsageCounts = tuple[tuple[UsageName, Any], ...]
-# Where a step's model request starts: the step itself, or the retry that asked again (FORMAT.md §3.1, §3.2);
+# Where a step's model request starts: the step itself, or the retry that asked again (docs/format.md §3.1, §3.2);
 # and the events no step runs across, where looking back for that start gives up.
 REQUEST_STARTS = frozenset({"step/start", "llm/retry-started"})
 STEP_BOUNDS = frozenset({"step/end", "turn/start", "turn/end"})
@@ -65,7 +65,7 @@ class MessageFacts:
 
 @dataclass(frozen=True, slots=True)
 class StreamTiming:
-    """How fast a step's answer streamed, from the times its events carry (FORMAT.md §2.3 `time`)."""
+    """How fast a step's answer streamed, from the times its events carry (docs/format.md §2.3 `time`)."""
 
     first_token_ms: int  # from its request's start (`step/start`, or the retry that asked again) to its first delta
     tokens_per_second: float | None  # `outputTokens` over first delta to message; None when either is not logged
@@ -157,7 +157,7 @@ class ToolFacts:
 
 @dataclass(frozen=True, slots=True)
 class CompactionFacts:
-    """A compaction marker's facts (FORMAT.md §5.5, §5.6)."""
+    """A compaction marker's facts (docs/format.md §5.5, §5.6)."""
 
     items: int | None  # how many history items it shadowed
     tokens: Any  # `shadowedTokenCount` as logged; None when absent
@@ -287,7 +287,7 @@ def row_facts(log: ReadableLog, row: Row, *, words_only: bool = False) -> RowFac
     kind = row.kind
     if kind in ("user", "steering", "context") and event.message is not None:
         recall = row.link("recall")
-        said = wall_clock(event.time) if kind != "context" else None  # UI.md §5.1: a bubble's clock
+        said = wall_clock(event.time) if kind != "context" else None  # docs/ui.md §5.1: a bubble's clock
         return MessageFacts(event.message, log.event(recall[0]).message if recall else None, said)
     if kind == "assistant-step" and event.message is not None:
         usage = usage_counts(data.get("usage"))
@@ -333,7 +333,7 @@ def row_facts(log: ReadableLog, row: Row, *, words_only: bool = False) -> RowFac
 
 def wall_clock(time: int) -> int | None:
     """An event's `time` as a wall clock, or None when the log carries none: a fixture written without
-    times reads as 0 (FORMAT.md §1.5), and no dsh ran before 1970."""
+    times reads as 0 (docs/format.md §1.5), and no dsh ran before 1970."""
     return time if time > 0 else None
 
 

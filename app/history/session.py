@@ -1,7 +1,7 @@
 """Reading one session log end to end: dsh's exact verdict and a forgiving,
-indexed view of everything readable (PRODUCT.md "Reading").
+indexed view of everything readable (docs/product.md "Reading").
 
-One streaming pass runs every rule of FORMAT.md §4.5 and §5 over each event
+One streaming pass runs every rule of docs/format.md §4.5 and §5 over each event
 and keeps only what later views need to find any event again (where its
 record lies, its type, its message id); event bodies are decoded on demand.
 """
@@ -69,7 +69,7 @@ from .surface import SurfaceFold
 Category = Literal["accepted", "repaired", "refused", "unsupported"]
 Carrier = Literal["jsonl", "jsonl-zstd", "sqlite", "zip", "fixture"]
 
-# Pipeline stages in dsh's order (FORMAT.md §4.5, §5.1); the verdict is the
+# Pipeline stages in dsh's order (docs/format.md §4.5, §5.1); the verdict is the
 # first failure of the earliest stage, as dsh stops at the first stage that throws.
 _STAGES: tuple[tuple[str, Category], ...] = (
     ("version", "unsupported"),
@@ -88,7 +88,7 @@ _STAGES: tuple[tuple[str, Category], ...] = (
 _STAGE_INDEX = {name: i for i, (name, _) in enumerate(_STAGES)}
 
 # Known types that no legacy rule, upgrade or message-shape rule looks at: under a plain envelope
-# (see `_Reader._take_indexed`) every rule of FORMAT.md §4.5 passes them as written.
+# (see `_Reader._take_indexed`) every rule of docs/format.md §4.5 passes them as written.
 _PLAIN_TYPES = KNOWN_EVENT_TYPES - LEGACY_TYPES - UPGRADED_TYPES - SURFACE_TYPES
 # Known types an upgrade changes only in a legacy shape: plain as well when the upgrade leaves them be.
 _UPGRADABLE_PLAIN_TYPES = (UPGRADED_TYPES - SURFACE_TYPES) & KNOWN_EVENT_TYPES
@@ -269,12 +269,12 @@ class SessionLog:
 
     @property
     def empty_assistant(self) -> AbstractSet[int]:
-        """The `assistant/message` seqs whose content is empty (never model-visible, FORMAT.md §5.3)."""
+        """The `assistant/message` seqs whose content is empty (never model-visible, docs/format.md §5.3)."""
         return self._empty_assistant
 
     @property
     def ignorable(self) -> AbstractSet[int]:
-        """The seqs of events marked `ignorable: true` (dsh skips an unknown type so marked, FORMAT.md §2.4)."""
+        """The seqs of events marked `ignorable: true` (dsh skips an unknown type so marked, docs/format.md §2.4)."""
         return self._ignorable
 
     @property
@@ -289,7 +289,7 @@ class SessionLog:
 
     @property
     def closers(self) -> range:
-        """The seqs of the in-memory crash closers (FORMAT.md §5.8): they follow the events read."""
+        """The seqs of the in-memory crash closers (docs/format.md §5.8): they follow the events read."""
         return range(len(self._event_record), len(self._types))
 
     # -- counts ------------------------------------------------------------
@@ -453,7 +453,7 @@ class SessionLog:
             yield self.event(seq)
 
     def history_at(self, seq: int | None = None) -> list[Message]:
-        """The model-visible messages after event `seq` (FORMAT.md §5.3)."""
+        """The model-visible messages after event `seq` (docs/format.md §5.3)."""
         nodes = self._surface if seq is None or seq >= self.event_count - 1 else self._surface_at(seq)
         out = []
         for node in nodes:
@@ -939,7 +939,7 @@ class _Reader:
         log._synthetic.clear()
 
     def _take(self, event: dict[str, Any], location: Location, fold: SurfaceFold, *, synthetic: bool) -> None:
-        """One event through every rule of FORMAT.md §4.5 and §5, in dsh's order, then into the index."""
+        """One event through every rule of docs/format.md §4.5 and §5, in dsh's order, then into the index."""
         log = self.log
         assert log is not None
         types = log._types

@@ -1,4 +1,4 @@
-"""Latest-wins session state at any point of a log (FORMAT.md §5.5).
+"""Latest-wins session state at any point of a log (docs/format.md §5.5).
 
 Each setting is the data of the last event of its type at or before the
 point; none means dsh's default. Only the deciding event is decoded: a small

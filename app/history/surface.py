@@ -1,4 +1,4 @@
-"""The surface fold (FORMAT.md §5.2): which events the model sees, in order."""
+"""The surface fold (docs/format.md §5.2): which events the model sees, in order."""
 
 from __future__ import annotations
 

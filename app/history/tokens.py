@@ -1,4 +1,4 @@
-"""Token counts as dsh logs them (`TokenUsage`, FORMAT.md §3.3)."""
+"""Token counts as dsh logs them (`TokenUsage`, docs/format.md §3.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The human transcript (FORMAT.md §5.5, UI.md §0, §5): rows in log order.
+"""The human transcript (docs/format.md §5.5, docs/ui.md §0, §5): rows in log order.
 
 Rows are light: a kind, the seq they anchor at and named links to the other
 events they draw on, so a window of rows can be rendered by decoding only
@@ -8,7 +8,7 @@ code-mode sub-calls in their tool row, `command/done` in its command row,
 the compaction bracket in its marker. Replacement copies stay model-only,
 except the compaction checkpoint.
 
-Nothing the file holds is lost either (PRODUCT.md "Reading"): every diagnostic
+Nothing the file holds is lost either (docs/product.md "Reading"): every diagnostic
 is a row where it lies, and the readable records dsh would not load (those
 after a defect) are rows of their own kinds, marked outside dsh's view.
 
@@ -36,7 +36,7 @@ from .message_handles import message_anchor
 from .readable import ReadableLog, readable_log
 from .session import SessionLog, TailRecord
 
-# Every kind of transcript row (UI.md §0's `data-chat-flow-kind`, and ours); templates/rows/ has a
+# Every kind of transcript row (docs/ui.md §0's `data-chat-flow-kind`, and ours); templates/rows/ has a
 # partial for each, and the session page's kind filter lists them.
 RowKind = Literal[
     "turn",
@@ -117,7 +117,7 @@ class Row:
     # The diagnostic row that heads a run of such rows carries their reason too, as its note.
     outside: str | None = None
     # The message the row stands for, and which row of that id it is: a log that repeats an id
-    # gives its later rows `~2`, `~3` anchors (PRODUCT.md Interfaces).
+    # gives its later rows `~2`, `~3` anchors (docs/product.md Interfaces).
     message: str | None = None
     occurrence: int = 1
     # The events the row covers, seqs `seq`.. on: a run of like rows (`RUN_MIN` or more, see `run_rows`) is one
@@ -166,7 +166,7 @@ class _Inbox:
 
 
 def is_checkpoint(event: Event) -> bool:
-    """A checkpoint's replace of the surface: it becomes a compaction marker (FORMAT.md §5.5)."""
+    """A checkpoint's replace of the surface: it becomes a compaction marker (docs/format.md §5.5)."""
     message = event.message
     return (
         event.type == "user/message"
@@ -177,7 +177,7 @@ def is_checkpoint(event: Event) -> bool:
 
 
 def appended_kind(source_kind: str, message_id: str, claimed: set[str]) -> RowKind:
-    """The row an appended `user/message` becomes (FORMAT.md §5.5): a person's prompt, or steering when
+    """The row an appended `user/message` becomes (docs/format.md §5.5): a person's prompt, or steering when
     its id was claimed from the `next-step` inbox; any other source is injected context."""
     if source_kind == "user":
         return "steering" if message_id in claimed else "user"
@@ -412,7 +412,7 @@ def _user(b: _Builder, e: _Lazy) -> None:
         bracket = b.compactions.get(compaction_id, {}) if isinstance(compaction_id, str) else {}
         command = source.get("sourceCommandId") if source else None
         run = b.commands.get(command) if isinstance(command, str) else None
-        if run is not None:  # a manual /compact: its command row becomes the marker (UI.md §5.5)
+        if run is not None:  # a manual /compact: its command row becomes the marker (docs/ui.md §5.5)
             b.rows[run].kind = "manual-compaction"
             b.attach(run, "checkpoint", e.seq)
             for name, seq in bracket.items():

@@ -1,7 +1,7 @@
-"""A dsh persistence root (FORMAT.md §1.1): `<root>/<projectKey(cwd)>/<encodeSegment(id)>/session.jsonl[.zstd]`.
+"""A dsh persistence root (docs/format.md §1.1): `<root>/<projectKey(cwd)>/<encodeSegment(id)>/session.jsonl[.zstd]`.
 
 A session folder may also hold `session.v<N>.jsonl[.zstd]`: the name newer dsh releases are reported to write
-for a format version N after 0, next to the frozen version-0 file (issue 30). Each is listed as the artifact it
+for a format version N after 0, next to the frozen version-0 file. Each is listed as the artifact it
 is, with its generation N (0 for `session.jsonl[.zstd]`); `log.generations` tells which is current."""
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _looks_like_root(path: str) -> bool:
 
 
 def list_root(root: str) -> RootListing:
-    """Every artifact of a root, with root-level rule breaks as warnings (FORMAT.md §8)."""
+    """Every artifact of a root, with root-level rule breaks as warnings (docs/format.md §8)."""
     listing = RootListing(root)
     encodings: set[str] = set()
     for project in sorted(os.scandir(root), key=lambda e: e.name):

@@ -1,4 +1,4 @@
-"""Format generations of one session in one session folder (issue 30).
+"""Format generations of one session in one session folder.
 
 Newer dsh releases are reported to write a format version N after 0 as `session.v<N>.jsonl[.zstd]`, next to
 the session's frozen version-0 `session.jsonl[.zstd]`. Each file is read as the artifact it is; this says how

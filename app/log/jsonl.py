@@ -1,4 +1,4 @@
-"""The JSONL scanner (FORMAT.md §1.1, §1.5, §8): header line, storage records,
+"""The JSONL scanner (docs/format.md §1.1, §1.5, §8): header line, storage records,
 packed-row expansion, seq continuity, and dsh's torn-tail and defect rules.
 
 It runs over any `Plaintext`, so plain files, zstd frames, ZIP members and
@@ -22,8 +22,8 @@ from .packed import PACKED_TAGS, PackedRowError, expand_packed
 from .plaintext import Line, LineBatch, Plaintext, ZstdPlaintext, batch_lines, line_batches
 from .records import EventRun, HeaderlessLog, NotASessionLog, Record, RepeatedLines, ScanState
 
-# the names dsh gives its own artifacts (FORMAT.md §1.1; `session.v<N>` for a later format generation, issue
-# 30): such a file is a log even when its header is not
+# the names dsh gives its own artifacts (docs/format.md §1.1; `session.v<N>` for a later format generation):
+# such a file is a log even when its header is not
 _ARTIFACT_NAME = re.compile(r"session(?:\.\d+|\.v[1-9]\d*)?\.jsonl(?:\.zstd)?")
 Mode = Literal["artifact", "fixture"]
 RAW_CAP = 4096
@@ -306,7 +306,7 @@ class JsonlScan:
         return isinstance(self.plaintext, ZstdPlaintext) or _ARTIFACT_NAME.fullmatch(name) is not None
 
     def _sniff_mode(self) -> Mode:
-        """A log is a fixture when none of its event lines carries a seq (FORMAT.md §8); one
+        """A log is a fixture when none of its event lines carries a seq (docs/format.md §8); one
         that does makes it an artifact, and then a line without one is a defect."""
         seen_header = False
         events = False
@@ -337,7 +337,7 @@ class JsonlScan:
                         return "artifact"
         if not events:
             self.has_event_lines = False
-            # no event line carries a seq: vacuously a fixture (FORMAT.md §8), unless zstd says artifact
+            # no event line carries a seq: vacuously a fixture (docs/format.md §8), unless zstd says artifact
             return "artifact" if isinstance(self.plaintext, ZstdPlaintext) else "fixture"
         return "fixture"
 
@@ -525,7 +525,7 @@ class JsonlScan:
 
     def _line_record(self, line: Line, parsed: Any) -> Record | None:
         """The record of one line read on its own (None for a blank fixture line), `parsed` by orjson
-        already or `_UNPARSED`: the rare cases, with every rule of FORMAT.md §1.5 and §8."""
+        already or `_UNPARSED`: the rare cases, with every rule of docs/format.md §1.5 and §8."""
         number, offset, raw, terminated = line
         fixture = self.mode == "fixture"
         loc = Location(self.plaintext.label, number, None, offset)

@@ -1,4 +1,4 @@
-"""Packed chunk rows (FORMAT.md §1.2): storage-only records that expand to runs of
+"""Packed chunk rows (docs/format.md §1.2): storage-only records that expand to runs of
 `assistant/chunk` events. Shared by the JSONL and SQLite readers."""
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ class FrameScan:
 
 
 def scan_frames(buf: bytes | mmap.mmap) -> FrameScan:
-    """Find frame boundaries without decompressing (FORMAT.md §1.1 reader algorithm)."""
+    """Find frame boundaries without decompressing (docs/format.md §1.1 reader algorithm)."""
     frames: list[tuple[int, int]] = []
     pos = 0
     size = len(buf)
@@ -398,7 +398,7 @@ FRAME_CACHE_BYTES = 32 * MIB
 
 
 class ZstdPlaintext:
-    """Concatenated zstd frames (FORMAT.md §1.1): complete frames are decoded
+    """Concatenated zstd frames (docs/format.md §1.1): complete frames are decoded
     one by one with checksums; a final torn frame yields what it can.
 
     Random reads decode only the frames they touch (a small LRU, bounded in

@@ -1,6 +1,6 @@
 """Finding session logs in what the user named, and opening each for a scan.
 
-Carriers are told apart by their bytes, never by file name (PRODUCT.md).
+Carriers are told apart by their bytes, never by file name (docs/product.md).
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def _discover_dir(
             _discover_file(full, found, root=None, kind=kind)
 
 
-# A link inside a served folder must not publish a file from elsewhere (PRODUCT.md Safety).
+# A link inside a served folder must not publish a file from elsewhere (docs/product.md Safety).
 _ESCAPES = "a symbolic link that leads outside the folder being served: not followed"
 
 

@@ -1,4 +1,4 @@
-"""The SQLite session store (FORMAT.md §1.3), opened read-only.
+"""The SQLite session store (docs/format.md §1.3), opened read-only.
 
 Identity pragmas and the exact schema are checked first, from `sqlite_schema`
 alone, before any row is read; then a session's rows decode to events (zstd
@@ -354,7 +354,7 @@ class SqliteStore:
         self._conn.close()
 
     def _open(self) -> sqlite3.Connection:
-        """Read-only, and writing nothing beside the file (PRODUCT.md Safety): an idle WAL database holds
+        """Read-only, and writing nothing beside the file (docs/product.md Safety): an idle WAL database holds
         everything in its main file, so it is opened immutable; so is one whose live WAL cannot be
         opened read-only from here (its -shm cannot be made), as its main file stands."""
         modes = ["immutable=1"] if _idle_wal(self.path) else ["mode=ro", "immutable=1"]
@@ -484,7 +484,7 @@ class SqliteStore:
             )
 
     def _schema_problems(self) -> list[str]:
-        """How the schema objects differ from dsh's canonical set (FORMAT.md §1.3), read from `sqlite_schema`
+        """How the schema objects differ from dsh's canonical set (docs/format.md §1.3), read from `sqlite_schema`
         alone: a view, a trigger, an index, a virtual table is named, never queried."""
         objects = list(
             self._each(
@@ -550,7 +550,7 @@ class SqliteStore:
         return int(count)
 
     def data_blobs(self) -> Iterator[tuple[str, int, bytes]]:
-        """(session id, row seq, data) of every row whose data is a BLOB (zstd, FORMAT.md §1.3)."""
+        """(session id, row seq, data) of every row whose data is a BLOB (zstd, docs/format.md §1.3)."""
         self.check()
         for seq, session_id, blob in self._each(
             "SELECT seq, CAST(session_id AS BLOB), data FROM events WHERE typeof(data) = 'blob'",

@@ -1,4 +1,4 @@
-"""Writing dsh artifacts as dsh lays them out (FORMAT.md §1.1, §1.2): for demos,
+"""Writing dsh artifacts as dsh lays them out (docs/format.md §1.1, §1.2): for demos,
 benchmarks and the pytest plugin's seeded histories.
 
 The test suite checks the readers with its own, separate writer

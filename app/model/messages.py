@@ -1,4 +1,4 @@
-"""Creating and importing messages (PRODUCT.md, first design decision).
+"""Creating and importing messages (docs/product.md "Identified immutable messages").
 
 Two doors: the `create_*` helpers mint a new id from the current id source
 and take none from the caller; `freeze_message` imports a message that

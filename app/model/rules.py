@@ -1,4 +1,4 @@
-"""dsh's acceptance rules for one log (FORMAT.md §2, §3.3, §4.5), as pure checks.
+"""dsh's acceptance rules for one log (docs/format.md §2, §3.3, §4.5), as pure checks.
 
 Each check returns the reason dsh would give, or None. Upgrades return the
 upgraded event (a new dict) or raise `UpgradeError`.
@@ -75,7 +75,7 @@ KNOWN_EVENT_TYPES = frozenset(
 )
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 # The harness's bookkeeping, not the conversation: inbox splices, titles, and the latest-wins
-# settings and request snapshots of FORMAT.md §5.5, which dsh's own transcript folds away.
+# settings and request snapshots of docs/format.md §5.5, which dsh's own transcript folds away.
 BOOKKEEPING_TYPES = frozenset(
     {
         "agent/inbox/spliced",
@@ -93,7 +93,7 @@ BOOKKEEPING_TYPES = frozenset(
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 SESSION_FORMAT_VERSION = 0
 # The dsh release whose verdicts these rules give: the session code the differential tests run
-# (tests/oracle/package.json), unchanged through NEWEST_SAME_SESSION_CODE (FORMAT.md §8).
+# (tests/oracle/package.json), unchanged through NEWEST_SAME_SESSION_CODE (docs/format.md §8).
 DSH_RELEASE = "0.1.0-rc.8"
 NEWEST_SAME_SESSION_CODE = "0.1.1-rc.2"
 _LLM_FAILURE_KEYS = frozenset({"message", "code", "status", "providerRetryAfterMs", "requestId"})
@@ -143,7 +143,7 @@ def header_unsupported(header: dict[str, Any], *, lenient: bool) -> str | None:
 def newer_format(header: dict[str, Any] | None) -> int | float | None:
     """The header's format version when it is newer than the one the pinned release reads (the `version` a
     `header_unsupported` calls "written by a newer harness"), else None. Such a log is shown all the same,
-    as far as its events read as this release's (issue 30)."""
+    as far as its events read as this release's."""
     version = (header or {}).get("version")
     if not is_number(version):
         return None
@@ -444,7 +444,7 @@ def unknown_type_message(event: dict[str, Any], session_id: str) -> str:
 
 
 def decode_source_event_seqs(value: Any) -> list[int]:
-    """The list or range form (FORMAT.md §8) → a list of seqs; ValueError if invalid."""
+    """The list or range form (docs/format.md §8) → a list of seqs; ValueError if invalid."""
     if not isinstance(value, list):
         raise ValueError("sourceEventSeqs is not an array")
     # the list form, as written: only ints (no bools, floats or ranges), all in range (tested in C, not per item)

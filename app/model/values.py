@@ -1,4 +1,4 @@
-"""The frozen values every layer above storage works with (FORMAT.md §2-§4).
+"""The frozen values every layer above storage works with (docs/format.md §2-§4).
 
 Each keeps its stored JSON in `raw`, so nothing a log holds is lost, not even
 fields this version does not know; typed fields are read from it.
@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 
 from .frozen import FrozenDict, freeze, thaw
 
-# What shape of information a context message declares it is (`source.form`, FORMAT.md §4.4).
+# What shape of information a context message declares it is (`source.form`, docs/format.md §4.4).
 ContextForm = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
 CONTEXT_FORMS: tuple[ContextForm, ...] = get_args(ContextForm)
 
@@ -128,12 +128,12 @@ class Message:
 
     @property
     def is_checkpoint(self) -> bool:
-        """A compaction checkpoint: the message a compaction put in place of what it shadowed (FORMAT.md §5.6)."""
+        """A compaction checkpoint: the message a compaction put in place of what it shadowed (docs/format.md §5.6)."""
         return self.source.kind == "plugin" and self.source.get("plugin") == "compact"
 
     @property
     def is_context(self) -> bool:
-        """Injected context: a user-role message that neither a person nor a tool wrote (FORMAT.md §5.5),
+        """Injected context: a user-role message that neither a person nor a tool wrote (docs/format.md §5.5),
         a checkpoint included."""
         return self.role == "user" and self.source.kind not in ("user", "tool")
 
@@ -144,7 +144,7 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Header:
-    """The session header (FORMAT.md §2.1); `raw` keeps unknown keys."""
+    """The session header (docs/format.md §2.1); `raw` keeps unknown keys."""
 
     id: str | None
     version: int | None
@@ -188,7 +188,7 @@ class Header:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One session event after legacy upgrades (FORMAT.md §2.2).
+    """One session event after legacy upgrades (docs/format.md §2.2).
 
     `message` is the frozen message of a surface event; `source_event_seqs`
     is decoded from either the list or the range form; `raw` is the event as

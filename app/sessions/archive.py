@@ -1,4 +1,4 @@
-"""Images an export ZIP carries (`media/<attachmentId>.<ext>`, FORMAT.md §1.4), shown in their rows.
+"""Images an export ZIP carries (`media/<attachmentId>.<ext>`, docs/format.md §1.4), shown in their rows.
 
 The page fetches each from its route (`media.py`); the one-file export (`dsh-inspect render`)
 has no server to fetch from, so it carries them itself as `data:` URIs, within a budget.

@@ -1,4 +1,4 @@
-"""The keys of a session's format generations (issue 30): its id names its newest generation.
+"""The keys of a session's format generations: its id names its newest generation.
 
 When a session folder holds `session.v<N>.jsonl[.zstd]` beside `session.jsonl[.zstd]` (`log.generations`),
 each file answers at its unique key; the session's short key, its id, is its current generation's alone, so an

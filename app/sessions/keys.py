@@ -1,4 +1,4 @@
-"""Session keys that never break (PRODUCT.md Amendments, "Keys never break").
+"""Session keys that never break (docs/product.md Amendments, "Keys never break").
 
 A key that has shown a session keeps showing it while that session is loaded:
 loading another source with the same id never renames it. A copy that

@@ -1,6 +1,6 @@
 """The sessions a server knows: found from its paths, keyed for URLs, read on demand.
 
-Keys follow PRODUCT.md Interfaces: the header id (URL-safe) when no other
+Keys follow docs/product.md Interfaces: the header id (URL-safe) when no other
 loaded session shares it, else the id plus `~` and 8 hex digits of a hash of
 the source's path. A `SessionLog` is cached per file version (size, mtime),
 so a growing log is re-read when it changes and not before: read on from where
@@ -65,7 +65,7 @@ def source_identity(source: SessionSource) -> str:
 
 def _claim(source: SessionSource, header: dict[str, Any] | None, digest: str | None) -> Claim:
     """What a source asks for: its id's short key, and a key unique by construction, the id's slug and
-    8 hex digits of the upload's digest or of a hash of the source's path (PRODUCT.md Interfaces)."""
+    8 hex digits of the upload's digest or of a hash of the source's path (docs/product.md Interfaces)."""
     sid = header.get("id") if header else None
     sid = sid if isinstance(sid, str) and sid else None
     base = id_slug(sid) if sid is not None else "session"

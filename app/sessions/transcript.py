@@ -1,5 +1,5 @@
-"""A session's transcript as the pages show it (FORMAT.md §5.5): rows and anchors built once per
-file version, and where any window of them lies (PRODUCT.md Budgets, windowing). No web framework: the
+"""A session's transcript as the pages show it (docs/format.md §5.5): rows and anchors built once per
+file version, and where any window of them lies (docs/product.md Budgets, windowing). No web framework: the
 cross-session search indexes read it too; the web layer's `windows` makes and renders its rows' views.
 
 A run row (`Row.count`) opens to show its rows in pages of the window's size (`Transcript.run_paging`); an
@@ -65,7 +65,7 @@ class Transcript:
     positions: dict[str, int]  # each anchor's row index
     # rendered windows of this very version, so they go when the transcript does
     # Rendering a window decodes its events and runs every row template; keeping the result makes a long
-    # session's first screen cost what a one-turn session's does (PRODUCT.md Budgets, windowing;
+    # session's first screen cost what a one-turn session's does (docs/product.md Budgets, windowing;
     # docs/decisions/0005-performance-budgets.md)
     windows: Latest[WindowKey, tuple[Markup, Paging]] = field(
         default_factory=lambda: Latest(WINDOWS_KEPT), compare=False, repr=False
@@ -164,7 +164,7 @@ def build_transcript(log: SessionLog) -> Transcript:
 
 def anchor_of(row: Row) -> str:
     """`msg-{id}` for a row that stands for a message (`~n` for a repeated id; a long id by its handle), else
-    its key (PRODUCT.md Interfaces)."""
+    its key (docs/product.md Interfaces)."""
     if row.message is None:
         return row.key
     return message_anchor(row.message, row.occurrence)

@@ -1,4 +1,4 @@
-"""The base of every JSON twin: camelCase on the wire, as dsh's own JSON is (PRODUCT.md Interfaces)."""
+"""The base of every JSON twin: camelCase on the wire, as dsh's own JSON is (docs/product.md Interfaces)."""
 
 from __future__ import annotations
 

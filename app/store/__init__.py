@@ -1,7 +1,7 @@
 """Uploaded histories: content-addressed blobs plus a catalog, embedded (SQLite and files in `--data-dir`)
 or a team's (PostgreSQL and an S3-compatible object store).
 
-Layering: imports `app.log` and `app.history` only (PRODUCT.md Architecture).
+Layering: imports `app.log` and `app.history` only (docs/product.md Architecture).
 """
 
 from .blobs import Received, Receiving, valid_digest

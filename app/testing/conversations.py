@@ -1,4 +1,4 @@
-"""Where two recorded conversations part (issue 17), for test authors: `conversation_diff` gives the
+"""Where two recorded conversations part, for test authors: `conversation_diff` gives the
 comparison `/compare` and `dsh-inspect diff` show, `assert_same_conversation` fails with its first
 divergence in a few lines. No pytest here: `dsh_inspect.testing` re-exports both."""
 

@@ -1,5 +1,5 @@
 """Turning a fixture log (or a list of events) into a real dsh artifact, as dsh's web
-seeder does (FORMAT.md §1.5): placeholders realised, a fresh header, seq and time assigned."""
+seeder does (docs/format.md §1.5): placeholders realised, a fresh header, seq and time assigned."""
 
 from __future__ import annotations
 

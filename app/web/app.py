@@ -215,8 +215,8 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(uploads.router)
     app.include_router(steps.router)  # what the model read: model views and the context budget
     app.include_router(messages.router)  # message identities
-    app.include_router(compare.router)  # two sessions side by side (issue 17)
+    app.include_router(compare.router)  # two sessions side by side
     app.include_router(search_across.router)  # search across every loaded session
-    app.include_router(generations.router)  # a session's format generations (issue 30)
+    app.include_router(generations.router)  # a session's format generations
     search_across.keep_index(app)  # its index, which follows the registry: a deleted upload's rows go with it
     return app

@@ -1,4 +1,4 @@
-"""Serving the app on a socket bound once, before uvicorn starts (PRODUCT.md Interfaces: `serve`).
+"""Serving the app on a socket bound once, before uvicorn starts (docs/product.md Interfaces: `serve`).
 
 The port is then known, and held, from the start: `serve --port 0` and the test servers
 take any free port, and nothing can take it between choosing it and listening on it.

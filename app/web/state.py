@@ -85,7 +85,7 @@ def _templates() -> Jinja2Templates:
 
 def compile_templates(templates: Jinja2Templates) -> None:
     """Compile every template now: a served process does this before it listens, so its
-    first visitor does not wait half a second for Jinja (PRODUCT.md Budgets, W2 cold first screen)."""
+    first visitor does not wait half a second for Jinja (docs/product.md Budgets, W2 cold first screen)."""
     env = templates.env
     for name in env.list_templates(extensions=["html"]):
         env.get_template(name)

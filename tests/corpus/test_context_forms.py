@@ -1,4 +1,4 @@
-"""Every context message in the real corpus projects to a form (UI.md §0, §1).
+"""Every context message in the real corpus projects to a form (docs/ui.md §0, §1).
 
 The transcript decides which messages are context rows (append-origin
 `user/message`s whose source kind is not `user`); each must project.
@@ -21,7 +21,7 @@ from tests.support.logs import load_path
 pytestmark = pytest.mark.corpus
 
 AGENT_INSTRUCTIONS = Path("examples/acp-agent/tests/snapshots/agent-instructions/session.jsonl")
-# Producers that declare a form without the facts it needs (UI.md §1.5).
+# Producers that declare a form without the facts it needs (docs/ui.md §1.5).
 KNOWN_OPAQUE = {("skill-invocation", None), ("plugin", "tool-cordis")}
 
 

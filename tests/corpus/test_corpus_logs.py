@@ -34,7 +34,7 @@ def test_the_corpus_has_its_fixture_logs(corpus_dir: Path) -> None:
 def test_every_corpus_log_loads_in_fixture_mode_and_is_accepted(corpus_dir: Path, path: Path) -> None:
     log = load_path(path)
     assert log.verdict.category == "accepted", (log.verdict, log.diagnostics)
-    assert log.carrier == "fixture"  # FORMAT.md §8: no event line carries a seq (a header-only log too)
+    assert log.carrier == "fixture"  # docs/format.md §8: no event line carries a seq (a header-only log too)
     if log.event_count:
         assert log.carrier == "fixture"
     assert not [d for d in log.diagnostics if d.severity == "error"]

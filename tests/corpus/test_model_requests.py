@@ -1,4 +1,4 @@
-"""What the model read at each step of real dsh logs (FORMAT.md §5.3, §5.4, §5.9)."""
+"""What the model read at each step of real dsh logs (docs/format.md §5.3, §5.4, §5.9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Context rows in Chromium: bodies, geometry (UI.md §4), aria shapes, keyboard, hostile text."""
+"""Context rows in Chromium: bodies, geometry (docs/ui.md §4), aria shapes, keyboard, hostile text."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def contexts_log(path: Path) -> Path:
 
 
 def geometry_log(path: Path) -> Path:
-    """UI.md §4's scenario: the seeded-history seed plus the 24-line AGENTS.md message."""
+    """docs/ui.md §4's scenario: the seeded-history seed plus the 24-line AGENTS.md message."""
     seed = (CORPUS / "sessions/apps/web/tests/snapshots/seeded-history/seed.jsonl").read_bytes()
     message = {
         "type": "user/message",

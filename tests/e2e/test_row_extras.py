@@ -1,5 +1,5 @@
 """What daily readers expect on each row (issue 14, deliverable 5), in Chromium: copy puts the text on the
-clipboard and says "Copied"; a row's time in the reader's time zone; a failed tool's OUT in UI.md's error
+clipboard and says "Copied"; a row's time in the reader's time zone; a failed tool's OUT in docs/ui.md's error
 red; titles aligned with what is under them and the session toolbar on one line from 1280 to 1920 px;
 the header's counts following the live tail."""
 
@@ -21,7 +21,7 @@ from tests.support.row_logs import CHILD, COMMAND, PARENT, timed_log, write
 from tests.support.server import live_server
 
 pytestmark = pytest.mark.browser
-ERROR_RED = "rgb(236, 19, 19)"  # --dsw-alias-state-error-primary (UI.md §4)
+ERROR_RED = "rgb(236, 19, 19)"  # --dsw-alias-state-error-primary (docs/ui.md §4)
 WIDTHS = (1280, 1680, 1920)
 
 

@@ -1,4 +1,4 @@
-"""Our own seeded-history scenario, written with the dsh_inspect plugin as a user would (UI.md §4):
+"""Our own seeded-history scenario, written with the dsh_inspect plugin as a user would (docs/ui.md §4):
 seed the upstream seed plus a manual /compact, open it cold, check the transcript's aria golden,
 then append the 24-line AGENTS.md message live and check its geometry."""
 
@@ -49,7 +49,7 @@ AGENTS_MESSAGE = {
 
 
 def with_manual_compact(events: list[dict[str, Any]], surface: list[int]) -> list[dict[str, Any]]:
-    """The seed followed by a standalone `/compact` lifecycle (FORMAT.md §5.6)."""
+    """The seed followed by a standalone `/compact` lifecycle (docs/format.md §5.6)."""
     n = len(events)
     summary = "## Session summary\n\nRead `a.txt` and `b.txt` in one step, then replied **DONE**."
     ids = {"commandId": "cmd-compact", "compactionId": "cmp-1"}

@@ -1,4 +1,4 @@
-"""UI.md §4's geometry and style contract for an open context row, asserted in Chromium."""
+"""docs/ui.md §4's geometry and style contract for an open context row, asserted in Chromium."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 
 def assert_context_geometry(page: Any, button: Any) -> None:
-    """All sixteen rows of UI.md §4 for the instructions row behind `button`."""
+    """All sixteen rows of docs/ui.md §4 for the instructions row behind `button`."""
     expect(button).to_have_attribute("aria-expanded", "false")  # 1
     icon = button.locator("svg").first.bounding_box()
     assert icon is not None and (icon["width"], icon["height"]) == (14, 14)  # 2

@@ -30,7 +30,7 @@ def fixture_events(path: Path) -> tuple[dict[str, Any], list[Event]]:
 def artifact_header(
     header: dict[str, Any], session_id: str = "session-under-test", cwd: str = "/work/project"
 ) -> dict[str, Any]:
-    """A strict on-disk header (FORMAT.md §2.1) for events taken from a fixture."""
+    """A strict on-disk header (docs/format.md §2.1) for events taken from a fixture."""
     return {
         "type": "session",
         "version": 0,

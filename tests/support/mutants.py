@@ -1,5 +1,5 @@
 """Real sessions as dsh artifacts, and seeded mutants of them: the damage a crash, a bad copy, a hand edit or a
-newer harness leaves in a log, as FORMAT.md §1.1 and §2 describe what each layer may hold.
+newer harness leaves in a log, as docs/format.md §1.1 and §2 describe what each layer may hold.
 
 A base session is its header and its append batches of storage lines (a packed row is one line). A mutant
 changes the lines (logical damage: dropped, duplicated or swapped lines, retyped fields, garbage) or the
@@ -281,7 +281,7 @@ _READ_BY_REPAIR = ("turn/start", "step/start", "tool/call", "turn/end", "assista
 
 
 def repair_read_data(a: Artifact, rng: random.Random, name: str) -> Artifact | None:
-    """The events dsh's crash-repair pass reads (FORMAT.md §5.8), with their data null, of another type,
+    """The events dsh's crash-repair pass reads (docs/format.md §5.8), with their data null, of another type,
     or missing a field, in any turn: what that pass makes of each, closed turn or open."""
     kind = rng.choice(_READ_BY_REPAIR)
     needle = f'"type":"{kind}"'.encode()
@@ -309,7 +309,7 @@ def repair_read_data(a: Artifact, rng: random.Random, name: str) -> Artifact | N
 
 
 def message_field(a: Artifact, rng: random.Random, name: str) -> Artifact | None:
-    """A surface event's message (FORMAT.md §4.1) or surfaceOp changed: its id, role, source, content,
+    """A surface event's message (docs/format.md §4.1) or surfaceOp changed: its id, role, source, content,
     provider, or the span a replace covers."""
     found = [at for at in _lines(a) if b'"surfaceOp"' in _line(a, at)]
     if not found:
@@ -387,7 +387,7 @@ def event_type(a: Artifact, rng: random.Random, name: str) -> Artifact | None:
 
 
 def range_seqs(a: Artifact, rng: random.Random, name: str) -> Artifact | None:
-    """`sourceEventSeqs` in the range form of releases after 0.1.1-rc.2 (FORMAT.md §8)."""
+    """`sourceEventSeqs` in the range form of releases after 0.1.1-rc.2 (docs/format.md §8)."""
 
     def edit(record: dict[str, Any]) -> str | None:
         seqs = record.get("sourceEventSeqs")

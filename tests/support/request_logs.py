@@ -26,7 +26,7 @@ def write_log(path: Path, events: list[Event], session_id: str = "session-test")
 
 
 def derive_messages(events: list[Event], upto: int) -> list[dict[str, Any]]:
-    """FORMAT.md §5.2 and §5.3, written straight from the text: the model-visible messages after `upto`."""
+    """docs/format.md §5.2 and §5.3, written straight from the text: the model-visible messages after `upto`."""
     nodes: list[Event] = []
     for event in events[: upto + 1]:
         op = event.get("surfaceOp")
@@ -73,7 +73,7 @@ def _replace(event: Event, start: int, end: int, cites: list[int]) -> Event:
 
 def compaction_between_calls() -> LogBuilder:
     """Turn 2 step 1: a call fails on the context window, a summarizing compaction
-    replaces turn 1 (FORMAT.md §5.6), and the same step calls again and succeeds."""
+    replaces turn 1 (docs/format.md §5.6), and the same step calls again and succeeds."""
     b = LogBuilder()
     b.turn(1)  # surface seqs 2, 4, 6 and 9
     b.add("turn/start", {"turn": 2})
@@ -161,7 +161,7 @@ def interrupted_then_empty() -> LogBuilder:
 
 
 def pruned_result() -> LogBuilder:
-    """Turn 2 prunes turn 1's tool result (FORMAT.md §5.6): same id, new content."""
+    """Turn 2 prunes turn 1's tool result (docs/format.md §5.6): same id, new content."""
     b = LogBuilder()
     b.turn(1)  # the tool result is seq 6
     b.add("turn/start", {"turn": 2})

@@ -45,7 +45,7 @@ def sqlite_bytes(tmp: Path, session_ids: list[str]) -> bytes:
 
 
 def export_zip_bytes(parent: str, children: list[str]) -> bytes:
-    """dsh's session export (FORMAT.md §1.4): the log, its subagents' logs, one image."""
+    """dsh's session export (docs/format.md §1.4): the log, its subagents' logs, one image."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("session.jsonl", jsonl_bytes(parent))

@@ -1,4 +1,4 @@
-"""The tests' own small writer of dsh artifacts, exactly as FORMAT.md §1 lays them out.
+"""The tests' own small writer of dsh artifacts, exactly as docs/format.md §1 lays them out.
 
 It is independent of the readers under test: it packs chunk runs (§1.2),
 frames zstd batches (§1.1) and fills a SQLite store (§1.3) from plain event

@@ -1,4 +1,5 @@
-"""What keeps the code base as PRODUCT.md lays it out, beyond ruff, mypy and lint-imports (`make check`)."""
+"""What keeps the code base as docs/product.md "Architecture" lays it out, beyond ruff, mypy and lint-imports
+(`make check`)."""
 
 from __future__ import annotations
 
@@ -17,3 +18,31 @@ def test_every_type_ignore_names_its_error_and_says_why() -> None:
             if found and (not found["codes"] or not found["rest"].strip().startswith("#")):
                 bare.append(f"{path.relative_to(APP.parent)}:{number}: {line.strip()}")
     assert not bare, "a `type: ignore` needs its code and a reason after it, `# why`:\n" + "\n".join(bare)
+
+
+ROOT = APP.parent
+# a document a comment cites: one of the project's docs, a path outside the checkout, or a spec by its bare name
+CITED = re.compile(r"(?<![\w./-])(\.\./[\w./-]+\.md|docs/[\w./-]+\.md|(?:FORMAT|UI|PRODUCT|DEVELOPERS)\.md)")
+MOST_MODULES = 20
+
+
+def test_every_document_a_comment_cites_is_in_the_repository() -> None:
+    """One who clones the project can follow every citation: none names a file only a workplace has beside it."""
+    missing = []
+    own_static = [p for p in (ROOT / "static").glob("*.*") if not p.name.startswith(("htmx", "idiomorph"))]
+    own_code = [p for p in APP.rglob("*.py") if "demo" not in p.relative_to(APP).parts]  # the demo's is its data
+    for path in sorted([*own_code, *(ROOT / "templates").rglob("*.html"), *own_static]):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for cited in CITED.findall(line):
+                if not (ROOT / cited).is_file():
+                    missing.append(f"{path.relative_to(ROOT)}:{number}: {cited}")
+    assert not missing, "citations of documents not in the repository:\n" + "\n".join(missing)
+
+
+def test_no_folder_of_the_package_holds_more_than_twenty_modules() -> None:
+    crowded = {
+        str(folder.relative_to(ROOT)): count
+        for folder in [APP, *(p for p in APP.rglob("*") if p.is_dir() and p.name != "__pycache__")]
+        if (count := len([m for m in folder.glob("*.py") if m.name != "__init__.py"])) > MOST_MODULES
+    }
+    assert not crowded, f"folders of more than {MOST_MODULES} modules: {crowded}"

@@ -1,4 +1,4 @@
-"""Rendered forms and their body data (UI.md §1.4, §1.6, §3; §7 items 9-30, 32).
+"""Rendered forms and their body data (docs/ui.md §1.4, §1.6, §3; §7 items 9-30, 32).
 
 Skipped, because they are about the browser DOM rather than the data a
 template receives: item 9's collapsed state (aria-expanded, the body being

@@ -1,4 +1,4 @@
-"""JS-compatible formatting (UI.md §1.6) and the no-crash contract of the readers."""
+"""JS-compatible formatting (docs/ui.md §1.6) and the no-crash contract of the readers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Header projection and row classification (UI.md §1.2-§1.3, §0; §7 items 1-8, 31, 33-35).
+"""Header projection and row classification (docs/ui.md §1.2-§1.3, §0; §7 items 1-8, 31, 33-35).
 
 Item 33's ordering and item 34's "precedes the Session recall row" are about
 the transcript builder's sort; here we pin the pure decisions they rest on.
@@ -156,7 +156,7 @@ def test_session_recall_labels_are_distinct_and_only_from_session_reference() ->
 def test_label_less_header_has_the_title_alone_even_for_a_notice() -> None:
     view = project_context([text("x")], {"form": "notice", "summary": "done"})
     assert (view.title_key, view.label, view.header_summary) == ("message.contextInjection", None, None)
-    # The body still renders the notice (UI.md §2.1 edge case); only the header hides it.
+    # The body still renders the notice (docs/ui.md §2.1 edge case); only the header hides it.
     assert view.rendered_form == "notice"
     assert view.summary == "done"
 

@@ -108,7 +108,7 @@ def test_each_vocabulary_map_covers_its_vocabulary() -> None:
     assert set(WORDS.tool_states) == set(get_args(ToolOutcome)) - {"ok"}
     assert set(WORDS.command_outcomes) == set(get_args(CommandOutcome))
     assert set(WORDS.retry_outcomes) == set(get_args(RetryOutcome))
-    # FORMAT.md §3.3 `TurnEndReason`: every kind a turn row words (`completed` shows nothing), and `open`
+    # docs/format.md §3.3 `TurnEndReason`: every kind a turn row words (`completed` shows nothing), and `open`
     assert set(WORDS.turn_outcomes) == {"aborted", "blocked", "error", "interrupted", "max-tokens", "open"}
     for table in (EN, ZH):
         assert WORDS.keys() <= set(table)

@@ -1,4 +1,4 @@
-"""One id through inbox, event, rewrite and request (FORMAT.md §5.7), and the context budget."""
+"""One id through inbox, event, rewrite and request (docs/format.md §5.7), and the context budget."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the model read at each call (FORMAT.md §5.3, §5.4, §5.6), on built logs."""
+"""What the model read at each call (docs/format.md §5.3, §5.4, §5.6), on built logs."""
 
 from __future__ import annotations
 

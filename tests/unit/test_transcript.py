@@ -1,4 +1,4 @@
-"""Which rows a log's events become (FORMAT.md §5.5, UI.md §0, §7 items 33-34)."""
+"""Which rows a log's events become (docs/format.md §5.5, docs/ui.md §0, §7 items 33-34)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adversarial logs: each gets the verdict FORMAT.md gives it, at the exact location."""
+"""Adversarial logs: each gets the verdict docs/format.md gives it, at the exact location."""
 
 from __future__ import annotations
 
@@ -402,7 +402,7 @@ def test_an_empty_file_with_another_name_is_not_a_session_log(tmp_path: Path) ->
 def test_a_header_only_log_is_accepted_with_no_events(tmp_path: Path) -> None:
     log = read(tmp_path, lines_of([]))
     assert log.verdict.category == "accepted"
-    assert log.carrier == "fixture", "no event line carries a seq (FORMAT.md §8)"
+    assert log.carrier == "fixture", "no event line carries a seq (docs/format.md §8)"
     assert log.event_count == 0 and log.history_at() == []
 
 

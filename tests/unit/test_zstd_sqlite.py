@@ -225,7 +225,7 @@ def test_packed_rows_in_sqlite_expand_exactly(tmp_path: Path) -> None:
 
 
 def test_a_defect_inside_a_complete_frame_is_corruption_not_a_tail(tmp_path: Path) -> None:
-    """zstd tolerates defects only in the final torn frame (FORMAT.md §1.1): the same garbage line
+    """zstd tolerates defects only in the final torn frame (docs/format.md §1.1): the same garbage line
     that a plain file would drop as a tail makes a zstd artifact corrupt."""
     from tests.support.writers import jsonl_batch, zstd_frame
 

@@ -1,4 +1,4 @@
-"""Each rendered form's partial, fetched as the open row fetches it (UI.md §3, §7)."""
+"""Each rendered form's partial, fetched as the open row fetches it (docs/ui.md §3, §7)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Message ids of any length and spelling in links: a long id is named by a short stable handle in every link,
 anchor, `?at=`, permalink and JSON twin, and every route resolves it; a short one keeps its verbatim anchor
-(PRODUCT.md Interfaces). No URL the app prints grows with what a log holds (issue 15 item 8)."""
+(docs/product.md Interfaces). No URL the app prints grows with what a log holds (issue 15 item 8)."""
 
 from __future__ import annotations
 

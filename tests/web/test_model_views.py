@@ -52,7 +52,7 @@ def odd_id_log() -> LogBuilder:
 def replayed_step_log() -> LogBuilder:
     """Turn 1 step 1 logged twice (the step index keys the second `1.1~2`; the reader warns that
     turn 1 does not follow turn 1), an injected context, and a `/compact` whose marker stands at
-    its command (FORMAT.md §5.6)."""
+    its command (docs/format.md §5.6)."""
     b = LogBuilder()
     for answer in ("First answer.", "Second answer."):
         b.add("turn/start", {"turn": 1})
@@ -302,7 +302,7 @@ def test_context_rows_link_their_identity_outside_the_header(server: str) -> Non
     path, shown = identity_link(row)
     assert shown == context["data"]["id"]
     resolves_to(server, path, context["data"]["id"], context["seq"])
-    # the header (the accessible name UI.md §6 fixes) holds none of it: the links follow the body's slot
+    # the header (the accessible name docs/ui.md §6 fixes) holds none of it: the links follow the body's slot
     slot = one(row, "[data-disclosure-slot]")
     holding = [id(parent) for parent in slot.parents]
     header = [t for t in select(row, "*") if position(t) < position(slot) and id(t) not in holding]

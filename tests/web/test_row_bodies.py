@@ -65,7 +65,7 @@ def capped_log() -> LogBuilder:
     )
     b.tool_round(1, 1, "call_1", long("O"))
     call = next(e for e in b.events if e["type"] == "tool/call")
-    call["data"]["name"] = "grep"  # not a single-file tool: its card has an IN section (UI.md §5.3)
+    call["data"]["name"] = "grep"  # not a single-file tool: its card has an IN section (docs/ui.md §5.3)
     call["data"]["arguments"] = orjson.dumps({"file_path": long("A")}).decode()
     b.add("step/end", {"turn": 1, "step": 1})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})

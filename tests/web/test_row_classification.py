@@ -111,4 +111,4 @@ def test_a_result_whose_error_code_is_a_number_failed(tmp_path: Path) -> None:
         (tool,) = [r for r in httpx.get(f"{url}/api/sessions/http").json()["rows"] if r["kind"] == "tool-call"]
         assert_classified_alike(url, "http")
     assert (tool["state"], tool["error"], tool["tool"]["errorCode"]) == ("error", True, "500")
-    assert tool["tool"]["output"] == "HttpError: 500"  # an error with no content shows `name: code` (UI.md §5.3)
+    assert tool["tool"]["output"] == "HttpError: 500"  # an error with no content shows `name: code` (docs/ui.md §5.3)

@@ -118,7 +118,7 @@ def test_turns_and_steps_show_when_they_happened(page: list[FlowRow], twin: list
     assert shown[0] == ("2026-09-21T14:13:20.000Z", "2026-09-21 14:13 UTC") and by_seq[0]["time"] == shown[0][0]
     assert shown[1][0] == "2026-09-21T14:13:21.000Z" and by_seq[1]["time"] == shown[1][0]
     assert len(shown) == 5  # a turn, two steps, two answers
-    # a prompt shows when it was said too (UI.md §5.1); the other rows do not
+    # a prompt shows when it was said too (docs/ui.md §5.1); the other rows do not
     (user,) = rows_of(page, "user")
     assert one(user.element, "time")["datetime"] == "2026-09-21T14:13:22.000Z"
     assert all(r["time"] is None for r in twin if r["kind"] in ("tool-call", "command", "event"))

@@ -92,7 +92,7 @@ def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
     # what a tool row shows, IN and OUT and the path, is what its twin carries
     tool = next(r for r in data["rows"] if r["kind"] == "tool-call")
     card = rows[tool["key"]].element
-    # a single-file tool's card has no IN (UI.md §5.3): its twin still carries the arguments
+    # a single-file tool's card has no IN (docs/ui.md §5.3): its twin still carries the arguments
     assert tool["tool"]["arguments"] == '{\n  "file_path": "a.txt"\n}' and tool["tool"]["singleFile"] is True
     assert not card.select("pre[data-tool-input]")
     assert tool["tool"]["output"] == text(card, "pre[data-tool-output][data-body]") == "alpha"

@@ -1,4 +1,4 @@
-"""A session's format generations on the server (issue 30): never an older file shown silently as the session.
+"""A session's format generations on the server: never an older file shown silently as the session.
 
 A session folder may hold `session.v<N>.jsonl[.zstd]` beside the frozen version-0 `session.jsonl[.zstd]`
 (`log.generations`). Each file is listed and answers at a key of its own; the session's short key (its id)

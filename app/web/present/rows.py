@@ -4,7 +4,7 @@ The derivation (`history.row_facts`) says what a row means; this module only
 presents it: bodies, numbers and wording are settled here so a template lays
 them out and decides nothing. Each row kind has its view type (`RowView.part`).
 Wording stays `Phrase`s, so one view serves either language; bodies stay whole,
-and each page shows them to its `body_cap` setting (PRODUCT.md: every body is
+and each page shows them to its `body_cap` setting (docs/product.md: every body is
 capped).
 """
 
@@ -157,7 +157,7 @@ class ToolSubcall:
 
 @dataclass(frozen=True, slots=True)
 class ToolView:
-    """A tool call and its result (`tool-call`, UI.md §5.3)."""
+    """A tool call and its result (`tool-call`, docs/ui.md §5.3)."""
 
     presentation: ToolPresentation
     name: str
@@ -171,14 +171,14 @@ class ToolView:
     result_message_id: str | None  # the result message's id (kept by a pruned copy), for its identity page
     path: str | None  # a file the header shows as a link (not on an error row)
     state_text: Phrase | None  # the visually hidden Running / Failed / Stopped
-    single_file: bool  # a read, write or edit of one file: its card has no IN section (UI.md §5.3)
+    single_file: bool  # a read, write or edit of one file: its card has no IN section (docs/ui.md §5.3)
     command: str | None  # a shell tool's command line, to copy
     child_session: str | None  # the subagent session the call names (`ToolFacts.child_session`)
 
 
 @dataclass(frozen=True, slots=True)
 class MarkerView:
-    """A compaction marker (`compaction`, and a /compact command that produced one, UI.md §5.5)."""
+    """A compaction marker (`compaction`, and a /compact command that produced one, docs/ui.md §5.5)."""
 
     title: Text
     summary: Text
@@ -190,7 +190,7 @@ class MarkerView:
 
 @dataclass(frozen=True, slots=True)
 class CommandView:
-    """A command (`command`, `manual-compaction`, UI.md §5.4); its outcome text is the row's detail."""
+    """A command (`command`, `manual-compaction`, docs/ui.md §5.4); its outcome text is the row's detail."""
 
     args: str
     marker: MarkerView | None  # a /compact command shown as the marker it produced
@@ -199,9 +199,9 @@ class CommandView:
 
 @dataclass(frozen=True, slots=True)
 class RetryView:
-    """A model request retry notice (`model-retry`, UI.md §5.6)."""
+    """A model request retry notice (`model-retry`, docs/ui.md §5.6)."""
 
-    summary: Phrase  # Retried model request (1/3) · 1.5s (UI.md §5.6)
+    summary: Phrase  # Retried model request (1/3) · 1.5s (docs/ui.md §5.6)
     retry: str
     maximum: str
     seconds: str
@@ -270,11 +270,12 @@ class RowView:
     row: Row
     facts: RowFacts
     part: Part
-    anchor: str  # `msg-{id}` for a message row (`~2`, `~3`… for repeated ids), else its key (PRODUCT.md Interfaces)
+    # `msg-{id}` for a message row (`~2`, `~3`… for repeated ids), else its key (docs/product.md Interfaces)
+    anchor: str
     type: str | None  # the type of the event it anchors at; None for a finding
     title: Text = ""
     summary: Text = ""
-    state: str = ""  # the row's `data-state`: ok, error, stopped, running, … (per kind, UI.md §5)
+    state: str = ""  # the row's `data-state`: ok, error, stopped, running, … (per kind, docs/ui.md §5)
     fact_phrases: tuple[Phrase, ...] = ()  # small labelled facts: durations, token counts, usage
     detail: AnyBody | None = None  # the row's expandable text (command output, raw JSON of a compact row)
     time: WallClock | None = None  # when a turn or step started, a prompt was sent, an answer arrived
@@ -321,7 +322,7 @@ class RowView:
         return part if isinstance(part, MarkerView) else part.marker if isinstance(part, CommandView) else None
 
     def bodies(self) -> Iterator[AnyBody]:
-        """Every body the row shows (context bodies keep their own, contractual bound: UI.md §3)."""
+        """Every body the row shows (context bodies keep their own, contractual bound: docs/ui.md §3)."""
         part = self.part
         if isinstance(part, BubbleView | AnswerView):
             yield from (b.body for b in part.blocks if b.body is not None)
@@ -408,7 +409,7 @@ def usage_phrases(usage: UsageCounts) -> tuple[Phrase, ...]:
 
 
 def timing_phrases(timing: StreamTiming | None) -> tuple[Phrase, ...]:
-    """TTFT 1.2 s, 42 tok/s (UI.md §5.2's turn tail): what the step's events carry of them."""
+    """TTFT 1.2 s, 42 tok/s (docs/ui.md §5.2's turn tail): what the step's events carry of them."""
     if timing is None:
         return ()
     ttft = duration(timing.first_token_ms)
@@ -543,7 +544,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
     if isinstance(facts, ToolFacts):
         output = result_text(facts.result, facts.error_name, facts.error_code)
         tool = _tool_view(facts, output, cwd)
-        # an error row's summary is the first line of its result (UI.md §5.3)
+        # an error row's summary is the first line of its result (docs/ui.md §5.3)
         summary = (
             cap_utf16(output)[0].split("\n", 1)[0] if reports_error(facts) and output else tool.presentation.summary
         )
@@ -615,7 +616,7 @@ def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowVie
 
 
 def _turn_outcome(kind: str) -> Text:
-    """How a turn ended, worded when dsh's vocabulary has it (FORMAT.md §3.3 `TurnEndReason`), else as logged."""
+    """How a turn ended, worded when dsh's vocabulary has it (docs/format.md §3.3 `TurnEndReason`), else as logged."""
     key = WORDS.turn_outcomes.get(kind)
     return phrase(key) if key is not None else kind
 

@@ -3,7 +3,7 @@ version and language (the latest few steps kept), each call's messages rendered 
 
 The last step of a long session read its whole history: its request is derived from a fold over
 the log and its message list is thousands of rows. Keeping the views and the rendered windows
-makes its first screen cost what the first step's does (PRODUCT.md Budgets, windowing). A kept view
+makes its first screen cost what the first step's does (docs/product.md Budgets, windowing). A kept view
 holds its message rows, not the decoded messages they show (W3's last request: 70,849 of them, about
 90 MiB): each is decoded only while its row is made, and a JSON window reads its messages again from the log.
 """

@@ -1,4 +1,4 @@
-"""The interface strings in English and Chinese (UI.md §2.2 and ours).
+"""The interface strings in English and Chinese (docs/ui.md §2.2 and ours).
 
 The language follows the browser's `Accept-Language`: Chinese when a `zh`
 range is preferred over every English one, English otherwise.
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ...forms.jsformat import interpolate
 
 EN: dict[str, str] = {
-    # comparing two sessions (issue 17)
+    # comparing two sessions
     "compare.title": "Compare sessions",
     "compare.crumb": "Compare",
     "compare.with": "Compare with…",
@@ -82,7 +82,7 @@ EN: dict[str, str] = {
     "message.referenceSeparator": ", ",
     "message.compaction": "Context compacted",
     "message.compaction.completed": "Compacted {items} history items (~{tokens} tokens)",
-    # model view, message identity and context budget (issue 6)
+    # model view, message identity and context budget
     "model.link": "Model view",
     "model.title": "What the model read · turn {turn} step {step}",
     "model.back": "Back to the transcript",
@@ -286,11 +286,11 @@ EN: dict[str, str] = {
     "turn.outcome.open": "open",
     "window.earlier": "Show earlier rows",
     "window.loading": "Loading more rows…",
-    # session page navigation (issue 13)
+    # session page navigation
     "session.latest": "Latest",
     "session.latestHint": "Open the end of the session (End or G)",
     "session.atMissing": "No row {anchor} in this session: it is shown from the start.",
-    # a session's format generations (issue 30)
+    # a session's format generations
     "generation.newerFormat": "This log's format is v{version}, newer than the v{reads} that dsh {release} reads: "
     "dsh {release} would not open it (unsupported). Its events are shown as far as they read as v{reads} events.",
     "generation.earlier": "An earlier generation of this session: its v{number} file as of seq {seq}, not its "
@@ -314,7 +314,7 @@ EN: dict[str, str] = {
     "search.none": "no matches",
     "search.next": "Next match (j)",
     "search.previous": "Previous match (k)",
-    # in-session search as typed, shortcuts, bookkeeping folds (issue 14)
+    # in-session search as typed, shortcuts, bookkeeping folds
     "search.raw": "Raw JSON too",
     "search.elsewhere": "{m} matches: Enter goes to the first",
     "search.shortcuts": "Keyboard shortcuts (?)",
@@ -354,7 +354,7 @@ EN: dict[str, str] = {
     "event.synthetic": "Not in the file: a crash closer dsh would append when it loads this log.",
     "list.search": "Search by title, first prompt, id, folder or path",
     "list.searchButton": "Search",
-    # the session list's columns, filters and counts (issue 14): plural forms chosen by count
+    # the session list's columns, filters and counts: plural forms chosen by count
     "list.count": "{count} sessions",
     "list.oneSession": "{count} session",
     "list.title": "Session",
@@ -403,7 +403,7 @@ EN: dict[str, str] = {
     "uploads.media": "{count} image(s)",
     "uploads.download": "Download the original bytes",
     "uploads.delete": "Delete this upload",
-    # the uploads page (issue 30): each upload told apart, paged, deleted from the list after a confirmation
+    # the uploads page: each upload told apart, paged, deleted from the list after a confirmation
     "uploads.count": "{count} uploads",
     "uploads.oneUpload": "{count} upload",
     "uploads.range": "{first}–{last} shown",
@@ -428,7 +428,7 @@ EN: dict[str, str] = {
     "uploads.confirmDelete": "Delete it",
     "uploads.deleteFailed": "Not deleted: {message}",
     "session.download": "Download the original bytes",
-    # an uploaded session's versions (issue 30)
+    # an uploaded session's versions
     "versions.count": "{count} version(s), {uploads} upload(s)",
     "versions.one": "Version {number}",
     "versions.current": "newest",
@@ -437,7 +437,7 @@ EN: dict[str, str] = {
     "versions.newest": "Open the newest upload",
     "export.imagesLeftOut": "{count} image(s) ({size}) are not in this file: an export carries at most {budget} "
     "of images. Each is named where it appeared.",
-    # search across every loaded session (issue 14)
+    # search across every loaded session
     "finder.link": "Search",
     "finder.title": "Search all sessions",
     "finder.placeholder": "A phrase in any loaded session",
@@ -449,7 +449,7 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     **EN,
-    # 比较两个会话（issue 17）
+    # 比较两个会话
     "compare.title": "比较会话",
     "compare.crumb": "比较",
     "compare.with": "与……比较",
@@ -500,7 +500,7 @@ ZH: dict[str, str] = {
     "compare.part.messages": "消息",
     "compare.part.output": "输出",
     "compare.part.request": "请求",
-    # 模型视图、消息身份与上下文预算（issue 6）
+    # 模型视图、消息身份与上下文预算
     "model.link": "模型视图",
     "model.title": "模型读到的内容 · 第 {turn} 轮第 {step} 步",
     "model.back": "返回对话记录",
@@ -722,7 +722,7 @@ ZH: dict[str, str] = {
     "turn.outcome.open": "未结束",
     "window.earlier": "显示更早的行",
     "window.loading": "正在载入更多…",
-    # session page navigation (issue 13)
+    # session page navigation
     "session.latest": "最新",
     "session.latestHint": "打开会话末尾（End 或 G）",
     "session.atMissing": "本会话中没有 {anchor} 这一行：从头显示。",
@@ -748,7 +748,7 @@ ZH: dict[str, str] = {
     "search.none": "没有匹配",
     "search.next": "下一个（j）",
     "search.previous": "上一个（k）",
-    # in-session search as typed, shortcuts, bookkeeping folds (issue 14)
+    # in-session search as typed, shortcuts, bookkeeping folds
     "search.raw": "也搜原始 JSON",
     "search.elsewhere": "共 {m} 个匹配，按回车前往第一个",
     "search.shortcuts": "键盘快捷键（?）",
@@ -787,7 +787,7 @@ ZH: dict[str, str] = {
     "event.synthetic": "不在文件中：dsh 载入此日志时会补上的崩溃收尾事件。",
     "list.search": "按标题、首条提示、id、目录或路径搜索",
     "list.searchButton": "搜索",
-    # 会话列表的列、筛选与计数（issue 14）：中文没有复数，单复数两种写法相同
+    # 会话列表的列、筛选与计数：中文没有复数，单复数两种写法相同
     "list.count": "共 {count} 个会话",
     "list.oneSession": "共 {count} 个会话",
     "list.title": "会话",
@@ -860,7 +860,7 @@ ZH: dict[str, str] = {
     "uploads.confirmDelete": "确认删除",
     "uploads.deleteFailed": "未删除：{message}",
     "session.download": "下载原始字节",
-    # an uploaded session's versions (issue 30)
+    # an uploaded session's versions
     "versions.count": "{count} 个版本，{uploads} 次上传",
     "versions.one": "版本 {number}",
     "versions.current": "最新",
@@ -869,7 +869,7 @@ ZH: dict[str, str] = {
     "versions.newest": "打开最新的上传",
     "export.imagesLeftOut": "{count} 张图片（{size}）未放入此文件：一个导出文件最多内嵌 {budget} 的图片。"
     "它们在原处以名称显示。",
-    # search across every loaded session (issue 14)
+    # search across every loaded session
     "finder.link": "搜索",
     "finder.title": "搜索全部会话",
     "finder.placeholder": "在所有已载入的会话中查找短语",

@@ -1,4 +1,4 @@
-"""The declared shapes of the session page's JSON twins (PRODUCT.md Interfaces: every page has one;
+"""The declared shapes of the session page's JSON twins (docs/product.md Interfaces: every page has one;
 they appear in `/openapi.json`).
 
 A twin carries what its page shows, from the same views (`rows.RowView`): a row's
@@ -76,7 +76,7 @@ class ToolJson(Twin):
     pruned: str | None
     notes: list[str]
     subcalls: list[SubcallJson]
-    single_file: bool  # a read, write or edit of one file: the card shows no IN (UI.md §5.3)
+    single_file: bool  # a read, write or edit of one file: the card shows no IN (docs/ui.md §5.3)
     command: str | None  # a shell tool's command line, as its copy button copies it
     child_session: str | None  # the subagent session the call names (the page links it when it is loaded)
 
@@ -185,7 +185,7 @@ class RowJson(Twin):
 
 
 class ContextRowJson(RowJson):
-    body: dict[str, Any]  # the rendered body (UI.md §3), as the open row shows it
+    body: dict[str, Any]  # the rendered body (docs/ui.md §3), as the open row shows it
 
 
 class WindowJson(Twin):

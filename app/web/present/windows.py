@@ -1,5 +1,5 @@
 """A session's rows as the pages show them: each row's view, windows of them rendered once per file version,
-the first screen of a long log from a prefix of it (PRODUCT.md Budgets, windowing).
+the first screen of a long log from a prefix of it (docs/product.md Budgets, windowing).
 
 Every router that shows rows (the session page, its JSON twin, show-all bodies, the live tail, the export)
 reads them from here, over the transcript built once per file version (`transcript.Transcript`).

@@ -1,4 +1,4 @@
-"""The interface words for the derivation's vocabularies (UI.md §2.2 and ours): one phrase for every value.
+"""The interface words for the derivation's vocabularies (docs/ui.md §2.2 and ours): one phrase for every value.
 
 Templates word a verdict, a replacement kind or a setting by looking it up here, never by
 building a key, and every map is made when this module loads, so a value with no wording

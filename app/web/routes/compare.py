@@ -1,4 +1,4 @@
-"""Two sessions compared (issue 17): `/compare?a=KEY&b=KEY`, its rows in windows, and its JSON twin.
+"""Two sessions compared: `/compare?a=KEY&b=KEY`, its rows in windows, and its JSON twin.
 
 The comparison itself is `history.compare`'s; this module only looks the two sessions up, keeps
 the comparison per file version of both, and presents its aligned rows a window at a time.

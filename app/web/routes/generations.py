@@ -1,4 +1,4 @@
-"""The part of a first screen that names its session's format generations (issue 30), asked for once the page
+"""The part of a first screen that names its session's format generations, asked for once the page
 is shown: it reads the other generations' files for the seq each stands "as of" (`generation_facts`)."""
 
 from __future__ import annotations

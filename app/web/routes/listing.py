@@ -355,7 +355,7 @@ def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) ->
         "sessions": [
             {
                 **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e)),
-                "generation": generation_mark(state, e),  # issue 30: an earlier generation says it is one
+                "generation": generation_mark(state, e),  # an earlier generation says it is one
             }
             for e in shown
         ],

@@ -62,7 +62,7 @@ def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, 
         "usage": state.registry.derived(entry.key, "usage", session_usage),
         "base_url": session_url(entry.key),
         "paging": paging,
-        "generation": generation_json(state, entry, log),  # issue 30: which of its folder's generations
+        "generation": generation_json(state, entry, log),  # which of its folder's generations
         "newer_format": newer_format_json(entry.header),
     }
 
@@ -164,7 +164,7 @@ class SessionJson(WindowJson):
     # the window is then the first, as on the page)
     at: str | None = None
     at_index: int | None = None
-    # issue 30: which format generation of its session folder this file is (null when the folder holds one),
+    # which format generation of its session folder this file is (null when the folder holds one),
     # and the format newer than the pinned release reads (null when it is not)
     generation: dict[str, Any] | None = None
     newer_format: dict[str, Any] | None = None
