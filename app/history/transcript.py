@@ -577,11 +577,6 @@ REPEATED_ID = "repeated-message-id"
 QUOTED_ID = 80  # characters of a repeated id its warning quotes: an id may be as long as a log line
 
 
-def build_rows(log: SessionLog) -> list[Row]:
-    """Every row of a session in order: see `transcript_rows`."""
-    return transcript_rows(log)[1]
-
-
 def transcript_rows(log: SessionLog) -> tuple[ReadableLog, list[Row]]:
     """Every row of a session in order, and the readable log its rows read their events from.
 

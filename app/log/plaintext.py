@@ -122,12 +122,6 @@ def line_batches(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> 
         yield LineBatch(number + 1, base, [b"".join(carry)], False)
 
 
-def iter_lines(chunks: Iterator[bytes], *, number: int = 0, base: int = 0) -> Iterator[Line]:
-    """Lines of the text one by one; `number` and `base` say how many lines and bytes precede `chunks`."""
-    for batch in line_batches(chunks, number=number, base=base):
-        yield from batch_lines(batch)
-
-
 def batch_lines(batch: LineBatch) -> Iterator[Line]:
     """The lines of `batch`, each with its number and offset, without its LF."""
     number, offset, lines, terminated = batch

@@ -150,28 +150,6 @@ def decode_varint_seqs(blob: bytes) -> list[int]:
     return out
 
 
-def encode_varint_seqs(seqs: list[int]) -> bytes:
-    """The inverse of `decode_varint_seqs` (used by the tests' writer and the demo store)."""
-    out = bytearray()
-    prev: int | None = None
-    for seq in seqs:
-        if prev is None:
-            value = seq
-        else:
-            d = seq - prev
-            value = 2 * d if d >= 0 else 2 * -d - 1
-        prev = seq
-        while True:
-            byte = value & 0x7F
-            value >>= 7
-            if value:
-                out.append(byte | 0x80)
-            else:
-                out.append(byte)
-                break
-    return bytes(out)
-
-
 def _decode_data(
     value: object,
     *,

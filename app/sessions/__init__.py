@@ -4,4 +4,91 @@
 
 Layering: imports `log`, `model`, `history`, `forms` and `store`; never a web framework, so the command
 line's `search` uses it without the web layer (an import contract in pyproject.toml says so).
-"""
+
+The public API below is what the layers above use; the modules hold the rest."""
+
+from .archive import MAX_IMAGE_BYTES, InlineImages, inline_images, media_of, media_type, read_member
+from .caches import CACHE_MB, Latest
+from .generation_keys import on_disk
+from .hits import SearchHitJson, hit_json
+from .keys import session_url
+from .registry import (
+    Entry,
+    FileVersion,
+    Mark,
+    Registry,
+    SessionGone,
+    UploadedAs,
+    appended,
+    file_version,
+    fingerprint,
+    mark_at,
+    url_safe_id,
+)
+from .search_index import (
+    HITS,
+    INDEX_FILE,
+    CorpusIndex,
+    FanOut,
+    Found,
+    Query,
+    Reader,
+    bring_up_to_date,
+    identity,
+    read_afresh,
+    read_mark,
+    visible,
+)
+from .session_search import SearchIndex, row_searchable, search, search_index
+from .team_search_index import PgCorpusIndex, upload_identity
+from .transcript import END, Paging, Transcript, build_transcript
+from .wire import Twin
+
+__all__ = [
+    "CACHE_MB",
+    "END",
+    "HITS",
+    "INDEX_FILE",
+    "MAX_IMAGE_BYTES",
+    "CorpusIndex",
+    "Entry",
+    "FanOut",
+    "FileVersion",
+    "Found",
+    "InlineImages",
+    "Latest",
+    "Mark",
+    "Paging",
+    "PgCorpusIndex",
+    "Query",
+    "Reader",
+    "Registry",
+    "SearchHitJson",
+    "SearchIndex",
+    "SessionGone",
+    "Transcript",
+    "Twin",
+    "UploadedAs",
+    "appended",
+    "bring_up_to_date",
+    "build_transcript",
+    "file_version",
+    "fingerprint",
+    "hit_json",
+    "identity",
+    "inline_images",
+    "mark_at",
+    "media_of",
+    "media_type",
+    "on_disk",
+    "read_afresh",
+    "read_mark",
+    "read_member",
+    "row_searchable",
+    "search",
+    "search_index",
+    "session_url",
+    "upload_identity",
+    "url_safe_id",
+    "visible",
+]

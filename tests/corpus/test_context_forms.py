@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from dsh_inspect.forms import project_context
-from dsh_inspect.history.transcript import build_rows
+from dsh_inspect.history.transcript import transcript_rows
 from dsh_inspect.model.frozen import thaw
 
 from tests.support.logs import load_path
@@ -28,7 +28,7 @@ KNOWN_OPAQUE = {("skill-invocation", None), ("plugin", "tool-cordis")}
 def context_messages(path: Path) -> Iterator[dict[str, Any]]:
     """The messages the transcript shows as context rows, as logged."""
     log = load_path(path)
-    for row in build_rows(log):
+    for row in transcript_rows(log)[1]:
         if row.kind == "context":
             yield thaw(log.event(row.seq).data)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 from dsh_inspect.history.session import SessionLog
-from dsh_inspect.history.transcript import build_rows
+from dsh_inspect.history.transcript import transcript_rows
 
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.corpus
 
 def unplaced(log: SessionLog) -> list[tuple[int, str]]:
     placed: set[int] = set()
-    for row in build_rows(log):
+    for row in transcript_rows(log)[1]:
         if row.kind != "diagnostic":
             placed.add(row.seq)
             placed.update(row.related)
@@ -49,5 +49,5 @@ def test_events_outside_an_open_turn_or_step_still_show(tmp_path: Path) -> None:
     log = load_path(path)
     assert log.verdict.category == "accepted"  # the invariants these break are warnings only
     assert unplaced(log) == []
-    kinds = [(r.kind, r.seq) for r in build_rows(log)]
+    kinds = [(r.kind, r.seq) for r in transcript_rows(log)[1]]
     assert ("partial-stream", 5) in kinds and ("event", 2) in kinds and ("event", 9) in kinds

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import zstandard
 from dsh_inspect.log.jsonvalues import is_safe_int
-from dsh_inspect.log.sqlite_store import APPLICATION_ID, CANONICAL_SCHEMA, SCHEMA_VERSION, encode_varint_seqs
+from dsh_inspect.log.sqlite_store import APPLICATION_ID, CANONICAL_SCHEMA, SCHEMA_VERSION
 from dsh_inspect.model.rules import decode_source_event_seqs
 
 Event = dict[str, Any]
@@ -205,3 +205,25 @@ def write_sqlite_session(conn: sqlite3.Connection, header: dict[str, Any], batch
             conn.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
         conn.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (header["id"],))
         conn.commit()
+
+
+def encode_varint_seqs(seqs: list[int]) -> bytes:
+    """The inverse of `sqlite_store.decode_varint_seqs`: how dsh's SQLite store packs `sourceEventSeqs`."""
+    out = bytearray()
+    prev: int | None = None
+    for seq in seqs:
+        if prev is None:
+            value = seq
+        else:
+            d = seq - prev
+            value = 2 * d if d >= 0 else 2 * -d - 1
+        prev = seq
+        while True:
+            byte = value & 0x7F
+            value >>= 7
+            if value:
+                out.append(byte | 0x80)
+            else:
+                out.append(byte)
+                break
+    return bytes(out)

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 from dsh_inspect.history.session import SessionLog
-from dsh_inspect.history.transcript import build_rows
+from dsh_inspect.history.transcript import transcript_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +25,7 @@ def facts(log: SessionLog) -> dict[str, Any]:
         "identity": {k: [(e.seq, e.role) for e in v] for k, v in log.identity.items() if v},
         "counts": (log.turns, log.steps, log.title, log.message_count),
         "diagnostics": sorted((d.code, d.location.line or 0) for d in log.diagnostics),
-        "rows": [(r.kind, r.seq, r.links) for r in build_rows(log)],
+        "rows": [(r.kind, r.seq, r.links) for r in transcript_rows(log)[1]],
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from dsh_inspect.history.transcript import Row, build_rows, transcript_rows
+from dsh_inspect.history.transcript import Row, transcript_rows
 
 from tests.support.builders import LogBuilder, header
 from tests.support.logs import load_path
@@ -16,7 +16,7 @@ def rows_of(tmp_path: Path, builder: LogBuilder) -> list[Row]:
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(), *builder.events]))
     log = load_path(path)
     assert log.verdict.accepted, log.verdict
-    return build_rows(log)
+    return transcript_rows(log)[1]
 
 
 def test_only_append_origin_non_user_messages_are_context_rows(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_records_dsh_would_drop_still_get_rows(tmp_path: Path) -> None:
     b.turn(1)
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(), *b.events]) + b"{garbage\n")
-    rows = build_rows(load_path(path))
+    rows = transcript_rows(load_path(path))[1]
     assert rows[-1].kind == "diagnostic" and rows[-1].tail is not None
     assert rows[-1].tail.raw == b"{garbage"
 
@@ -134,7 +134,7 @@ def test_a_warning_is_a_row_right_before_the_row_of_its_line(tmp_path: Path) -> 
     lines[prompt["seq"] + 1] = lines[prompt["seq"] + 1].replace(b"Read a.txt please", b"Read \xff please")
     log = load_path(write_lines(tmp_path, lines))
     assert log.verdict.accepted
-    rows = build_rows(log)
+    rows = transcript_rows(log)[1]
     findings = [i for i, r in enumerate(rows) if r.kind == "diagnostic"]
     assert [rows[i].diagnostic.code for i in findings] == ["invalid-utf8"]  # type: ignore[union-attr]
     after = rows[findings[0] + 1]
@@ -182,7 +182,7 @@ def test_a_dropped_tail_stays_readable_as_rows_outside_dsh_view(tmp_path: Path) 
     path, line = garbage_after_first_turn(tmp_path, b)
     log = load_path(path)
     assert log.verdict.category == "repaired"
-    rows = build_rows(log)
+    rows = transcript_rows(log)[1]
     outside = [r for r in rows if r.outside is not None and r.kind != "diagnostic"]
     assert outside and all(f"line {line}" in r.outside and "drops" in r.outside for r in outside)  # type: ignore[operator]
     assert [r.diagnostic.code for r in rows if r.diagnostic] == ["defect"]
@@ -202,7 +202,7 @@ def test_a_repeated_message_id_makes_a_numbered_row_and_a_warning_before_it(tmp_
     b.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"\n".join(event_lines(b)) + b"\n")
-    rows = build_rows(load_path(path))
+    rows = transcript_rows(load_path(path))[1]
     users = [r for r in rows if r.kind == "user"]
     assert [(r.message, r.occurrence) for r in users] == [(first["data"]["id"], 1), (first["data"]["id"], 2)]
     i = rows.index(users[1])

@@ -9,7 +9,7 @@ import orjson
 import pytest
 import zstandard
 from dsh_inspect.history.session import load_session
-from dsh_inspect.history.transcript import build_rows
+from dsh_inspect.history.transcript import transcript_rows
 from dsh_inspect.log.plaintext import scan_frames
 from dsh_inspect.log.sources import discover
 
@@ -153,7 +153,7 @@ def test_a_bad_row_before_the_last_turn_end_is_refused_at_that_row(tmp_path: Pat
 
 def test_the_rows_after_a_bad_sqlite_row_read_on_outside_dsh_view(tmp_path: Path) -> None:
     log = load_store(store_with_a_broken_row(tmp_path))
-    rows = build_rows(log)
+    rows = transcript_rows(log)[1]
     assert [r.diagnostic.code for r in rows if r.diagnostic] == ["defect", "committed-corruption"]
     outside = [r for r in rows if r.kind != "diagnostic" and r.outside is not None]
     assert {"user", "assistant-step", "tool-call"} <= {r.kind for r in outside}
