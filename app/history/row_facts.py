@@ -12,7 +12,7 @@ token count): formatting them is the presentation's job.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -276,59 +276,104 @@ def reports_stop(facts: RowFacts) -> bool:
 
 def row_facts(log: ReadableLog, row: Row, *, words_only: bool = False) -> RowFacts:
     """The facts of `row`, whose events `log` reads. `words_only` leaves out what a row's words and its
-    error mark never read (`session_search.shown_text`, `reports_error`), each a decode of more events: an answer's
-    stream timing, and a boundary's end (its duration and outcome) and usage, left None and empty. A search
-    index asks so, a view never."""
+    error mark never read (`session_search.shown_text`, `reports_error`), each a decode of more events: an
+    answer's stream timing, and a boundary's end (its duration and outcome) and usage, left None and empty. A
+    search index asks so, a view never. Each row kind has its facts below (`_BY_KIND`); a kind with none, or a
+    row whose event lacks what its kind reads, is told as a plain event."""
     if row.diagnostic is not None:
         raw = row.tail.raw if row.tail is not None else None
         return FindingFacts(row.diagnostic, row.tail, raw.decode("utf-8", "replace") if raw else "")
     event = log.event(row.seq)
-    data = event.data if isinstance(event.data, dict) else {}
-    kind = row.kind
-    if kind in ("user", "steering", "context") and event.message is not None:
-        recall = row.link("recall")
-        said = wall_clock(event.time) if kind != "context" else None  # docs/ui.md §5.1: a bubble's clock
-        return MessageFacts(event.message, log.event(recall[0]).message if recall else None, said)
-    if kind == "assistant-step" and event.message is not None:
-        usage = usage_counts(data.get("usage"))
-        timing = None if words_only else stream_timing(log, row.link("chunks"), event, dict(usage).get("outputTokens"))
-        return AssistantFacts(event.message, data.get("interrupted") is True, usage, wall_clock(event.time), timing)
-    if kind == "partial-stream":
-        return StreamFacts(stream_text(log, row.link("chunks")), _logged_usage(log, row.link("assistant")))
-    if kind == "tool-call":
-        return _tool(log, row, event)
-    if kind in ("command", "manual-compaction"):
-        return _command(log, row, data)
-    if kind == "compaction":
-        return _compaction(log, row)
-    if kind == "model-retry":
-        return _retry(log, row, data)
-    if kind in ("turn-error", "turn-max-tokens"):
-        error = _object(_object(data.get("reason")).get("error"))
-        return TurnStopFacts(
-            "error" if kind == "turn-error" else "max-tokens", str(error.get("message", "")), error.get("code")
-        )
-    if kind == "turn":
-        if words_only:
-            return BoundaryFacts(data.get("turn"), None, None, time=wall_clock(event.time))
-        end = _first(log, row.link("end"))
-        end_data = end.data if end is not None and isinstance(end.data, dict) else {}
-        outcome = _object(end_data.get("reason")).get("kind")
-        outcome = outcome if isinstance(outcome, str) else None
-        return BoundaryFacts(
-            data.get("turn"),
-            _duration(event, end),
-            outcome or ("open" if end is None else None),
-            time=wall_clock(event.time),
-        )
-    if kind == "step":
-        if words_only:
-            return BoundaryFacts(data.get("step"), None, None, time=wall_clock(event.time))
-        end = _first(log, row.link("end"))
-        usage = _logged_usage(log, row.link("usage-only"))
-        return BoundaryFacts(data.get("step"), _duration(event, end), None, usage, wall_clock(event.time))
-    fields = tuple((k, v) for k, v in data.items() if isinstance(v, str | int | float) and not isinstance(v, bool))
+    at = _Row(log, row, event, event.data if isinstance(event.data, dict) else {}, words_only)
+    facts = _BY_KIND[row.kind](at) if row.kind in _BY_KIND else None
+    if facts is not None:
+        return facts
+    fields = tuple((k, v) for k, v in at.data.items() if isinstance(v, str | int | float) and not isinstance(v, bool))
     return EventFacts(event.type, fields, event.raw, event.type in BOOKKEEPING_TYPES)
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """A row whose facts are being read: its log, the row, its event and that event's data (`{}` when not an
+    object), and whether only its words are asked for."""
+
+    log: ReadableLog
+    row: Row
+    event: Event
+    data: dict[str, Any]
+    words_only: bool
+
+
+def _message_facts(at: _Row) -> RowFacts | None:
+    if at.event.message is None:
+        return None
+    recall = at.row.link("recall")
+    said = wall_clock(at.event.time) if at.row.kind != "context" else None  # docs/ui.md §5.1: a bubble's clock
+    return MessageFacts(at.event.message, at.log.event(recall[0]).message if recall else None, said)
+
+
+def _assistant_facts(at: _Row) -> RowFacts | None:
+    event = at.event
+    if event.message is None:
+        return None
+    usage = usage_counts(at.data.get("usage"))
+    chunks = at.row.link("chunks")
+    timing = None if at.words_only else stream_timing(at.log, chunks, event, dict(usage).get("outputTokens"))
+    return AssistantFacts(event.message, at.data.get("interrupted") is True, usage, wall_clock(event.time), timing)
+
+
+def _stream_facts(at: _Row) -> RowFacts:
+    return StreamFacts(stream_text(at.log, at.row.link("chunks")), _logged_usage(at.log, at.row.link("assistant")))
+
+
+def _stop_facts(at: _Row) -> RowFacts:
+    error = _object(_object(at.data.get("reason")).get("error"))
+    return TurnStopFacts(
+        "error" if at.row.kind == "turn-error" else "max-tokens", str(error.get("message", "")), error.get("code")
+    )
+
+
+def _turn_facts(at: _Row) -> RowFacts:
+    event, data = at.event, at.data
+    if at.words_only:
+        return BoundaryFacts(data.get("turn"), None, None, time=wall_clock(event.time))
+    end = _first(at.log, at.row.link("end"))
+    end_data = end.data if end is not None and isinstance(end.data, dict) else {}
+    outcome = _object(end_data.get("reason")).get("kind")
+    outcome = outcome if isinstance(outcome, str) else None
+    return BoundaryFacts(
+        data.get("turn"),
+        _duration(event, end),
+        outcome or ("open" if end is None else None),
+        time=wall_clock(event.time),
+    )
+
+
+def _step_facts(at: _Row) -> RowFacts:
+    event, data = at.event, at.data
+    if at.words_only:
+        return BoundaryFacts(data.get("step"), None, None, time=wall_clock(event.time))
+    end = _first(at.log, at.row.link("end"))
+    usage = _logged_usage(at.log, at.row.link("usage-only"))
+    return BoundaryFacts(data.get("step"), _duration(event, end), None, usage, wall_clock(event.time))
+
+
+_BY_KIND: dict[RowKind, Callable[[_Row], RowFacts | None]] = {
+    "user": _message_facts,
+    "steering": _message_facts,
+    "context": _message_facts,
+    "assistant-step": _assistant_facts,
+    "partial-stream": _stream_facts,
+    "tool-call": lambda at: _tool(at.log, at.row, at.event),
+    "command": lambda at: _command(at.log, at.row, at.data),
+    "manual-compaction": lambda at: _command(at.log, at.row, at.data),
+    "compaction": lambda at: _compaction(at.log, at.row),
+    "model-retry": lambda at: _retry(at.log, at.row, at.data),
+    "turn-error": _stop_facts,
+    "turn-max-tokens": _stop_facts,
+    "turn": _turn_facts,
+    "step": _step_facts,
+}
 
 
 def wall_clock(time: int) -> int | None:

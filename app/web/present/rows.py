@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import singledispatch
 from typing import Any, ClassVar, Literal
 
 from markupsafe import Markup
@@ -505,110 +506,154 @@ def _retry_view(facts: RetryFacts) -> RetryView:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a row's view is made: the row, the log its events are read from, its anchor, the session's cwd."""
+
+    row: Row
+    log: ReadableLog
+    anchor: str
+    cwd: str | None
+
+    @property
+    def event_type(self) -> str:
+        return self.log.types[self.row.seq]
+
+
 def row_view(log: ReadableLog, row: Row, cwd: str | None, anchor: str) -> RowView:
-    """The view of `row` (whose events `log` reads) at its anchor; `cwd` shortens tool paths."""
-    facts = row_facts(log, row)
-    if isinstance(facts, FindingFacts):
-        return _finding_view(row, facts, anchor)
-    kind, event_type = row.kind, log.types[row.seq]
-    if isinstance(facts, MessageFacts):
-        message = facts.message
-        part: Part
-        if kind == "context":
-            part = project_context(message)
-        else:
-            labels = session_recall_labels(facts.recall.source) if facts.recall is not None else ()
-            part = BubbleView(content_blocks(message.content, markdown=False), labels)
-        return RowView(row, facts, part, anchor, event_type, time=WallClock.of(facts.time))
-    if isinstance(facts, AssistantFacts):
-        return RowView(
-            row,
-            facts,
-            AnswerView(content_blocks(facts.message.content, markdown=True), facts.interrupted),
-            anchor,
-            event_type,
-            state="stopped" if facts.interrupted else "ok",
-            fact_phrases=usage_phrases(facts.usage) + timing_phrases(facts.timing),
-            time=WallClock.of(facts.time),
-        )
-    if isinstance(facts, StreamFacts):
-        return RowView(
-            row,
-            facts,
-            None,
-            anchor,
-            event_type,
-            detail=Body("detail", facts.text),
-            fact_phrases=usage_phrases(facts.usage),
-        )
-    if isinstance(facts, ToolFacts):
-        output = result_text(facts.result, facts.error_name, facts.error_code)
-        tool = _tool_view(facts, output, cwd)
-        # an error row's summary is the first line of its result (docs/ui.md §5.3)
-        summary = (
-            cap_utf16(output)[0].split("\n", 1)[0] if reports_error(facts) and output else tool.presentation.summary
-        )
-        return RowView(
-            row,
-            facts,
-            tool,
-            anchor,
-            event_type,
-            title=tool.presentation.title,
-            summary=summary,
-            state=facts.outcome,
-            fact_phrases=tuple(x for x in (duration(facts.duration_ms),) if x),
-        )
-    if isinstance(facts, CommandFacts):
-        text = facts.output
-        marker = _marker(facts.compaction, facts.name, first_line(text) if text else "") if facts.compaction else None
-        return RowView(
-            row,
-            facts,
-            CommandView(js_string(facts.args), marker, f"/{facts.name}{js_string(facts.args)}"),
-            anchor,
-            event_type,
-            title=facts.name,
-            summary=first_line(text) if text else phrase(WORDS.command_outcomes[facts.outcome]),
-            state=facts.outcome,
-            detail=Body("detail", text) if "\n" in text else None,
-        )
-    if isinstance(facts, CompactionFacts):
-        marker = _marker(facts, phrase("message.compaction"), "")
-        return RowView(row, facts, marker, anchor, event_type)
-    if isinstance(facts, RetryFacts):
-        return RowView(row, facts, _retry_view(facts), anchor, event_type, state=facts.outcome)
-    if isinstance(facts, TurnStopFacts):
-        failed = facts.reason == "error"
-        title = phrase("turn.failed" if failed else "turn.maxTokens")
-        code = js_string(facts.code) if failed and facts.code is not None else None
-        stop = StopView(title, facts.message if failed else phrase("turn.maxTokensHint"), code)
-        return RowView(row, facts, stop, anchor, event_type, title=title, summary=facts.message)
-    if isinstance(facts, BoundaryFacts):
-        number = js_string(facts.number)
-        label = phrase("row.turn", turn=number) if kind == "turn" else phrase("row.step", step=number)
-        outcome = facts.outcome if facts.outcome not in (None, "completed") else None
-        shown = tuple(x for x in (duration(facts.duration_ms),) if x) + usage_phrases(facts.usage)
-        boundary = BoundaryView(label, number, _turn_outcome(outcome) if outcome is not None else None)
-        return RowView(
-            row,
-            facts,
-            boundary,
-            anchor,
-            event_type,
-            title=number,
-            state=facts.outcome or "",
-            fact_phrases=shown,
-            time=WallClock.of(facts.time),
-        )
-    assert isinstance(facts, EventFacts)
-    event_label: Text = facts.type if kind == "event" else phrase("row.unknownEvent", type=facts.type)
+    """The view of `row` (whose events `log` reads) at its anchor; `cwd` shortens tool paths. Each kind of
+    facts has its view below, found by the facts' type."""
+    return _view(row_facts(log, row), _Place(row, log, anchor, cwd))
+
+
+@singledispatch
+def _view(facts: RowFacts, at: _Place) -> RowView:
+    raise TypeError(f"no view for {type(facts).__name__}")
+
+
+@_view.register
+def _message_view(facts: MessageFacts, at: _Place) -> RowView:
+    message = facts.message
+    part: Part
+    if at.row.kind == "context":
+        part = project_context(message)
+    else:
+        labels = session_recall_labels(facts.recall.source) if facts.recall is not None else ()
+        part = BubbleView(content_blocks(message.content, markdown=False), labels)
+    return RowView(at.row, facts, part, at.anchor, at.event_type, time=WallClock.of(facts.time))
+
+
+@_view.register
+def _answer_view(facts: AssistantFacts, at: _Place) -> RowView:
     return RowView(
-        row,
+        at.row,
+        facts,
+        AnswerView(content_blocks(facts.message.content, markdown=True), facts.interrupted),
+        at.anchor,
+        at.event_type,
+        state="stopped" if facts.interrupted else "ok",
+        fact_phrases=usage_phrases(facts.usage) + timing_phrases(facts.timing),
+        time=WallClock.of(facts.time),
+    )
+
+
+@_view.register
+def _stream_view(facts: StreamFacts, at: _Place) -> RowView:
+    return RowView(
+        at.row,
+        facts,
+        None,
+        at.anchor,
+        at.event_type,
+        detail=Body("detail", facts.text),
+        fact_phrases=usage_phrases(facts.usage),
+    )
+
+
+@_view.register
+def _tool_row_view(facts: ToolFacts, at: _Place) -> RowView:
+    output = result_text(facts.result, facts.error_name, facts.error_code)
+    tool = _tool_view(facts, output, at.cwd)
+    # an error row's summary is the first line of its result (docs/ui.md §5.3)
+    summary = cap_utf16(output)[0].split("\n", 1)[0] if reports_error(facts) and output else tool.presentation.summary
+    return RowView(
+        at.row,
+        facts,
+        tool,
+        at.anchor,
+        at.event_type,
+        title=tool.presentation.title,
+        summary=summary,
+        state=facts.outcome,
+        fact_phrases=tuple(x for x in (duration(facts.duration_ms),) if x),
+    )
+
+
+@_view.register
+def _command_view(facts: CommandFacts, at: _Place) -> RowView:
+    text = facts.output
+    marker = _marker(facts.compaction, facts.name, first_line(text) if text else "") if facts.compaction else None
+    return RowView(
+        at.row,
+        facts,
+        CommandView(js_string(facts.args), marker, f"/{facts.name}{js_string(facts.args)}"),
+        at.anchor,
+        at.event_type,
+        title=facts.name,
+        summary=first_line(text) if text else phrase(WORDS.command_outcomes[facts.outcome]),
+        state=facts.outcome,
+        detail=Body("detail", text) if "\n" in text else None,
+    )
+
+
+@_view.register
+def _compaction_view(facts: CompactionFacts, at: _Place) -> RowView:
+    return RowView(at.row, facts, _marker(facts, phrase("message.compaction"), ""), at.anchor, at.event_type)
+
+
+@_view.register
+def _retry_row_view(facts: RetryFacts, at: _Place) -> RowView:
+    return RowView(at.row, facts, _retry_view(facts), at.anchor, at.event_type, state=facts.outcome)
+
+
+@_view.register
+def _stop_view(facts: TurnStopFacts, at: _Place) -> RowView:
+    failed = facts.reason == "error"
+    title = phrase("turn.failed" if failed else "turn.maxTokens")
+    code = js_string(facts.code) if failed and facts.code is not None else None
+    stop = StopView(title, facts.message if failed else phrase("turn.maxTokensHint"), code)
+    return RowView(at.row, facts, stop, at.anchor, at.event_type, title=title, summary=facts.message)
+
+
+@_view.register
+def _boundary_view(facts: BoundaryFacts, at: _Place) -> RowView:
+    number = js_string(facts.number)
+    label = phrase("row.turn", turn=number) if at.row.kind == "turn" else phrase("row.step", step=number)
+    outcome = facts.outcome if facts.outcome not in (None, "completed") else None
+    shown = tuple(x for x in (duration(facts.duration_ms),) if x) + usage_phrases(facts.usage)
+    boundary = BoundaryView(label, number, _turn_outcome(outcome) if outcome is not None else None)
+    return RowView(
+        at.row,
+        facts,
+        boundary,
+        at.anchor,
+        at.event_type,
+        title=number,
+        state=facts.outcome or "",
+        fact_phrases=shown,
+        time=WallClock.of(facts.time),
+    )
+
+
+@_view.register
+def _event_view(facts: EventFacts, at: _Place) -> RowView:
+    event_label: Text = facts.type if at.row.kind == "event" else phrase("row.unknownEvent", type=facts.type)
+    return RowView(
+        at.row,
         facts,
         EventView(event_label, facts.type),
-        anchor,
-        event_type,
+        at.anchor,
+        at.event_type,
         title=facts.type,
         summary=first_line(", ".join(f"{k}: {js_string(v)}" for k, v in facts.fields)),
         detail=JsonBody("detail", facts.event),
@@ -621,8 +666,10 @@ def _turn_outcome(kind: str) -> Text:
     return phrase(key) if key is not None else kind
 
 
-def _finding_view(row: Row, facts: FindingFacts, anchor: str) -> RowView:
+@_view.register
+def _finding_view(facts: FindingFacts, at: _Place) -> RowView:
     """A finding is laid out from its diagnostic (and the record it could not read), not from events."""
+    row, anchor = at.row, at.anchor
     d, record = facts.diagnostic, facts.record
     key = WORDS.records.get(record.kind) if record is not None else None
     part = FindingView(d.code, d.severity, phrase(key) if key else None)
