@@ -19,7 +19,7 @@ from .log.generations import session_generations
 from .log.records import NotASessionLog
 from .log.sources import Discovery, RecordChanged, UnreadablePath, discover
 from .model.rules import DSH_RELEASE
-from .settings import Settings
+from .settings import SERVE_OPTIONS, Settings, serve_settings
 
 
 def context_counts(log: SessionLog) -> dict[RenderedForm, int]:
@@ -57,7 +57,7 @@ def session_report(log: SessionLog) -> dict[str, Any]:
 def add_generations(sessions: list[dict[str, Any]], files: list[tuple[str, str | None]]) -> None:
     """Give each report of a file whose session folder holds another format generation of its session a
     `generation`: its number, whether it is the session's current state, the other generations' files, and
-    the seq each older one stands "as of" (its last; issue 30). Other reports are left as they were."""
+    the seq each older one stands "as of" (its last). Other reports are left as they were."""
     found = session_generations(files)
     by_path = {s["path"]: s for s in sessions}
 
@@ -204,41 +204,18 @@ def served_paths(paths: Sequence[str], *, team: bool, demo: bool) -> list[str]:
     return chosen
 
 
-def run_serve(
-    paths: Sequence[str],
-    *,
-    host: str,
-    port: int,
-    data_dir: str | None,
-    settings: Sequence[Sequence[str]] = (),
-    allow_hosts: Sequence[str] = (),
-    store: str | None = None,
-    blobs: str | None = None,
-    workers: int = 1,
-    demo: bool = False,
-    err: TextIO,
-) -> int:
+def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, err: TextIO) -> int:
+    """Serve `paths` as `settings` say (`serve_settings` makes them from the command line)."""
     from dataclasses import replace
 
-    from .settings import default_data_dir
     from .web.app import create_app
     from .web.serving import bind, bound_port, serve_workers, server
     from .web.state import compile_templates
 
-    config = Settings(
-        host=host,
-        port=port,
-        data_dir=data_dir or default_data_dir(),
-        allowed_hosts=tuple(allow_hosts),
-        store=store or None,
-        blobs=blobs or None,
-        workers=max(1, workers),
-    )
+    host, port = settings.host, settings.port
     try:
         discover(list(paths))
-        for name, value in settings:
-            config = config.with_setting(name, value)
-    except (UnreadablePath, ValueError) as exc:
+    except UnreadablePath as exc:
         err.write(f"dsh-inspect serve: {exc}\n")
         return 2
     try:
@@ -246,7 +223,7 @@ def run_serve(
     except OSError as exc:
         err.write(f"dsh-inspect serve: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
         return 2
-    config = replace(config, port=bound_port(sock))
+    config = replace(settings, port=bound_port(sock))
     served = served_paths(paths, team=config.store is not None or config.blobs is not None, demo=demo)
     try:
         app = create_app(served, config)
@@ -294,7 +271,7 @@ def run_render(path: str, *, output: str, session: str | None, lang: str, err: T
     return 0
 
 
-# --- `diff`: where two sessions parted (issue 17) ---------------------------------
+# --- `diff`: where two sessions parted ---------------------------------
 
 
 def run_diff(a: str, b: str, *, as_json: bool, ignore: Sequence[str], out: TextIO, err: TextIO) -> int:
@@ -328,51 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print one JSON document")
     serve = sub.add_parser("serve", help="serve the web inspector")
     serve.add_argument("paths", nargs="*", metavar="PATH", help="log files, folders or dsh roots")
-    defaults = Settings()  # the server's own defaults, defined once (a light import: no web stack)
-    serve.add_argument("--host", default=defaults.host, help=f"address to bind (default {defaults.host})")
-    serve.add_argument(
-        "--port", type=int, default=defaults.port, help=f"port (default {defaults.port}; 0 picks any free port)"
-    )
-    serve.add_argument(
-        "--data-dir", metavar="DIR", help="where uploads are kept (default: dsh-inspect in the user's data folder)"
-    )
-    serve.add_argument(
-        "--store",
-        metavar="URL",
-        default=os.environ.get("DSH_INSPECT_STORE"),
-        help="the upload catalog: postgresql://user@host:port/db for a team (env DSH_INSPECT_STORE; "
-        "default: SQLite in --data-dir)",
-    )
-    serve.add_argument(
-        "--blobs",
-        metavar="URL",
-        default=os.environ.get("DSH_INSPECT_BLOBS"),
-        help="the uploaded bytes: s3://bucket/prefix, endpoint and credentials from AWS_* (env "
-        "DSH_INSPECT_BLOBS; default: files in --data-dir)",
-    )
-    serve.add_argument(
-        "--demo",
-        action="store_true",
-        help="also serve the bundled demo sessions (served anyway with no PATH, unless --store or --blobs is given)",
-    )
-    serve.add_argument(
-        "--workers", type=int, default=1, metavar="N", help="serve from N processes on one port (default 1)"
-    )
-    serve.add_argument(
-        "--setting",
-        nargs=2,
-        action="append",
-        default=[],
-        metavar=("NAME", "VALUE"),
-        help="change a limit, e.g. --setting max_upload_mb 512 (README, Settings)",
-    )
-    serve.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also answer requests for this host name (e.g. a LAN name); others are refused",
-    )
+    for option in SERVE_OPTIONS:  # declared once, with the README's rows, in settings.py (a light import)
+        option.add_to(serve)
     render = sub.add_parser("render", help="write one session as a self-contained HTML file")
     render.add_argument("path", metavar="PATH", help="a log file, or a folder, store or ZIP holding the session")
     render.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the file to write")
@@ -433,19 +367,12 @@ def run_command(argv: Sequence[str] | None) -> int:
     if args.command == "check":
         return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr)
     if args.command == "serve":
-        return run_serve(
-            args.paths,
-            host=args.host,
-            port=args.port,
-            data_dir=args.data_dir,
-            settings=args.setting,
-            allow_hosts=args.allow_host,
-            store=args.store,
-            blobs=args.blobs,
-            workers=args.workers,
-            demo=args.demo,
-            err=sys.stderr,
-        )
+        try:
+            settings = serve_settings(vars(args))
+        except ValueError as exc:  # a bad --setting, refused before anything is bound
+            sys.stderr.write(f"dsh-inspect serve: {exc}\n")
+            return 2
+        return run_serve(args.paths, settings, demo=args.demo, err=sys.stderr)
     if args.command == "render":
         return run_render(args.path, output=args.output, session=args.session, lang=args.lang, err=sys.stderr)
     if args.command == "diff":

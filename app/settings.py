@@ -1,4 +1,5 @@
-"""Server settings, Datasette style: each named setting defined once, with its default, type and help."""
+"""Server settings, Datasette style: each `serve` option and each named setting declared once, with its default,
+type and help; the CLI's flags and the README's tables are made from (or checked against) those declarations."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import functools
 import os
 import socket
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .forms.jsformat import TEXT_LIMIT
 from .log.plaintext import DEFAULT_LIMITS, ReadLimits
 from .sessions.caches import CACHE_MB
 from .store.limits import MIB, READ_CACHE_MB, LimitName, Limits
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _bracketed(host: str) -> str:
@@ -40,22 +45,138 @@ def setting(default: int, help: str, *, limit: LimitName | None = None) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
-    """How a server runs. The fields made by `setting` are its named settings (Datasette style):
-    documented in the README's "Settings" table, changed by `serve --setting NAME VALUE`."""
+class Option:
+    """One `serve` option, declared once: its flag with its `--help` line (`add_to`) and its row in the README's
+    options tables (`readme_row`) are both made from it. The help is Markdown, read in both places (`--help`
+    drops the backticks). The type is the default's: a switch (bool), a number (int), one word (str, or None
+    for none given), or a word given again for each value (tuple; a tuple `metavar` names each one's words)."""
 
-    host: str = "127.0.0.1"
-    port: int = 8000
+    flag: str  # "--store"
+    default: Any  # what `serve` runs with when neither the flag nor its environment variable is given
+    help: str
+    metavar: str | tuple[str, ...] | None = None
+    env: str | None = None  # the environment variable that stands in for the flag, if any
+    shown: str | None = None  # the default as the README and `--help` word it, when not the value itself
+    then: Callable[[Any], Any] | None = None  # what `serve` makes of the value given, e.g. an empty URL: none
+    sets: str | None = None  # the `Settings` field it sets; None for what `serve` takes itself (`--demo`)
+
+    @property
+    def dest(self) -> str:
+        return self.sets or self.flag.removeprefix("--").replace("-", "_")
+
+    @property
+    def usage(self) -> str:
+        """The option as one types it: `--store URL`, `--setting NAME VALUE`."""
+        words = (self.metavar,) if isinstance(self.metavar, str) else self.metavar or ()
+        return " ".join((self.flag, *words))
+
+    @property
+    def default_text(self) -> str:
+        if self.shown is not None:
+            return self.shown
+        return "" if self.default is None or self.default is False or self.default == () else str(self.default)
+
+    def help_text(self) -> str:
+        """`--help`'s line: the help, then the environment variable and the default, as plain text."""
+        said = [f"env {self.env}"] if self.env else []
+        if self.default_text:
+            said.append(f"default: {self.default_text}")
+        text = self.help + (f" ({'; '.join(said)})" if said else "")
+        return text.replace("`", "").replace("%", "%%")
+
+    def readme_row(self) -> str:
+        """Its row in a README options table: | option | environment | default | what it names |."""
+        cells = (f"`{self.usage}`", f"`{self.env}`" if self.env else "", self.default_text, self.help)
+        return "|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|"
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """This option on `serve`'s parser; its environment variable, when set, stands in for the default."""
+        more: dict[str, Any] = {"metavar": self.metavar} if self.metavar else {}
+        if isinstance(self.default, bool):
+            more["action"] = "store_true"
+        elif isinstance(self.default, tuple):
+            more.update(action="append", default=[])
+            if isinstance(self.metavar, tuple):
+                more["nargs"] = len(self.metavar)
+        else:
+            more["default"] = (os.environ.get(self.env) if self.env else None) or self.default
+            if isinstance(self.default, int):
+                more["type"] = int
+        parser.add_argument(self.flag, dest=self.dest, help=self.help_text(), **more)
+
+    def value(self, given: Any) -> Any:
+        """What `serve` runs with, from what the parser made of this option."""
+        value = tuple(given) if isinstance(given, list) else given
+        return self.then(value) if self.then else value
+
+
+def option(flag: str, default: Any, help: str, **more: Any) -> Any:
+    """A `Settings` field that a `serve` option sets: its flag, default, type (the default's) and help, in one place."""
+    return field(default=default, metadata={"option": Option(flag, default, help, **more)})
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How a server runs. The fields made by `option` are `serve`'s options (with `SERVE_OPTIONS`); the
+    fields made by `setting` are its named settings (Datasette style): documented in the README's "Settings"
+    table, changed by `serve --setting NAME VALUE`."""
+
+    host: str = option(
+        "--host", "127.0.0.1", "address to bind; `0.0.0.0` or `::` binds every interface", metavar="HOST"
+    )
+    port: int = option(
+        "--port", 8000, "port to bind; `0` takes any free port, named in the URL printed", metavar="PORT"
+    )
     # Extra Host header values to accept besides the bound address and localhost
     # (DNS-rebinding defence: anything else is refused).
-    allowed_hosts: tuple[str, ...] = ()
-    # Where uploads are kept (blobs and catalog); None serves no uploads.
-    data_dir: str | None = None
+    allowed_hosts: tuple[str, ...] = option(
+        "--allow-host",
+        (),
+        "also answer requests for this host name (a LAN name, a load balancer's); others are refused; repeatable",
+        metavar="NAME",
+    )
+    # Where uploads are kept (blobs and catalog); None serves no uploads (`serve` always names one).
+    data_dir: str | None = option(
+        "--data-dir",
+        None,
+        "where uploads are kept: content-addressed blobs and a SQLite catalog. With a team store, this machine's "
+        "scratch only: uploads while they arrive (`tmp/`), a read cache of blobs (`cache/`) and of uploads stored "
+        "as a base and its new bytes, assembled (`assembled/`), each at most `--setting read_cache_mb`, "
+        f"{READ_CACHE_MB // 1024} GiB by default; never shared",
+        metavar="DIR",
+        shown="`dsh-inspect` in the user's data folder",
+        then=lambda given: given or default_data_dir(),
+    )
     # The team store (README "Run it for a team"): a PostgreSQL catalog and S3-compatible blobs; None keeps
     # each in --data-dir (SQLite, files). --data-dir still holds arriving uploads and the team's read cache.
-    store: str | None = None
-    blobs: str | None = None
-    workers: int = 1  # uvicorn worker processes on the one socket
+    store: str | None = option(
+        "--store",
+        None,
+        "the upload catalog, for a team: `postgresql://user@host:port/db`, in libpq's form, so `PGPASSWORD` and "
+        "`~/.pgpass` work",
+        metavar="URL",
+        env="DSH_INSPECT_STORE",
+        shown="SQLite in `--data-dir`",
+        then=lambda given: given or None,
+    )
+    blobs: str | None = option(
+        "--blobs",
+        None,
+        "the uploaded bytes, for a team: `s3://bucket/prefix`; endpoint, region and credentials from "
+        "`AWS_ENDPOINT_URL`, `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` or boto3's usual "
+        "chain (profiles, instance roles); the bucket is created when missing",
+        metavar="URL",
+        env="DSH_INSPECT_BLOBS",
+        shown="files in `--data-dir`",
+        then=lambda given: given or None,
+    )
+    workers: int = option(
+        "--workers",
+        1,
+        "serve from N uvicorn worker processes sharing the one port",
+        metavar="N",
+        then=lambda given: max(1, given),
+    )
     max_upload_mb: int = setting(256, "Largest upload accepted, in MiB (the bytes sent).", limit="max_upload_bytes")
     max_decompressed_mb: int = setting(
         DEFAULT_LIMITS.max_session_bytes // MIB,
@@ -174,6 +295,34 @@ SETTINGS: tuple[SettingDoc, ...] = tuple(
     for f in fields(Settings)
     if "help" in f.metadata
 )
+
+# Every `serve` option, in `--help`'s order: the fields that `option` made, then the two `serve` takes itself.
+# The CLI adds each to its parser; the README's options tables hold each one's row (a test checks both).
+SERVE_OPTIONS: tuple[Option, ...] = (
+    *(replace(f.metadata["option"], sets=f.name) for f in fields(Settings) if "option" in f.metadata),
+    Option(
+        "--demo",
+        False,
+        "also serve the bundled demo sessions; a server given no PATH and neither `--store` nor `--blobs` serves "
+        "them anyway",
+        shown="off",
+    ),
+    Option(
+        "--setting",
+        (),
+        'change a named setting (a limit or a size: README "Settings"), e.g. `--setting max_upload_mb 512`; repeatable',
+        metavar=("NAME", "VALUE"),
+    ),
+)
+
+
+def serve_settings(given: Mapping[str, Any]) -> Settings:
+    """The `Settings` a `serve` command line asks for (`given`: its parsed options, by `dest`): each field's
+    option, then each `--setting NAME VALUE` in turn. Raises ValueError naming a bad setting."""
+    settings = Settings(**{o.sets: o.value(given[o.dest]) for o in SERVE_OPTIONS if o.sets is not None})
+    for name, value in given["setting"]:
+        settings = settings.with_setting(name, value)
+    return settings
 
 
 def default_data_dir() -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from dsh_inspect.cli import main, run_render, run_serve
+from dsh_inspect.cli import main, run_render
 from dsh_inspect.demo.generate import SESSIONS
 from dsh_inspect.sessions.registry import Registry
 from dsh_inspect.settings import SETTINGS, Settings
@@ -264,10 +264,9 @@ def test_every_setting_is_documented_in_the_readme_with_its_default() -> None:
         assert getattr(Settings(), doc.name) == doc.default and doc.help
 
 
-def test_serve_refuses_a_bad_setting_before_it_binds(tmp_path: Path) -> None:
-    err = io.StringIO()
-    code = run_serve([], host="127.0.0.1", port=1, data_dir=str(tmp_path), settings=[("max_upload_mb", "-3")], err=err)
-    assert code == 2 and "max_upload_mb must be at least 1" in err.getvalue()
+def test_serve_refuses_a_bad_setting_before_it_binds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["serve", "--port", "1", "--data-dir", str(tmp_path), "--setting", "max_upload_mb", "-3"])
+    assert code == 2 and "max_upload_mb must be at least 1" in capsys.readouterr().err
 
 
 def test_every_interface_still_refuses_a_foreign_host_name() -> None:
@@ -282,7 +281,7 @@ def test_every_interface_still_refuses_a_foreign_host_name() -> None:
 
 
 def test_serve_takes_allow_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: dict[str, object] = {}
-    monkeypatch.setattr("dsh_inspect.cli.run_serve", lambda paths, **kw: seen.update(kw) or 0)
+    seen: dict[str, Settings] = {}
+    monkeypatch.setattr("dsh_inspect.cli.run_serve", lambda paths, settings, **kw: seen.update(settings=settings) or 0)
     assert main(["serve", "--allow-host", "inspector.lan", "--allow-host", "box"]) == 0
-    assert seen["allow_hosts"] == ["inspector.lan", "box"]
+    assert seen["settings"].allowed_hosts == ("inspector.lan", "box")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from dsh_inspect.cli import default_paths, demo_path, main, run_serve, served_paths
 from dsh_inspect.demo.generate import SESSIONS
+from dsh_inspect.settings import Settings
 
 
 @pytest.fixture
@@ -86,5 +87,5 @@ def test_run_serve_takes_demo(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, h
 
     monkeypatch.setattr("dsh_inspect.web.app.create_app", create_app)
     err = io.StringIO()
-    assert run_serve([], host="127.0.0.1", port=0, data_dir=str(tmp_path), store="sqlite:///x", demo=True, err=err) == 2
+    assert run_serve([], Settings(port=0, data_dir=str(tmp_path), store="sqlite:///x"), demo=True, err=err) == 2
     assert seen == [[str(SESSIONS)]]
