@@ -56,6 +56,7 @@ class PgCorpusIndex:
         self._lock = threading.Lock()  # one indexer per process: two searches must not read one upload twice
         self._basis: int | None = None  # the catalog version `_indexed` was checked at
         self._indexed: set[str] = set()
+        self._pairs: set[tuple[str, str]] = set()  # (digest, member) of each session the index holds, as of `_basis`
 
     def close(self) -> None:
         self._connections.close()
@@ -64,8 +65,10 @@ class PgCorpusIndex:
 
     def bring_up_to_date(self, entries: Sequence[Entry], read: Reader) -> int:
         """Index each upload of `entries` not indexed yet (by any process); how many this call found unindexed
-        and now holds (written here, or by another process while this one read it).
-        Which are indexed is asked again only when the catalog's version moved: a warm search asks one number."""
+        and now holds (written here, or by another process while this one read it). Which are indexed is asked
+        again only when the catalog's version moved: a warm search asks one number. Then too, the rows of
+        uploads that now hold only earlier uploads of the sessions listed go (docs/decisions/0018): nobody
+        searches them, and each would have to be left out of every count."""
         wanted = {e.upload for e in entries if e.upload is not None}
         indexed = 0
         with self._lock, self._connection() as conn:
@@ -73,6 +76,8 @@ class PgCorpusIndex:
             version = int(row[0]) if row else 0
             if version != self._basis:  # a delete may have taken rows, a re-upload of the same bytes put none back
                 self._basis, self._indexed = version, set()
+                self._drop(conn, _earlier(entries) - wanted)
+                self._pairs = {(d, m) for d, m in conn.execute("SELECT digest, member FROM search_sessions")}
             missing = wanted - self._indexed
             if missing:
                 found = conn.execute("SELECT digest FROM search_uploads WHERE digest = ANY(%s)", (list(missing),))
@@ -80,10 +85,19 @@ class PgCorpusIndex:
             unindexed = wanted - self._indexed
             stale = sorted((e for e in entries if e.upload in unindexed), key=_by_upload)
             for digest, sessions in groupby(stale, key=_by_upload):
-                if self._index_upload(conn, digest, list(sessions), read):
+                listed = list(sessions)
+                if self._index_upload(conn, digest, listed, read):
                     self._indexed.add(digest)
+                    self._pairs |= {(digest, e.source.member or "") for e in listed}
                     indexed += 1
         return indexed
+
+    def _drop(self, conn: psycopg.Connection[Any], digests: set[str]) -> None:
+        """Remove the index rows of these uploads, each under the lock its indexing takes."""
+        for digest in sorted(digests):
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (digest,))
+                conn.execute("DELETE FROM search_uploads WHERE digest = %s", (digest,))
 
     def _index_upload(self, conn: psycopg.Connection[Any], digest: str, entries: list[Entry], read: Reader) -> bool:
         """Index one upload's sessions in one transaction; False when it cannot be now (a session unreadable,
@@ -127,9 +141,16 @@ class PgCorpusIndex:
         session, shown only at its own URL; one catalogued a moment ago), which no count may include."""
         if query.empty:
             return Found([], 0, 0)
-        listed = [s.split("\0", 1) for s in sessions]
-        where: list[str] = ["(r.digest, r.member) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"]
-        args: list[object] = [[d for d, _ in listed], [m for _, m in listed]]
+        listed = {(d, m) for d, m in (s.split("\0", 1) for s in sessions)}
+        with self._lock:
+            # what the index holds that this process does not list: few (an upload another process catalogued
+            # a moment ago, an earlier upload of a session inside a store or ZIP that holds current ones too)
+            unlisted = sorted(self._pairs - listed)
+        where: list[str] = ["TRUE"]
+        args: list[object] = []
+        if unlisted:
+            where.append("(r.digest, r.member) NOT IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
+            args += [[d for d, _ in unlisted], [m for _, m in unlisted]]
         needle = query.needle
         if needle:
             where.append("r.text ILIKE %s ESCAPE '\\'")
@@ -162,6 +183,13 @@ def _rows(digest: str, member: str, t: Transcript) -> list[tuple[Any, ...]]:
         form, tool, error, text = row_words(t, row)
         out.append((digest, member, n, anchor, row.kind, form, tool, error, row.seq, storable(text)))
     return out
+
+
+def _earlier(entries: Sequence[Entry]) -> set[str]:
+    """The uploads of the sessions `entries` list that hold them as they stood before their newest upload."""
+    return {u.digest for e in entries if e.versions is not None for v in e.versions.versions for u in v} - {
+        e.versions.current for e in entries if e.versions is not None
+    }
 
 
 def _by_upload(entry: Entry) -> str:
