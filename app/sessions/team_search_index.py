@@ -16,7 +16,7 @@ lock on its digest, so two processes never write it twice. Its rows reference it
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +56,8 @@ class PgCorpusIndex:
         self._lock = threading.Lock()  # one indexer per process: two searches must not read one upload twice
         self._basis: int | None = None  # the catalog version `_indexed` was checked at
         self._indexed: set[str] = set()
-        self._pairs: set[tuple[str, str]] = set()  # (digest, member) of each session the index holds, as of `_basis`
+        # (digest, member) of each session the index held at `_basis` that this process did not list
+        self._unlisted: list[tuple[str, str]] = []
 
     def close(self) -> None:
         self._connections.close()
@@ -74,10 +75,11 @@ class PgCorpusIndex:
         with self._lock, self._connection() as conn:
             row = conn.execute("SELECT version FROM catalog_state").fetchone()
             version = int(row[0]) if row else 0
-            if version != self._basis:  # a delete may have taken rows, a re-upload of the same bytes put none back
+            moved = version != self._basis
+            if moved:  # a delete may have taken rows, a re-upload of the same bytes put none back
                 self._basis, self._indexed = version, set()
                 self._drop(conn, _earlier(entries) - wanted)
-                self._pairs = {(d, m) for d, m in conn.execute("SELECT digest, member FROM search_sessions")}
+                held = {(d, m) for d, m in conn.execute("SELECT digest, member FROM search_sessions")}
             missing = wanted - self._indexed
             if missing:
                 found = conn.execute("SELECT digest FROM search_uploads WHERE digest = ANY(%s)", (list(missing),))
@@ -85,11 +87,13 @@ class PgCorpusIndex:
             unindexed = wanted - self._indexed
             stale = sorted((e for e in entries if e.upload in unindexed), key=_by_upload)
             for digest, sessions in groupby(stale, key=_by_upload):
-                listed = list(sessions)
-                if self._index_upload(conn, digest, listed, read):
+                if self._index_upload(conn, digest, list(sessions), read):
                     self._indexed.add(digest)
-                    self._pairs |= {(digest, e.source.member or "") for e in listed}
                     indexed += 1
+            if moved:
+                # what the index holds that this process does not list: few (an upload another process
+                # catalogued a moment ago, an earlier upload of a session in a store or ZIP holding current ones)
+                self._unlisted = sorted(held - {(e.upload, e.source.member or "") for e in entries if e.upload})
         return indexed
 
     def _drop(self, conn: psycopg.Connection[Any], digests: set[str]) -> None:
@@ -135,17 +139,14 @@ class PgCorpusIndex:
 
     # -- asking it --------------------------------------------------------------------------
 
-    def query(self, query: Query, sessions: Collection[str], limit: int = HITS) -> Found:
-        """The rows matching `query` in session then row order, of those of `sessions` (`upload_identity`) alone,
-        counted and shown: the index also holds uploads this process does not list (an earlier upload of a
-        session, shown only at its own URL; one catalogued a moment ago), which no count may include."""
+    def query(self, query: Query, limit: int = HITS) -> Found:
+        """The rows matching `query` in session then row order, of the sessions this process listed when it last
+        brought the index up to date alone, counted and shown: the index may also hold a few it does not list,
+        which no count may include."""
         if query.empty:
             return Found([], 0, 0)
-        listed = {(d, m) for d, m in (s.split("\0", 1) for s in sessions)}
         with self._lock:
-            # what the index holds that this process does not list: few (an upload another process catalogued
-            # a moment ago, an earlier upload of a session inside a store or ZIP that holds current ones too)
-            unlisted = sorted(self._pairs - listed)
+            unlisted = self._unlisted
         where: list[str] = ["TRUE"]
         args: list[object] = []
         if unlisted:

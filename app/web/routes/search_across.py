@@ -158,7 +158,7 @@ def search_results(state: WebState, finder: Finder, search: Search) -> SearchJso
         uploaded = {upload_identity(e): e for e in entries if e.upload is not None}
         if not search.empty:
             indexed += finder.uploads.bring_up_to_date(list(uploaded.values()), _upload_reader(state))
-        result = joined(result, finder.uploads.query(search, uploaded.keys()))
+        result = joined(result, finder.uploads.query(search))
         by_identity |= uploaded
     hits = [hit_json(by_identity[h.identity], h) for h in result.hits]  # the query asked these sources alone
     asked = SearchAskedJson(q=search.q, kind=search.kind, form=search.form, tool=search.tool, errors=search.errors)
