@@ -8,15 +8,17 @@ kind-specific facts sit under a key of their own (`tool`, `command`, `compaction
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from ...forms import ContextView
 from ...forms.jsformat import TEXT_LIMIT
 from ...sessions.wire import Twin
+from .clock import WallClock
 from .rows import (
     AnswerView,
     AnyBody,
@@ -129,8 +131,8 @@ class StopJson(Twin):
     code: str | None
 
 
-class DiagnosticJson(Twin):
-    """A finding where it lies; an unreadable record's kind and reason with it."""
+class FindingJson(Twin):
+    """A finding where it lies: its file, and its line or row and byte offset there."""
 
     code: str
     severity: str
@@ -139,6 +141,11 @@ class DiagnosticJson(Twin):
     line: int | None
     row: int | None
     offset: int | None
+
+
+class DiagnosticJson(FindingJson):
+    """A finding where it lies; an unreadable record's kind and reason with it."""
+
     kind: str | None = None
     reason: str | None = None
 
@@ -203,6 +210,683 @@ class WindowJson(Twin):
     opened_run: WindowJson | None = None
 
     model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
+
+
+class VerdictJson(Twin):
+    """What dsh would make of the log: its category, whether it loads, why, where, and what it would repair."""
+
+    category: str
+    accepted: bool
+    reason: str
+    location: str | None
+    repairs: list[str]
+    dsh: str  # the release whose verdict this is
+
+
+class RelatedSessionJson(Twin):
+    key: str
+    id: str | None
+    url: str
+    how: str  # `parent`, `child`, or how the log names it
+
+
+class RelatedJson(Twin):
+    """Parent and children loaded together with the session."""
+
+    parents: list[RelatedSessionJson]
+    children: list[RelatedSessionJson]
+
+
+class UploadedJson(Twin):
+    """One upload of a session: its bytes, when, and the session's URL as of it."""
+
+    digest: str
+    name: str
+    size: int
+    events: int | None
+    uploaded_at: int
+    at: WallClock | None
+    url: str
+    shown: bool  # the upload the page shows
+
+
+class VersionJson(UploadedJson):
+    """A version of an uploaded session, at its newest upload, with every upload along it."""
+
+    number: int
+    current: bool
+    uploads: list[UploadedJson]
+
+
+class UsageJson(Twin):
+    """A session's token totals."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    reasoning_tokens: int | None
+    context_tokens: int | None
+
+
+class GenerationFileJson(Twin):
+    """One file of a session folder's format generations."""
+
+    key: str
+    url: str
+    path: str
+    name: str
+    number: int
+    current: bool
+    as_of_seq: int | None
+    shown: bool = Field(alias="self")  # the file this session is
+
+
+class GenerationJson(Twin):
+    """Which of its folder's format generations a session is: the current state, or an earlier one as of a seq."""
+
+    number: int
+    current: bool
+    as_of_seq: int | None
+    current_key: str | None
+    current_url: str | None
+    files: list[GenerationFileJson]
+
+
+class NewerFormatJson(Twin):
+    """A header whose format is newer than the pinned release reads."""
+
+    version: int | float
+    reads: int
+    release: str
+
+
+class SessionJson(WindowJson):
+    """A session's facts, verdict, relatives and token totals, with a window of its rows."""
+
+    key: str
+    unique: str
+    id: str | None
+    path: str
+    carrier: str
+    url: str
+    download: str
+    upload: str | None
+    cwd: str | None
+    created_at: Any  # the header's, as logged
+    parent_session: Any  # the header's, as logged
+    header: dict[str, Any] | None  # as logged, after dsh's upgrades: a newer harness may add any field
+    title: str | None
+    verdict: VerdictJson
+    events: int
+    messages: int
+    turns: int
+    steps: int
+    diagnostics: list[FindingJson]
+    size: int | None
+    related: RelatedJson
+    versions: list[VersionJson]  # an uploaded session's, oldest first (empty on disk)
+    as_of: UploadedJson | None  # the upload shown, when the page shows an earlier one than the newest
+    newest: str | None  # an uploaded session's own URL, which shows its newest upload
+    usage: UsageJson | None
+    # `?at=`: the anchor the window was opened at, and the row index it names (null when no row has it:
+    # the window is then the first, as on the page)
+    at: str | None = None
+    at_index: int | None = None
+    # which format generation of its session folder this file is (null when the folder holds one),
+    # and the format newer than the pinned release reads (null when it is not)
+    generation: GenerationJson | None = None
+    newer_format: NewerFormatJson | None = None
+
+
+class EventJson(Twin):
+    """One event as stored (after dsh's upgrades); `outside` only for a record dsh would not load."""
+
+    seq: int
+    type: str
+    synthetic: bool
+    event: dict[str, Any]  # the event's JSON, as logged
+    outside: str | None = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class RowSearchAskedJson(Twin):
+    q: str
+    kind: str
+    form: str
+    tool: str
+    errors: bool
+    raw: bool
+
+
+class RowMatchJson(Twin):
+    index: int
+    anchor: str
+    kind: str
+    seq: int
+
+
+class RowSearchJson(Twin):
+    """The rows of one session matching a text and facets, in order."""
+
+    query: RowSearchAskedJson
+    matches: list[RowMatchJson]
+
+
+class LocatedJson(Twin):
+    """The row an anchor names: its index, to open its window, and its event's seq."""
+
+    anchor: str
+    index: int
+    seq: int
+
+
+class EntryJson(Twin):
+    """A loaded session as its header and its source name it, before its log is read."""
+
+    key: str
+    id: str | None
+    path: str
+    carrier: str
+    url: str
+    unique: str  # the key that names this copy alone, whatever else is loaded
+    download: str
+    upload: str | None
+    cwd: str | None
+    created_at: Any  # the header's, as logged
+    parent_session: Any  # the header's, as logged
+
+
+class SummaryJson(Twin):
+    """What the session list shows of a read log; `error` says why one could not be read."""
+
+    title: str | None  # as logged: Markdown, maybe
+    plain_title: str | None  # as the list shows it
+    turns: int | None
+    steps: int | None
+    events: int | None
+    verdict: str
+    first_prompt: str | None
+    last_activity_at: int | None
+    last_activity: str | None
+    tokens: int | None
+    errors: int | None
+    error: str | None = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class GenerationMarkJson(Twin):
+    """What the session list says of an earlier format generation, from the file names alone."""
+
+    number: int
+    current: bool
+    current_key: str | None
+    current_url: str | None
+    files: int
+
+
+class ListedSessionJson(EntryJson):
+    created: str | None
+    project: str | None
+    project_name: str | None
+    title: str
+    summary: SummaryJson | None  # None until the log is read (`summaries` asks for every one)
+    generation: GenerationMarkJson | None  # an earlier generation says it is one
+
+
+class ListFiltersJson(Twin):
+    verdict: str
+    project: str
+    carrier: str
+    errors: bool
+
+
+class ListChoicesJson(Twin):
+    """The values each filter offers."""
+
+    verdicts: list[str]
+    projects: list[str]
+    carriers: list[str]
+
+
+class RefusedJson(Twin):
+    """A file found where sessions are served that holds none, and why."""
+
+    path: str
+    reason: str
+
+
+class ListingJson(Twin):
+    """The loaded sessions as chosen: searched, filtered, sorted, a page of them."""
+
+    query: str
+    sort: str
+    order: str
+    filters: ListFiltersJson
+    choices: ListChoicesJson
+    page: int
+    pages: int
+    total: int
+    loaded: int  # every session loaded, chosen or not
+    sessions: list[ListedSessionJson]
+    refused: list[RefusedJson]
+
+
+class UploadSessionJson(EntryJson):
+    verdict: str | None  # as the upload found it
+
+
+class UploadJson(Twin):
+    """One upload: its bytes, where they came from, and its sessions."""
+
+    digest: str
+    name: str
+    size: int
+    carrier: str
+    media: int  # export images it holds
+    uploaded_at: int
+    url: str
+    download: str
+    sessions: Sequence[UploadSessionJson]
+    sessions_kept: int  # its sessions other uploads hold too: a delete leaves them
+
+
+class ListedUploadSessionJson(UploadSessionJson):
+    summary: SummaryJson | None  # the session list's, once read
+    title: str | None  # its title as plain text, once read
+
+
+class ListedUploadJson(UploadJson):
+    sessions: Sequence[ListedUploadSessionJson]
+
+
+class UploadsJson(Twin):
+    """A page of uploads (or every one), with how many there are, how many come before, and the next page."""
+
+    uploads: list[ListedUploadJson]
+    total: int
+    offset: int  # uploads newer than this page's first
+    limit: int | None
+    next: str | None
+
+
+class CandidateJson(EntryJson):
+    compare: str  # the comparison with this session
+
+
+class SuggestedJson(RelatedSessionJson):
+    compare: str
+
+
+class ChooserJson(Twin):
+    """The sessions to compare session `a` with: its parent and children first, then the others."""
+
+    a: EntryJson
+    suggested: list[SuggestedJson]
+    others: list[CandidateJson]
+    more_others: int  # sessions not listed
+
+
+class SideKeysJson(Twin):
+    a: str | None
+    b: str | None
+
+
+class SideFlagsJson(Twin):
+    a: bool
+    b: bool
+
+
+class SideCountsJson(Twin):
+    a: int | None
+    b: int | None
+
+
+class DivergenceJson(Twin):
+    """Where the two sessions first differ in one respect, with each side's model view of that step."""
+
+    index: int  # the aligned step's index
+    a: str | None  # step key in session a
+    b: str | None
+    part: str  # what differs
+    label: str
+    message: int | None  # for a request whose messages differ: the 1-based position of the first that does
+    links: SideKeysJson
+
+
+class ComparedItemJson(Twin):
+    kind: str
+    seq: int
+    label: str
+    text: str
+    message_id: str | None
+
+
+class ItemPairJson(Twin):
+    status: str
+    a: ComparedItemJson | None
+    b: ComparedItemJson | None
+    words: list[tuple[str, str]]  # a changed pair's words: [op, text]
+
+
+class SegmentJson(Twin):
+    """A step of each session (or the run between steps), aligned."""
+
+    a: str | None
+    b: str | None
+    status: str
+    request: str  # whether the model read the same at this step
+    output: str  # whether it answered the same
+    inherited: SideFlagsJson
+    request_messages: SideCountsJson  # how many model-visible messages each side's request held
+
+
+class FoldJson(Twin):
+    from_: int
+    to: int
+    rows: int
+
+    model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
+
+
+class FoldRowJson(Twin):
+    """Rows all the same, folded."""
+
+    fold: FoldJson
+
+
+class StepRowJson(Twin):
+    """A step's head: whether what it recorded differs."""
+
+    status: str
+    step: SegmentJson
+
+
+class ItemRowJson(Twin):
+    """One thing both sessions (or one of them) recorded at a step."""
+
+    status: str
+    item: ItemPairJson
+    step: SideKeysJson
+
+
+class ComparisonJson(Twin):
+    """Two sessions aligned step by step, with where they first part: a window of the aligned rows."""
+
+    a: EntryJson
+    b: EntryJson
+    same: bool
+    first_divergence: DivergenceJson | None
+    request_divergence: DivergenceJson | None
+    output_divergence: DivergenceJson | None
+    seed_boundary: SideCountsJson
+    ignored: list[str]
+    steps: int
+    rows: list[FoldRowJson | StepRowJson | ItemRowJson]
+    from_: int
+    next_from: int | None
+    total_rows: int
+
+    model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
+
+
+class ReplacedRangeJson(Twin):
+    start: int
+    end: int
+
+
+class ShadowedJson(Twin):
+    seq: int
+    id: str
+
+
+class ReplacementJson(Twin):
+    """What a replace did: the range of the surface it replaced, and the events it shadowed."""
+
+    seq: int
+    kind: str
+    message_id: str | None
+    range: ReplacedRangeJson
+    shadowed: list[ShadowedJson]
+    shadowed_token_count: int | None  # dsh's estimate of what the shadowed span cost
+
+
+class ShrinkJson(ReplacementJson):
+    before_step: int  # the index among all steps of the first step that read the shrunk context
+
+
+class StepBudgetJson(Twin):
+    key: str
+    turn: int
+    step: int
+    calls: int
+    request_at: int | None  # the answered call's request point; None for a step without a call
+    messages: int  # model-visible messages in that request
+    answered: bool
+    usage: UsageJson | None
+
+
+class BudgetJson(Twin):
+    """A window of a session's steps: each one's model calls and tokens, and the shrinks of its context."""
+
+    from_: int
+    to: int
+    total_steps: int
+    previous_from: int | None
+    next_from: int | None
+    context_window: int | None  # the latest route's window, when logged
+    steps: list[StepBudgetJson]
+    shrinks: list[ShrinkJson]
+
+    model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
+
+
+class MessagePagingJson(Twin):
+    """Where a window of a model call's messages lies, and where its neighbours start."""
+
+    from_: int
+    to: int
+    total_messages: int
+    previous_from: int | None
+    next_from: int | None
+
+    model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
+
+
+class ModelMessageJson(Twin):
+    """A message as the model read it in a request, with the message itself."""
+
+    position: int  # 1-based place in the request
+    seq: int
+    id: str
+    role: str
+    source_kind: str
+    rendered_form: str | None
+    replaced: bool
+    inherited: bool
+    message: dict[str, Any]  # `{id, role, content, source}`, as logged
+
+
+class MessagesJson(Twin):
+    """A window of one model call's messages."""
+
+    call: int
+    from_: int
+    to: int
+    total_messages: int
+    previous_from: int | None
+    next_from: int | None
+    messages: list[ModelMessageJson]
+
+    model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
+
+
+class CallRefJson(Twin):
+    """A model call: its step, and its number there."""
+
+    step: str
+    turn: int
+    step_number: int
+    call: int
+    request_at: int
+
+
+class ChunksJson(Twin):
+    first: int | None
+    last: int | None
+    count: int
+
+
+class OutcomeJson(Twin):
+    kind: str
+    finish: str | None
+    failure: dict[str, Any] | None  # `LlmFailure`, as logged
+    usage: UsageJson | None
+    message_id: str | None
+
+
+def _unless_none(value: Any) -> bool:
+    return value is None
+
+
+class RequestHeaderJson(Twin):
+    """The `request/header` in force, in canonical form: a field the header leaves out is left out."""
+
+    seq: int
+    reason: str | None
+    config: dict[str, Any]
+    adapter_defaults: dict[str, Any] | None = Field(default=None, exclude_if=_unless_none)
+    system: str | None = Field(default=None, exclude_if=_unless_none)
+    tools: Any = Field(default=None, exclude_if=_unless_none)  # each tool's schema as logged (or what was logged)
+
+
+class SettingJson(Twin):
+    value: Any  # as logged; None when unset
+    seq: int | None  # the deciding event; None for the default or the header's value
+    detail: str | None
+
+
+class AddedJson(Twin):
+    seq: int
+    id: str
+
+
+class FieldChangeJson(Twin):
+    field: str
+    before: Any
+    after: Any
+
+
+class HeaderChangeJson(Twin):
+    seq: int
+    reason: str | None
+    first: bool
+    fields: list[FieldChangeJson]
+
+
+class StateChangeJson(Twin):
+    name: str
+    before: Any
+    after: Any
+    seq: int | None
+
+
+class DiffJson(Twin):
+    """What changed since the call before: messages added and replaced, the header, the state."""
+
+    previous: CallRefJson | None
+    added: list[AddedJson]
+    replaced: list[ReplacementJson]
+    header: list[HeaderChangeJson]
+    state: list[StateChangeJson]
+
+
+class CallJson(Twin):
+    """One model call of a step: what it read (a window of its messages), what it answered, what changed."""
+
+    number: int
+    answered: bool
+    request_at: int
+    chunks: ChunksJson
+    retry_seq: int | None
+    message_seq: int | None
+    outcome: OutcomeJson
+    header: RequestHeaderJson | None
+    state: dict[str, SettingJson]
+    seed_boundary: int | None
+    message_window: MessagePagingJson
+    messages: list[ModelMessageJson]
+    diff: DiffJson
+
+
+class StepKeyJson(Twin):
+    key: str
+    turn: int
+    step: int
+    start: int
+    end: int
+
+
+class StepJson(Twin):
+    """What the model read at one step: every call's request."""
+
+    step: StepKeyJson
+    previous_step: str | None
+    next_step: str | None
+    calls: list[CallJson]
+
+
+class MessageBodyJson(Twin):
+    """The message an event holds, as the model read it."""
+
+    seq: int
+    role: str
+    shown_as: str
+    rendered_form: str | None
+    message: dict[str, Any]
+
+
+class InboxCarrierJson(Twin):
+    """A splice that queued the message."""
+
+    role: Literal["inbox"]
+    seq: int
+    type: str
+    target: str | None
+    fate: str
+    taken_at: int | None
+    message: dict[str, Any] | None
+
+
+class MessageCarrierJson(Twin):
+    """A surface event holding the message."""
+
+    role: Literal["message"]
+    seq: int
+    type: str
+    appended: bool
+    replacement: ReplacementJson | None
+    keeps_id_of: list[int]
+    shadowed_by: int | None
+    model_visible: bool
+    message: dict[str, Any] | None
+    requests: list[CallRefJson]
+
+
+class WholeBodyJson(Twin):
+    """One body of a row, whole: `length` counts its UTF-16 units."""
+
+    seq: int
+    part: str
+    markdown: bool
+    length: int
+    text: str
+
+
+class IdentityJson(Twin):
+    """Every event carrying one message id, and the model requests that included it."""
+
+    id: str
+    carriers: list[Annotated[InboxCarrierJson | MessageCarrierJson, Field(discriminator="role")]]
+    requests: list[CallRefJson]
 
 
 def _block(b: Block) -> BlockJson:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse
 
 from ...forms.jsformat import utf16_len
 from ..present.rows import AnyBody
+from ..present.twins import WholeBodyJson
 from ..present.windows import transcript, views_at
 from ..state import ReadSession, State, WebState
+from ..views import Served, page_and_twin, wants_twin
 
 router = APIRouter()
 
@@ -25,15 +24,19 @@ def _body(state: WebState, session: ReadSession, seq: int, part: str) -> AnyBody
     raise HTTPException(404, f"no row at {seq} has a body {part!r}")
 
 
-@router.get("/sessions/{key}/bodies/{seq}", response_class=HTMLResponse, include_in_schema=False)
-def body_fragment(
+@page_and_twin(
+    router,
+    "/sessions/{key}/bodies/{seq}",
+    twin=WholeBodyJson,
+    summary="One body of a row (its text, Markdown or JSON), whole",
+    name="api_body",
+)
+def whole_body(
     request: Request, state: State, session: ReadSession, seq: int, part: str = Query(...)
-) -> HTMLResponse:
-    return state.page(request, "rows/body.html", body=_body(state, session, seq, part))
-
-
-@router.get("/api/sessions/{key}/bodies/{seq}", summary="One body of a row (its text, Markdown or JSON), whole")
-def api_body(state: State, session: ReadSession, seq: int, part: str = Query(...)) -> dict[str, Any]:
+) -> Served[WholeBodyJson]:
+    # the page swaps in the body rendered (its Markdown as HTML); the twin carries its text
     body = _body(state, session, seq, part)
+    if not wants_twin(request):
+        return state.page(request, "rows/body.html", body=body)
     whole = body.whole
-    return {"seq": seq, "part": body.part, "markdown": body.markdown, "length": utf16_len(whole), "text": whole}
+    return WholeBodyJson(seq=seq, part=body.part, markdown=body.markdown, length=utf16_len(whole), text=whole)

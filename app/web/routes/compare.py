@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from ...history.compare import (
@@ -34,7 +34,9 @@ from ...history.session import SessionLog
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ..present.entries import entry_json, related_sessions
+from ..present.twins import ChooserJson, ComparisonJson
 from ..state import State, WebState
+from ..views import From, To
 
 router = APIRouter()
 MAX_CANDIDATES = 200  # sessions the chooser lists besides the suggested ones
@@ -172,10 +174,10 @@ def _page_context(compared: Compared) -> dict[str, Any]:
     }
 
 
+# The page, its rows and its twin keep a handler each: the page takes no `to` (a fold opens through
+# `/compare/rows`), and renders the comparison's own rows, not their JSON.
 @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
-def compare_page(
-    request: Request, state: State, a: str, b: str | None = None, start: int = Query(0, alias="from", ge=0)
-) -> HTMLResponse:
+def compare_page(request: Request, state: State, a: str, b: str | None = None, start: From = 0) -> HTMLResponse:
     if b is None:
         return state.page(request, "compare/choose.html", **_candidates(state, a))
     compared = _compared(state, a, b)
@@ -184,14 +186,7 @@ def compare_page(
 
 
 @router.get("/compare/rows", response_class=HTMLResponse, include_in_schema=False)
-def compare_rows(
-    request: Request,
-    state: State,
-    a: str,
-    b: str,
-    start: int = Query(0, alias="from", ge=0),
-    upto: int | None = Query(None, alias="to", ge=0),
-) -> HTMLResponse:
+def compare_rows(request: Request, state: State, a: str, b: str, start: From = 0, upto: To = None) -> HTMLResponse:
     """A window of aligned rows (the next as the reader scrolls, or a fold opened: `to` its end)."""
     compared = _compared(state, a, b)
     rows, after = _rows(compared, start, state.settings.window_rows, upto)
@@ -200,14 +195,10 @@ def compare_rows(
 
 @router.get("/api/compare", summary="Two sessions aligned step by step, with where they first part")
 def api_compare(
-    state: State,
-    a: str,
-    b: str | None = None,
-    start: int = Query(0, alias="from", ge=0),
-    upto: int | None = Query(None, alias="to", ge=0),
-) -> dict[str, Any]:
+    state: State, a: str, b: str | None = None, start: From = 0, upto: To = None
+) -> ComparisonJson | ChooserJson:
     if b is None:
-        return _candidates(state, a)
+        return ChooserJson.model_validate(_candidates(state, a))
     compared = _compared(state, a, b)
     shown, after = compared.layout.window(start, state.settings.window_rows, upto=upto)
     c = compared.comparison
@@ -215,15 +206,17 @@ def api_compare(
     for name, d in c.divergences:  # each with its links into both model views
         if d is not None:
             summary[f"{name}Divergence"]["links"] = _divergence_links(compared, d)
-    return {
-        "a": entry_json(compared.a),
-        "b": entry_json(compared.b),
-        **summary,
-        "rows": [_line_json(compared, x) for x in shown],
-        "from": start,
-        "nextFrom": after,
-        "totalRows": len(compared.layout.lines),
-    }
+    return ComparisonJson.model_validate(
+        {
+            "a": entry_json(compared.a),
+            "b": entry_json(compared.b),
+            **summary,
+            "rows": [_line_json(compared, x) for x in shown],
+            "from": start,
+            "nextFrom": after,
+            "totalRows": len(compared.layout.lines),
+        }
+    )
 
 
 def _divergence_links(compared: Compared, d: Divergence | None) -> dict[str, str | None] | None:

@@ -34,6 +34,7 @@ from ..present.entries import entry_json
 from ..present.generation_facts import generation_mark
 from ..present.plain_text import plain_text
 from ..present.strings import Phrase, count, phrase
+from ..present.twins import ListingJson
 from ..present.wording import UNREADABLE, WORDS
 from ..state import State, WebState
 
@@ -363,6 +364,8 @@ def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) ->
     }
 
 
+# The list and its twin keep a handler each, sharing the reader's choices (`Choices`) and `listing`: without
+# `page` the list shows the first 50 and the twin every session, which `summaries` may read at once.
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def index(request: Request, state: State, choice: Choices, page: int = Query(1, ge=1)) -> HTMLResponse:
     chosen = replace(choice, page=page)
@@ -379,14 +382,14 @@ def api_sessions(
     choice: Choices,
     page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; without it, every session"),
     summaries: bool = False,
-) -> dict[str, Any]:
+) -> ListingJson:
     data = listing(state, replace(choice, page=page or 1), PAGE_SIZE if page is not None else None)
     if summaries:
         for item in data["sessions"]:
             entry = state.registry.entry(item["key"])
             found = summary(state, entry) if entry else None
             item.update(row(entry, found) if entry else {"summary": None})
-    return data
+    return ListingJson.model_validate(data)
 
 
 @router.post("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)

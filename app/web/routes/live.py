@@ -35,6 +35,7 @@ from ..present.strings import Strings
 from ..present.windows import rendered_window, transcript
 from ..present.windows import view as row_view_of
 from ..state import Lang, SessionEntry, State, WebState
+from ..views import From
 
 router = APIRouter()
 POLL_SECONDS = 0.25
@@ -292,7 +293,7 @@ async def live(
     entry: SessionEntry,
     strings: Lang,
     rows: int = Query(0, ge=0),
-    first: int = Query(0, alias="from", ge=0),
+    first: From = 0,
     size: int = Query(-1),
     mark: str = Query("", max_length=64),
 ) -> StreamingResponse:

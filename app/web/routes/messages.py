@@ -7,10 +7,8 @@ the path; links percent-encode the id whole, or name a long id by its handle.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse
 
 from ...forms import ContextView, project_context
 from ...forms.message_body import BodyPart, body_parts
@@ -19,7 +17,9 @@ from ...history.message_handles import handles_of
 from ...model.values import Message
 from ..present.model_views import identity_json, role_key
 from ..present.request_index import page_head, requests_of, transcript_anchors, transcript_link
+from ..present.twins import IdentityJson
 from ..state import ReadSession, State, WebState
+from ..views import Served, page_and_twin, wants_twin
 
 router = APIRouter()
 
@@ -52,9 +52,18 @@ def _identity(state: WebState, session: ReadSession, message_id: str) -> Message
     return identity
 
 
-@router.get("/sessions/{key}/messages/{message_id:path}", response_class=HTMLResponse, include_in_schema=False)
-def identity_page(request: Request, state: State, session: ReadSession, message_id: str) -> HTMLResponse:
+@page_and_twin(
+    router,
+    "/sessions/{key}/messages/{message_id:path}",
+    twin=IdentityJson,
+    summary="Every event carrying one message id, and the model requests that included it",
+    name="api_identity",
+)
+def identity_view(request: Request, state: State, session: ReadSession, message_id: str) -> Served[IdentityJson]:
     identity = _identity(state, session, message_id)
+    if wants_twin(request):
+        return IdentityJson.model_validate(identity_json(identity))
+    # the page links each carrier to its row in the transcript, and shows each copy of the message
     head = page_head(session.entry, session.log)
     base = head["base_url"]
     anchors = transcript_anchors(state, session.entry)
@@ -82,11 +91,3 @@ def identity_page(request: Request, state: State, session: ReadSession, message_
         contents=contents,
         shadowed=shadowed,
     )
-
-
-@router.get(
-    "/api/sessions/{key}/messages/{message_id:path}",
-    summary="Every event carrying one message id, and the model requests that included it",
-)
-def api_identity(state: State, session: ReadSession, message_id: str) -> dict[str, Any]:
-    return identity_json(_identity(state, session, message_id))

@@ -11,12 +11,11 @@ import math
 import os
 import time
 from itertools import groupby
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Query, Request
-from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from ...history.transcript import ROW_KINDS
 from ...sessions.hits import SearchHitJson, hit_json
 from ...sessions.registry import Entry, Mark
 from ...sessions.search_index import (
@@ -37,6 +36,7 @@ from ...sessions.transcript import Transcript
 from ...sessions.wire import Twin
 from ...store.pg_catalog import PostgresCatalog
 from ..state import State, WebState
+from ..views import RowKind, Served, fields, page_and_twin, page_or_twin
 
 router = APIRouter()
 
@@ -167,32 +167,28 @@ def search_results(state: WebState, finder: Finder, search: Search) -> SearchJso
     )
 
 
-def _search(q: str, kind: str, form: str, tool: str, errors: bool) -> Search:
-    return Search(q=q, kind=kind, form=form, tool=tool.strip(), errors=errors)
+def _grouped(data: SearchJson) -> dict[str, Any]:
+    """What the page shows of the hits: grouped by session, each snippet's HTML as markup."""
+    # the snippet's HTML is Snippet.html(): every character of the log's text escaped, then the marks put in
+    hits = [{**h.model_dump(), "html": Markup(h.html)} for h in data.hits]
+    return {**fields(data), "groups": [list(group) for _, group in groupby(hits, key=lambda h: h["key"])]}
 
 
-KIND_HELP = f"a row kind: {', '.join(ROW_KINDS)}"
-
-
-@router.get("/api/search", summary="Rows of every loaded session matching a text and facets")
-def api_search(
+@page_and_twin(
+    router,
+    "/search",
+    twin=SearchJson,
+    summary="Rows of every loaded session matching a text and facets",
+    name="api_search",
+)
+def search_page(
     request: Request,
     state: State,
     q: str = Query("", description="a phrase, matched anywhere in a row's words, any case; no operators"),
-    kind: str = Query("", description=KIND_HELP),
+    kind: RowKind = "",
     form: str = Query("", description="a context row's rendered form"),
     tool: str = "",
     errors: bool = False,
-) -> SearchJson:
-    return search_results(state, finder_of(request), _search(q, kind, form, tool, errors))
-
-
-@router.get("/search", response_class=HTMLResponse, include_in_schema=False)
-def search_page(
-    request: Request, state: State, q: str = "", kind: str = "", form: str = "", tool: str = "", errors: bool = False
-) -> HTMLResponse:
-    data = search_results(state, finder_of(request), _search(q, kind, form, tool, errors))
-    # the snippet's HTML is Snippet.html(): every character of the log's text escaped, then the marks put in
-    hits = [{**h.model_dump(), "html": Markup(h.html)} for h in data.hits]
-    groups = [list(group) for _, group in groupby(hits, key=lambda h: h["key"])]
-    return state.page(request, "search.html", **dict(data), groups=groups)
+) -> Served[SearchJson]:
+    search = Search(q=q, kind=kind, form=form, tool=tool.strip(), errors=errors)
+    return page_or_twin(request, search_results(state, finder_of(request), search), "search.html", _grouped)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ...forms import pretty_json
 from ...history.session import SessionLog
 from ...history.tokens import session_usage
-from ...history.transcript import ROW_KINDS
 from ...model.frozen import thaw
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry
@@ -20,7 +20,17 @@ from ..present.entries import entry_json, related_sessions, versions_json
 from ..present.facts import session_json
 from ..present.generation_facts import generation_json, generation_of, newer_format_json
 from ..present.rows import RowView
-from ..present.twins import ContextRowJson, RowJson, WindowJson, context_json, row_json
+from ..present.twins import (
+    ContextRowJson,
+    EventJson,
+    LocatedJson,
+    RowJson,
+    RowSearchJson,
+    SessionJson,
+    WindowJson,
+    context_json,
+    row_json,
+)
 from ..present.windows import (
     file_size,
     first_screen,
@@ -34,6 +44,20 @@ from ..present.windows import (
     window,
 )
 from ..state import Lang, ReadSession, SessionEntry, State, WebState
+from ..views import (
+    ANCHOR_LENGTH,
+    At,
+    Direction,
+    From,
+    MaybeFrom,
+    RowKind,
+    Served,
+    To,
+    fields,
+    page_and_twin,
+    page_or_twin,
+    wants_twin,
+)
 
 router = APIRouter()
 
@@ -54,24 +78,26 @@ def run_json(t: Transcript, index: int, start: int, size: int, stop: int | None 
     return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views], "run": t.rows[index].key})
 
 
-def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, paging: Paging) -> dict[str, Any]:
-    """What `session.html` is rendered with besides its rows (the page, and the one-file export)."""
+def facts_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]:
+    """The session's facts, relatives and token totals, as the page's header shows them (`sessions/facts.html`)."""
     return {
         "session": session_json(entry, log, t),
         "related": related_sessions(state, entry, log),
         "usage": state.registry.derived(entry.key, "usage", session_usage),
         "base_url": session_url(entry.key),
+    }
+
+
+def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, paging: Paging) -> dict[str, Any]:
+    """What `session.html` is rendered with besides its rows (the page, and the one-file export)."""
+    return {
+        **facts_context(state, entry, log, t),
         "paging": paging,
         "generation": generation_json(state, entry, log),  # which of its folder's generations
         "newer_format": newer_format_json(entry.header),
     }
 
 
-ANCHOR_LENGTH = 1000  # the longest anchor a query takes: past any row's, short of any costly to look up
-# `?at=`: an anchor (`msg-…`, a row's key) or `end`; the page opens at the window that shows it
-At = Annotated[
-    str, Query(max_length=ANCHOR_LENGTH, description="open at this row anchor (`msg-…`, a row key) or `end`")
-]
 # `/locate?anchor=`: the row anchor to find (`msg-…`, a row key)
 Anchor = Annotated[str, Query(max_length=ANCHOR_LENGTH, description="a row anchor (`msg-…`, a row key)")]
 
@@ -79,14 +105,12 @@ Anchor = Annotated[str, Query(max_length=ANCHOR_LENGTH, description="a row ancho
 RunKey = Annotated[str, Query(max_length=100, description="page the rows of the run row with this key")]
 
 
+# The page and its twin (`api_session`) keep a handler each: the page's first screen answers from the log's
+# first bytes before the whole log is read (`first_screen`), and its rows are rendered windows of HTML; the twin
+# reads the whole log and carries its rows as JSON.
 @router.get("/sessions/{key}", response_class=HTMLResponse, include_in_schema=False)
 def session_page(
-    request: Request,
-    state: State,
-    entry: SessionEntry,
-    t: Lang,
-    start: int = Query(0, alias="from", ge=0),
-    at: At = "",
+    request: Request, state: State, entry: SessionEntry, t: Lang, start: From = 0, at: At = ""
 ) -> HTMLResponse:
     early = first_screen(state, entry, t) if start == 0 and not at else None
     if early is not None:
@@ -107,7 +131,7 @@ def session_page(
     # An anchor no row has (a permalink into a log rewritten since) still opens the session, at its start,
     # saying so: the reader came for this session, and a 404 would hide it.
     opened = script.opening(at, state.settings.window_rows) if at else None
-    rows_html, paging = rendered_window(state, entry, script, t, start if opened is None else opened, at=at)
+    rows_html, paging = rendered_window(state, entry, script, t, _opened_at(start, opened), at=at)
     return state.page(
         request,
         "session.html",
@@ -121,63 +145,17 @@ def session_page(
 @router.get("/sessions/{key}/facts", response_class=HTMLResponse, include_in_schema=False)
 def session_facts(request: Request, state: State, session: ReadSession) -> HTMLResponse:
     """The session's verdict, counts and relatives, read from the whole log (its JSON twin: /api/sessions/{key})."""
-    entry, log = session.entry, session.log
+    entry = session.entry
     return state.page(
-        request,
-        "sessions/facts.html",
-        session=session_json(entry, log, transcript(state, entry)),
-        base_url=session_url(entry.key),
-        related=related_sessions(state, entry, log),
-        usage=state.registry.derived(entry.key, "usage", session_usage),
+        request, "sessions/facts.html", **facts_context(state, entry, session.log, transcript(state, entry))
     )
 
 
-class SessionJson(WindowJson):
-    """A session's facts, verdict, relatives and token totals, with a window of its rows."""
-
-    key: str
-    unique: str
-    id: str | None
-    path: str
-    carrier: str
-    url: str
-    download: str
-    upload: str | None
-    cwd: str | None
-    created_at: Any
-    parent_session: Any
-    header: dict[str, Any] | None
-    title: str | None
-    verdict: dict[str, Any]
-    events: int
-    messages: int
-    turns: int
-    steps: int
-    diagnostics: list[dict[str, Any]]
-    size: int | None
-    related: dict[str, list[dict[str, Any]]]
-    versions: list[dict[str, Any]]  # an uploaded session's, oldest first (empty on disk)
-    as_of: dict[str, Any] | None  # the upload shown, when the page shows an earlier one than the newest
-    newest: str | None  # an uploaded session's own URL, which shows its newest upload
-    usage: dict[str, int | None] | None
-    # `?at=`: the anchor the window was opened at, and the row index it names (null when no row has it:
-    # the window is then the first, as on the page)
-    at: str | None = None
-    at_index: int | None = None
-    # which format generation of its session folder this file is (null when the folder holds one),
-    # and the format newer than the pinned release reads (null when it is not)
-    generation: dict[str, Any] | None = None
-    newer_format: dict[str, Any] | None = None
-
-
 @router.get("/api/sessions/{key}", summary="One session: verdict, counts, diagnostics and a window of rows")
-def api_session(
-    state: State, session: ReadSession, start: int = Query(0, alias="from", ge=0), at: At = ""
-) -> SessionJson:
+def api_session(state: State, session: ReadSession, start: From = 0, at: At = "") -> SessionJson:
     entry, log = session.entry, session.log
     t, size = transcript(state, entry), state.settings.window_rows
-    opened = t.opening(at, size) if at else None
-    window = window_json(t, start if opened is None else opened, size, at=at)
+    window = window_json(t, _opened_at(start, t.opening(at, size) if at else None), size, at=at)
     usage = state.registry.derived(entry.key, "usage", session_usage)
     return SessionJson.model_validate(
         {
@@ -193,73 +171,82 @@ def api_session(
     )
 
 
-def _window_from(start: int | None, stop: int | None, size: int) -> int:
-    """Where a window asked for by `from` and `to` starts: `to` alone asks for the window that ends there."""
-    if start is not None:
-        return start
-    return 0 if stop is None else max(0, stop - size)
+def _opened_at(start: int, opened: int | None) -> int:
+    """Where a page or its twin opens: at the window `?at=` opens, else at `from`."""
+    return start if opened is None else opened
 
 
-def _rows_start(t: Transcript, start: int, at: str, size: int) -> int:
-    """Where the rows asked for start: at `start`, or at the window anchor `at` opens; 404 when no row has `at`."""
-    if not at:
-        return start
-    opened = t.opening(at, size)
+@dataclass(frozen=True, slots=True)
+class RowsAsked:
+    """What `/rows` asks for, in the URL: `from` (up to `to`; with `to` alone, the window that ends there), or
+    the window `at` opens; with `run`, a page of that run row's rows, `from` and `to` counting them."""
+
+    start: int | None
+    stop: int | None
+    at: str
+    run: str
+
+
+def rows_asked(start: MaybeFrom = None, stop: To = None, at: At = "", run: RunKey = "") -> RowsAsked:
+    return RowsAsked(start, stop, at, run)
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """The rows `RowsAsked` names: of run row `run` (None: of the transcript), from `start`, before `stop`."""
+
+    run: int | None
+    start: int
+    stop: int | None
+
+
+def rows_of(t: Transcript, asked: RowsAsked, size: int) -> Rows:
+    """Where the rows asked for lie; 404 when no row has `at`, or no run row is `run`."""
+    start = asked.start
+    if start is None:
+        start = 0 if asked.stop is None else max(0, asked.stop - size)
+    if asked.run:
+        index = t.positions.get(asked.run)
+        if index is None or t.rows[index].count == 1:
+            raise HTTPException(404, f"no run row {asked.run!r}")
+        return Rows(index, start, asked.stop)
+    if not asked.at:
+        return Rows(None, start, asked.stop)
+    opened = t.opening(asked.at, size)
     if opened is None:
-        raise HTTPException(404, f"no row {at!r}")
-    return opened
+        raise HTTPException(404, f"no row {asked.at!r}")
+    return Rows(None, opened, None)
 
 
+AskedRows = Annotated[RowsAsked, Depends(rows_asked)]
+
+
+# The page's script asks for rows in HTML, saying which way it pages (the loader it swaps in); the twin pages by
+# `from` and `to` alone: the two keep a handler each, and share what they are asked (`AskedRows`).
 @router.get("/sessions/{key}/rows", response_class=HTMLResponse, include_in_schema=False)
 def rows_partial(
-    state: State,
-    session: ReadSession,
-    t: Lang,
-    start: int | None = Query(None, alias="from", ge=0),
-    stop: int | None = Query(None, alias="to", ge=0),
-    direction: str = Query("", pattern="^(earlier|later|)$"),
-    at: At = "",
-    run: RunKey = "",
+    state: State, session: ReadSession, t: Lang, asked: AskedRows, direction: Direction = ""
 ) -> HTMLResponse:
-    """A window of rows: from `from` (up to `to`; with `to` alone, the window that ends there), or the one
-    `at` opens, with loaders for its neighbours; with `run`, a page of that run row's rows, `from` and `to`
-    counting them."""
+    """A window of rows (`RowsAsked`), with loaders for its neighbours."""
     entry = session.entry
-    script, size = transcript(state, entry), state.settings.window_rows
-    if run:
-        index = _run_index(script, run)
-        return HTMLResponse(
-            rendered_run(state, entry, script, t, index, _window_from(start, stop, size), direction, stop)
-        )
-    first = _rows_start(script, _window_from(start, stop, size), at, size)
-    html, _ = rendered_window(state, entry, script, t, first, direction, None if at else stop, at=at)
+    script = transcript(state, entry)
+    rows = rows_of(script, asked, state.settings.window_rows)
+    if rows.run is not None:
+        return HTMLResponse(rendered_run(state, entry, script, t, rows.run, rows.start, direction, rows.stop))
+    html, _ = rendered_window(state, entry, script, t, rows.start, direction, rows.stop, at=asked.at)
     return HTMLResponse(html)
-
-
-def _run_index(t: Transcript, key: str) -> int:
-    """The row index of run row `key`; 404 when no run row has it."""
-    index = t.positions.get(key)
-    if index is None or t.rows[index].count == 1:
-        raise HTTPException(404, f"no run row {key!r}")
-    return index
 
 
 @router.get(
     "/api/sessions/{key}/rows",
     summary="A window of rows (from a row index, or opened at an anchor), or a page of a run row's rows (`run`)",
 )
-def api_rows(
-    state: State,
-    session: ReadSession,
-    start: int | None = Query(None, alias="from", ge=0),
-    stop: int | None = Query(None, alias="to", ge=0),
-    at: At = "",
-    run: RunKey = "",
-) -> WindowJson:
+def api_rows(state: State, session: ReadSession, asked: AskedRows) -> WindowJson:
     t, size = transcript(state, session.entry), state.settings.window_rows
-    if run:
-        return run_json(t, _run_index(t, run), _window_from(start, stop, size), size, stop)
-    return window_json(t, _rows_start(t, _window_from(start, stop, size), at, size), size, None if at else stop, at)
+    rows = rows_of(t, asked, size)
+    if rows.run is not None:
+        return run_json(t, rows.run, rows.start, size, rows.stop)
+    return window_json(t, rows.start, size, rows.stop, asked.at)
 
 
 @router.get("/api/sessions/{key}/search", summary="Rows matching a text and facets, in order")
@@ -267,31 +254,35 @@ def api_search(
     state: State,
     session: ReadSession,
     q: str = "",
-    kind: str = Query("", description=f"a row kind: {', '.join(ROW_KINDS)}"),
+    kind: RowKind = "",
     form: str = "",
     tool: str = "",
     errors: bool = False,
     raw: bool = Query(False, description="match the words in raw event JSON too, not only in what rows show"),
-) -> dict[str, Any]:
+) -> RowSearchJson:
     t = transcript(state, session.entry)
     found = searchables(state, session.entry, t)
     hits = search(found, q=q, kind=kind, form=form, tool=tool, errors=errors, raw=raw)
-    return {
-        "query": {"q": q, "kind": kind, "form": form, "tool": tool, "errors": errors, "raw": raw},
-        "matches": [{"index": i, "anchor": t.anchors[i], "kind": t.rows[i].kind, "seq": t.rows[i].seq} for i in hits],
-    }
+    return RowSearchJson.model_validate(
+        {
+            "query": {"q": q, "kind": kind, "form": form, "tool": tool, "errors": errors, "raw": raw},
+            "matches": [
+                {"index": i, "anchor": t.anchors[i], "kind": t.rows[i].kind, "seq": t.rows[i].seq} for i in hits
+            ],
+        }
+    )
 
 
 @router.get("/api/sessions/{key}/locate", summary="The row index of an anchor, to open its window")
-def api_locate(state: State, session: ReadSession, anchor: Anchor) -> dict[str, Any]:
+def api_locate(state: State, session: ReadSession, anchor: Anchor) -> LocatedJson:
     t = transcript(state, session.entry)
     index = None if anchor == END else t.index_at(anchor)  # a row inside a run: the run's
     if index is None:
         raise HTTPException(404, f"no row {anchor!r}")
-    return {"anchor": anchor, "index": index, "seq": t.rows[index].seq}
+    return LocatedJson(anchor=anchor, index=index, seq=t.rows[index].seq)
 
 
-def _event(state: WebState, session: ReadSession, seq: int) -> dict[str, Any]:
+def event_json(state: WebState, session: ReadSession, seq: int) -> EventJson:
     """Event `seq` as stored; one past dsh's view (a record after a defect) is numbered after the log's events."""
     log = session.log
     readable = transcript(state, session.entry).readable if seq >= log.event_count else None
@@ -300,32 +291,29 @@ def _event(state: WebState, session: ReadSession, seq: int) -> dict[str, Any]:
         raise HTTPException(404, f"no event {seq}")
     event = readable.event(seq) if readable is not None else log.event(seq)
     outside = readable.outside(seq) if readable is not None else None
-    return {
-        "seq": seq,
-        "type": event.type,
-        "synthetic": event.synthetic,
-        "event": thaw(event.raw),
-        **({"outside": outside} if outside is not None else {}),
-    }
+    return EventJson(seq=seq, type=event.type, synthetic=event.synthetic, event=thaw(event.raw), outside=outside)
 
 
-@router.get("/sessions/{key}/events/{seq}", response_class=HTMLResponse, include_in_schema=False)
-def event_page(request: Request, state: State, session: ReadSession, seq: int) -> HTMLResponse:
-    event = _event(state, session, seq)
+@page_and_twin(
+    router,
+    "/sessions/{key}/events/{seq}",
+    twin=EventJson,
+    summary="One event as stored (after dsh's upgrades)",
+    name="api_event",
+)
+def event(request: Request, state: State, session: ReadSession, seq: int) -> Served[EventJson]:
     key = session.entry.key
-    return state.page(
+    return page_or_twin(
         request,
+        event_json(state, session, seq),
         "event.html",
-        session_key=key,
-        base_url=session_url(key),
-        event_json=pretty_json(event["event"]),
-        **event,
+        lambda found: {
+            **fields(found),
+            "session_key": key,
+            "base_url": session_url(key),
+            "event_json": pretty_json(found.event),
+        },
     )
-
-
-@router.get("/api/sessions/{key}/events/{seq}", summary="One event as stored (after dsh's upgrades)")
-def api_event(state: State, session: ReadSession, seq: int) -> dict[str, Any]:
-    return _event(state, session, seq)
 
 
 def _context(state: WebState, session: ReadSession, seq: int) -> RowView:
@@ -336,14 +324,17 @@ def _context(state: WebState, session: ReadSession, seq: int) -> RowView:
     return view(t, index)
 
 
-@router.get("/sessions/{key}/contexts/{seq}", response_class=HTMLResponse, include_in_schema=False)
-def context_body(request: Request, state: State, session: ReadSession, seq: int) -> HTMLResponse:
-    return state.page(request, "forms/body.html", view=_context(state, session, seq).part)
-
-
-@router.get("/api/sessions/{key}/contexts/{seq}", summary="One context row with its rendered body")
-def api_context_body(state: State, session: ReadSession, seq: int) -> ContextRowJson:
-    return context_json(_context(state, session, seq))
+@page_and_twin(
+    router,
+    "/sessions/{key}/contexts/{seq}",
+    twin=ContextRowJson,
+    summary="One context row with its rendered body",
+    name="api_context_body",
+)
+def context_body(request: Request, state: State, session: ReadSession, seq: int) -> Served[ContextRowJson]:
+    # the page renders the row's form from its view (`forms/body.html`); the twin carries the body as JSON
+    row = _context(state, session, seq)
+    return context_json(row) if wants_twin(request) else state.page(request, "forms/body.html", view=row.part)
 
 
 __all__ = ["RowJson", "page_context", "router", "session_json", "window_json"]

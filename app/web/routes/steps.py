@@ -6,7 +6,7 @@ Pages and their JSON twins side by side; the identity pages are `messages.py`'s.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
@@ -28,7 +28,9 @@ from ..present.model_views import (
 from ..present.request_index import page_head, requests_of, transcript_anchors, transcript_link
 from ..present.step_models import StepModel, rendered_messages, step_model
 from ..present.strings import Strings
+from ..present.twins import BudgetJson, MessageBodyJson, MessagesJson, StepJson
 from ..state import Lang, ReadSession, State, WebState
+from ..views import Direction, From, MaybeFrom, Served, To, page_and_twin, wants_twin
 
 router = APIRouter()
 
@@ -60,18 +62,23 @@ def _step_paging(paging: Paging) -> dict[str, int | None]:
     return {("totalSteps" if name == "totalMessages" else name): value for name, value in paging.items()}
 
 
-@router.get("/sessions/{key}/steps", response_class=HTMLResponse, include_in_schema=False)
-def budget_page(
-    request: Request,
-    state: State,
-    session: ReadSession,
-    t: Lang,
-    start: int | None = Query(None, alias="from", ge=0),
-) -> HTMLResponse:
-    """`STEPS_SHOWN` steps at a time, `from` the first one's index (the newest by default); the chart
-    keeps the whole session's scale, so pages compare."""
+@page_and_twin(
+    router,
+    "/sessions/{key}/steps",
+    twin=BudgetJson,
+    summary="The model calls, tokens, and compactions of a window of steps",
+    name="api_budget",
+)
+def budget_window(
+    request: Request, state: State, session: ReadSession, t: Lang, start: MaybeFrom = None
+) -> Served[BudgetJson]:
+    """The page's window: `from` its first step's index, else the newest steps; `beforeStep` counts all steps."""
+    # `STEPS_SHOWN` steps at a time, the newest by default; the page's chart keeps the whole session's scale,
+    # so pages compare
     budget = _budget(state, session)
     window, paging = _window(budget, start)
+    if wants_twin(request):
+        return BudgetJson.model_validate({**_step_paging(paging), **budget_json(window)})
     base = session_url(session.entry.key)
     first = paging["from"] or 0
     chart = budget_chart(window, first, budget.peak, lambda step: f"{base}/steps/{step}", t)
@@ -84,15 +91,6 @@ def budget_page(
         paging=_step_paging(paging),
         chart=chart,
     )
-
-
-@router.get("/api/sessions/{key}/steps", summary="The model calls, tokens, and compactions of a window of steps")
-def api_budget(
-    state: State, session: ReadSession, start: int | None = Query(None, alias="from", ge=0)
-) -> dict[str, Any]:
-    """The page's window: `from` its first step's index, else the newest steps; `beforeStep` counts all steps."""
-    window, paging = _window(_budget(state, session), start)
-    return {**_step_paging(paging), **budget_json(window)}
 
 
 # --- the model view of one step ----------------------------------------------------
@@ -113,17 +111,25 @@ def _call(model: StepModel, number: int) -> int:
     return number
 
 
-@router.get("/sessions/{key}/steps/{ref}", response_class=HTMLResponse, include_in_schema=False)
-def step_page(
-    request: Request,
-    state: State,
-    session: ReadSession,
-    t: Lang,
-    ref: str,
-    start: int | None = Query(None, alias="from", ge=0),
-) -> HTMLResponse:
-    """The header, the state and the diff at once; each call's messages a window at a time (the newest first)."""
+Call = Annotated[int, Query(ge=1)]  # `?call=`: a step's model call, counted from 1
+
+
+@page_and_twin(
+    router,
+    "/sessions/{key}/steps/{ref}",
+    twin=StepJson,
+    summary="What the model read at one step: every call's request",
+    name="api_step",
+)
+def model_view(
+    request: Request, state: State, session: ReadSession, t: Lang, ref: str, start: MaybeFrom = None
+) -> Served[StepJson]:
+    """Each call's messages are a window: `from` its first message's index, else the newest window."""
+    # the page shows the header, the state and the diff at once, and each call's messages a window at a time
     model = _step(state, session, ref, t)
+    if wants_twin(request):
+        twin = step_json(model.requests, model.calls, start, state.settings.window_rows, session.log)
+        return StepJson.model_validate(twin)
     views = model.calls
     windows = [rendered_messages(state, session.entry, model, t, n, start)[0] for n in range(1, len(views) + 1)]
     main = next((v for v in views if v.answered), None)
@@ -146,25 +152,18 @@ def step_page(
     )
 
 
-@router.get("/api/sessions/{key}/steps/{ref}", summary="What the model read at one step: every call's request")
-def api_step(
-    state: State, session: ReadSession, t: Lang, ref: str, start: int | None = Query(None, alias="from", ge=0)
-) -> dict[str, Any]:
-    """Each call's messages are a window: `from` its first message's index, else the newest window."""
-    model = _step(state, session, ref, t)
-    return step_json(model.requests, model.calls, start, state.settings.window_rows, session.log)
-
-
+# The page's script asks for the next window of a call's messages in HTML, saying which way it pages (the
+# loader it swaps in); the twin pages by `from` and `to` alone: the two keep a handler each.
 @router.get("/sessions/{key}/steps/{ref}/messages", response_class=HTMLResponse, include_in_schema=False)
 def messages_partial(
     state: State,
     session: ReadSession,
     t: Lang,
     ref: str,
-    call: int = Query(1, ge=1),
-    start: int = Query(0, alias="from", ge=0),
-    stop: int | None = Query(None, alias="to", ge=0),
-    direction: str = Query("", pattern="^(earlier|later|)$"),
+    call: Call = 1,
+    start: From = 0,
+    stop: To = None,
+    direction: Direction = "",
 ) -> HTMLResponse:
     model = _step(state, session, ref, t)
     html, _ = rendered_messages(state, session.entry, model, t, _call(model, call), start, stop, direction)
@@ -173,20 +172,15 @@ def messages_partial(
 
 @router.get("/api/sessions/{key}/steps/{ref}/messages", summary="A window of one model call's messages")
 def api_messages(
-    state: State,
-    session: ReadSession,
-    t: Lang,
-    ref: str,
-    call: int = Query(1, ge=1),
-    start: int = Query(0, alias="from", ge=0),
-    stop: int | None = Query(None, alias="to", ge=0),
-) -> dict[str, Any]:
+    state: State, session: ReadSession, t: Lang, ref: str, call: Call = 1, start: From = 0, stop: To = None
+) -> MessagesJson:
     """The window of call `call`'s messages `from` an index, no further than `to`."""
     model = _step(state, session, ref, t)
     view = model.calls[_call(model, call) - 1]
     paging = message_paging(len(view.messages), start, state.settings.window_rows, stop)
     window = slice(paging["from"], paging["to"])
-    return {"call": call, **paging, "messages": messages_json(view.messages[window], session.log)}
+    messages = messages_json(view.messages[window], session.log)
+    return MessagesJson.model_validate({"call": call, **paging, "messages": messages})
 
 
 # --- one message's content, loaded when its row opens -------------------------------
@@ -200,22 +194,25 @@ def _message_at(session: ReadSession, seq: int) -> Message:
     return message
 
 
-@router.get("/sessions/{key}/message-bodies/{seq}", response_class=HTMLResponse, include_in_schema=False)
-def message_body(request: Request, state: State, session: ReadSession, seq: int) -> HTMLResponse:
-    message = _message_at(session, seq)
-    if message.is_context:
-        return state.page(request, "forms/body.html", view=project_context(message))
-    return state.page(request, "messages/body.html", parts=body_parts(message))
-
-
-@router.get("/api/sessions/{key}/message-bodies/{seq}", summary="The message an event holds, as the model read it")
-def api_message_body(session: ReadSession, seq: int) -> dict[str, Any]:
+@page_and_twin(
+    router,
+    "/sessions/{key}/message-bodies/{seq}",
+    twin=MessageBodyJson,
+    summary="The message an event holds, as the model read it",
+    name="api_message_body",
+)
+def message_body(request: Request, state: State, session: ReadSession, seq: int) -> Served[MessageBodyJson]:
+    # the page renders the message's content block by block, or an injected context's rendered form
     message = _message_at(session, seq)
     view = project_context(message) if message.is_context else None
-    return {
-        "seq": seq,
-        "role": message.role,
-        "shownAs": role_key(message).removeprefix("role."),
-        "renderedForm": view.form if view else None,
-        "message": message.to_json(),
-    }
+    if wants_twin(request):
+        return MessageBodyJson(
+            seq=seq,
+            role=message.role,
+            shown_as=role_key(message).removeprefix("role."),
+            rendered_form=view.form if view else None,
+            message=message.to_json(),
+        )
+    if view is not None:
+        return state.page(request, "forms/body.html", view=view)
+    return state.page(request, "messages/body.html", parts=body_parts(message))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -23,7 +23,9 @@ from ...log.sources import escapes
 from ...sessions.registry import Entry, url_safe_id
 from ...store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
 from ..present.entries import entry_json
+from ..present.twins import UploadJson, UploadsJson
 from ..state import SessionEntry, State, WebState
+from ..views import Served, page_and_twin, page_or_twin
 
 router = APIRouter()
 CHUNK = 1 << 20
@@ -184,6 +186,11 @@ async def create_upload(request: Request, state: State, name: str | None = Query
 PAGE_SIZE = 50
 SHOWN_SESSIONS = 5  # of an upload's sessions, the list names this many; its own page and the JSON twin, all
 CURSOR = r"^[0-9]{1,18}-[0-9a-f]{64}$"  # an upload's `uploaded_at` (ms), a dash, its digest
+# `?before=`: the cursor of the last upload of the page before, as `next` names it
+Before = Annotated[
+    str | None,
+    Query(pattern=CURSOR, description="the page after this upload, as `next` names it (50 unless `limit` says)"),
+]
 
 
 def cursor(upload: Upload) -> str:
@@ -247,22 +254,19 @@ def uploads_listing(state: WebState, limit: int | None, before: str | None) -> d
 def api_uploads(
     state: State,
     limit: int | None = Query(None, ge=1, le=1000, description="a page of this many, newest first"),
-    before: str | None = Query(
-        None, pattern=CURSOR, description="the page after this upload, as `next` names it (50 unless `limit` says)"
-    ),
-) -> dict[str, Any]:
+    before: Before = None,
+) -> UploadsJson:
     data = uploads_listing(state, limit, before)
     if data["next"] is not None:
         data["next"] = page_url("/api/uploads", data["limit"], data["next"])
-    return data
+    return UploadsJson.model_validate(data)
 
 
+# The page and its twin differ in what they give without `limit` and `before`: the page, the newest 50; the
+# twin, every upload, oldest first. They keep a handler each.
 @router.get("/uploads", response_class=HTMLResponse, include_in_schema=False)
 def uploads_page(
-    request: Request,
-    state: State,
-    limit: int = Query(PAGE_SIZE, ge=1, le=1000),
-    before: str | None = Query(None, pattern=CURSOR),
+    request: Request, state: State, limit: int = Query(PAGE_SIZE, ge=1, le=1000), before: Before = None
 ) -> HTMLResponse:
     data = uploads_listing(state, limit, before)
     if data["next"] is not None:
@@ -271,14 +275,11 @@ def uploads_page(
     return state.page(request, "uploads.html", **data, newest=newest, shown_sessions=SHOWN_SESSIONS)
 
 
-@router.get("/api/uploads/{digest}", summary="One upload and its sessions")
-def api_upload(state: State, digest: str) -> dict[str, Any]:
-    return upload_json(state, _upload(state, digest))
-
-
-@router.get("/uploads/{digest}", response_class=HTMLResponse, include_in_schema=False)
-def upload_page(request: Request, state: State, digest: str) -> HTMLResponse:
-    return state.page(request, "upload.html", upload=api_upload(state, digest))
+@page_and_twin(router, "/uploads/{digest}", twin=UploadJson, summary="One upload and its sessions", name="api_upload")
+def upload_page(request: Request, state: State, digest: str) -> Served[UploadJson]:
+    found = UploadJson.model_validate(upload_json(state, _upload(state, digest)))
+    # the page reads the upload as its twin words it (`upload.sessionsKept`), as the uploads list does
+    return page_or_twin(request, found, "upload.html", lambda upload: {"upload": upload.model_dump(by_alias=True)})
 
 
 @router.delete("/api/uploads/{digest}", summary="Delete an upload: its bytes and its sessions")
