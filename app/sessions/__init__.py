@@ -5,7 +5,8 @@
 Layering: imports `log`, `model`, `history`, `forms` and `store`; never a web framework, so the command
 line's `search` uses it without the web layer (an import contract in pyproject.toml says so).
 
-The public API below is what the layers above use; the modules hold the rest."""
+The public API below is what the layers above use; the modules hold the rest (`session_search.search_index`
+is not named here: the package's `search_index` is the cross-session index's module)."""
 
 from .archive import MAX_IMAGE_BYTES, InlineImages, inline_images, media_of, media_type, read_member
 from .caches import CACHE_MB, Latest
@@ -39,7 +40,7 @@ from .search_index import (
     read_mark,
     visible,
 )
-from .session_search import SearchIndex, row_searchable, search, search_index
+from .session_search import SearchIndex, row_searchable, search
 from .team_search_index import PgCorpusIndex, upload_identity
 from .transcript import END, Paging, Transcript, build_transcript
 from .wire import Twin
@@ -86,7 +87,6 @@ __all__ = [
     "read_member",
     "row_searchable",
     "search",
-    "search_index",
     "session_url",
     "upload_identity",
     "url_safe_id",
