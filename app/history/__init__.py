@@ -2,7 +2,8 @@
 model-visible history, crash closers, message identities, the transcript's rows and their facts, requests and
 usage, two sessions compared (docs/format.md §5).
 
-The public API below is what the layers above use; the modules hold the rest."""
+The public API below is what the layers above use; the modules hold the rest (`row_facts.row_facts` is not
+named here: the package's `row_facts` is that module)."""
 
 from .compare import (
     IGNORABLE,
@@ -63,7 +64,6 @@ from .row_facts import (
     error_count,
     reports_error,
     reports_stop,
-    row_facts,
 )
 from .session import Category, SessionLog, load_one, load_session
 from .state import SETTINGS, SessionState, Setting, StateChange
@@ -145,7 +145,6 @@ __all__ = [
     "reports_error",
     "reports_stop",
     "request_index",
-    "row_facts",
     "run_rows",
     "segment_json",
     "session_budget",
