@@ -46,3 +46,18 @@ def test_no_folder_of_the_package_holds_more_than_twenty_modules() -> None:
         if (count := len([m for m in folder.glob("*.py") if m.name != "__init__.py"])) > MOST_MODULES
     }
     assert not crowded, f"folders of more than {MOST_MODULES} modules: {crowded}"
+
+
+def test_no_layer_names_a_function_after_one_of_its_modules() -> None:
+    """`from dsh_inspect.sessions import search_index` must give the module: a package whose public API held a
+    function of that name would hand the function to whoever asked for the module."""
+    import importlib
+    import pkgutil
+
+    clashes = {}
+    for folder in sorted(p for p in APP.iterdir() if (p / "__init__.py").is_file()):
+        package = importlib.import_module(f"dsh_inspect.{folder.name}")
+        modules = {m.name for m in pkgutil.iter_modules(package.__path__)}
+        if clash := set(getattr(package, "__all__", ())) & modules:
+            clashes[folder.name] = sorted(clash)
+    assert not clashes, clashes
