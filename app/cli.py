@@ -19,7 +19,8 @@ from .log.generations import session_generations
 from .log.records import NotASessionLog
 from .log.sources import Discovery, RecordChanged, UnreadablePath, discover
 from .model.rules import DSH_RELEASE
-from .settings import SERVE_OPTIONS, Settings, serve_settings
+from .settings import SERVE_OPTIONS, Settings, default_data_dir, loopback, serve_settings
+from .store.access_records import ROLES
 
 
 def context_counts(log: SessionLog) -> dict[RenderedForm, int]:
@@ -213,6 +214,13 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
     from .web.state import compile_templates
 
     host, port = settings.host, settings.port
+    if not loopback(host) and not settings.access_control and not settings.no_auth:
+        err.write(
+            f"dsh-inspect serve: refusing to serve {host} with access control off: anyone who reaches the port "
+            "would read, upload and delete every session. Turn it on with --require-auth (and make a token: "
+            "dsh-inspect token create NAME --role admin), or say --no-auth to serve it open on purpose\n"
+        )
+        return 2
     try:
         discover(list(paths))
     except UnreadablePath as exc:
@@ -323,6 +331,31 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PART",
         help=f"leave a part out: {', '.join(IGNORABLE)}, tool_result:NAME (tool_result:* for every tool)",
     )
+    token = sub.add_parser(
+        "token",
+        help="API tokens for scripts, CI and push: create, list, revoke",
+        description="API tokens in the catalog a server uses: name it as `serve` does (--data-dir, --store).",
+    )
+    actions = token.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="make a token; its secret is printed once, on the last line")
+    create.add_argument("name", metavar="NAME", help="its name: letters, digits, '.', '_' or '-'")
+    create.add_argument("--role", required=True, choices=ROLES, help='what it may do (README "Access")')
+    create.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        metavar="P",
+        help="only sessions of this project (a header's cwd); repeatable; none: every project",
+    )
+    create.add_argument("--expires", type=int, metavar="DAYS", help="refused after this many days (default: never)")
+    listing = actions.add_parser("list", help="every token: name, role, projects, expiry, last use")
+    listing.add_argument("--json", action="store_true", help="print one JSON document")
+    revoke = actions.add_parser("revoke", help="refuse a token from now on, in every process")
+    revoke.add_argument("name", metavar="NAME")
+    for each in (create, listing, revoke):
+        for option in SERVE_OPTIONS:
+            if option.flag in ("--data-dir", "--store"):
+                option.add_to(each)
     search = sub.add_parser(
         "search",
         help="find rows across sessions: prompts, replies, reasoning, tools, commands, errors, contexts",
@@ -377,6 +410,21 @@ def run_command(argv: Sequence[str] | None) -> int:
         return run_render(args.path, output=args.output, session=args.session, lang=args.lang, err=sys.stderr)
     if args.command == "diff":
         return run_diff(args.a, args.b, as_json=args.json, ignore=args.ignore, out=sys.stdout, err=sys.stderr)
+    if args.command == "token":
+        from .commands.tokens import run_token
+
+        return run_token(
+            args.action,
+            data_dir=args.data_dir or default_data_dir(),
+            store=args.store or None,
+            name=getattr(args, "name", None),
+            role=getattr(args, "role", "viewer"),
+            projects=getattr(args, "project", ()),
+            expires=getattr(args, "expires", None),
+            as_json=getattr(args, "json", False),
+            out=sys.stdout,
+            err=sys.stderr,
+        )
     if args.command == "search":
         from .commands.search import run_search
 

@@ -4,6 +4,7 @@ type and help; the CLI's flags and the README's tables are made from (or checked
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import socket
 import sys
@@ -37,6 +38,14 @@ def _machine_names() -> frozenset[str]:
         except OSError:
             continue
     return frozenset(_bracketed(n.lower()) for n in names | addresses if n)
+
+
+def loopback(host: str) -> bool:
+    """Whether `host` is this machine's loopback only: `localhost`, 127.0.0.0/8, `::1`."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
 
 
 def setting(default: int, help: str, *, limit: LimitName | None = None) -> Any:
@@ -170,6 +179,20 @@ class Settings:
         shown="files in `--data-dir`",
         then=lambda given: given or None,
     )
+    require_auth: bool = option(
+        "--require-auth",
+        False,
+        "turn access control on: every route but `/auth/*`, `/healthz`, `/readyz` and static files needs an API "
+        "token (`dsh-inspect token create`) sent as `Authorization: Bearer …` or signed in at `/auth/sign-in`",
+        shown="off on loopback",
+    )
+    no_auth: bool = option(
+        "--no-auth",
+        False,
+        "serve beyond loopback with access control off: anyone who reaches the port reads, uploads and deletes "
+        "everything, and every page says so",
+        shown="off",
+    )
     workers: int = option(
         "--workers",
         1,
@@ -232,6 +255,25 @@ class Settings:
         "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts them); "
         '"Show all" loads the rest in place. Context bodies keep dsh\'s own 20,000.',
     )
+
+    audit_days: int = setting(
+        90, "Days the audit trail keeps an entry (token use, uploads, downloads, deletes, denied requests)."
+    )
+    token_attempts: int = setting(
+        10,
+        "Failed token attempts a client may make in a minute (per server process); past it, its requests that "
+        "carry a token get 429 until the minute has passed.",
+    )
+
+    @property
+    def access_control(self) -> bool:
+        """Whether requests need an identity (docs/decisions/0020-access-control.md)."""
+        return self.require_auth
+
+    @property
+    def open_beyond_loopback(self) -> bool:
+        """Served to other machines with access control off (`--no-auth`): every page says so."""
+        return not self.access_control and not loopback(self.host)
 
     def host_allowed(self, host_header: str | None) -> bool:
         if not host_header:

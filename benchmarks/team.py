@@ -34,6 +34,7 @@ from dsh_inspect.store.catalog import (
     SqliteCatalog,
     StoredSession,
     Upload,
+    placeholders,
     session_rows,
     upload_row,
 )
@@ -71,11 +72,11 @@ def fill_sqlite(data_dir: Path, uploads: list[tuple[Upload, bytes]]) -> SqliteCa
         blob.write_bytes(data)
     with catalog.connection() as conn, catalog.writing(conn):
         conn.executemany(
-            f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES ({placeholders('?')})",
             [upload_row(u) for u, _ in uploads],
         )
         conn.executemany(
-            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES ({placeholders('?', SESSION_COLUMNS)})",
             [row for u, _ in uploads for row in session_rows(u)],
         )
         conn.execute("UPDATE catalog_state SET version = version + 1")
@@ -90,11 +91,11 @@ def fill_postgres(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         cur.executemany(
-            f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES ({placeholders('%s')})",
             [upload_row(u) for u, _ in uploads],
         )
         cur.executemany(
-            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES ({placeholders('%s', SESSION_COLUMNS)})",
             [row for u, _ in uploads for row in session_rows(u)],
         )
         cur.execute("UPDATE catalog_state SET version = version + 1")

@@ -51,6 +51,7 @@ class Upload:
     base: str | None = None  # the upload whose whole bytes this one's start with, kept once (decision 0018)
     tail: str | None = None  # with a base: the blob of the bytes after the base's
     hidden: bool = False  # deleted by a user, kept as the base of another upload: listed nowhere
+    uploaded_by: str | None = None  # the actor that published it (docs/decisions/0020-access-control.md)
 
     @property
     def blob(self) -> str:
@@ -72,14 +73,20 @@ class BaseGone(Exception):
     """The upload an extension was to continue was deleted meanwhile: store it whole instead."""
 
 
-# an `uploads` row (digest, name, size, carrier, media, uploaded_at, base, tail, hidden): its table is STRICT,
-# and carrier holds only the Kind that `insert` wrote
-_UploadRow = tuple[str, str, int, Kind, int, int, str | None, str | None, int | bool]
-UPLOAD_COLUMNS = "digest, name, size, carrier, media, uploaded_at, base, tail, hidden"
+# an `uploads` row (digest, name, size, carrier, media, uploaded_at, base, tail, hidden, uploaded_by): its table
+# is STRICT, and carrier holds only the Kind that `insert` wrote
+_UploadRow = tuple[str, str, int, Kind, int, int, str | None, str | None, int | bool, str | None]
+UPLOAD_COLUMNS = "digest, name, size, carrier, media, uploaded_at, base, tail, hidden, uploaded_by"
 SELECT_UPLOADS = (
-    "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden, "
+    "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden, u.uploaded_by, "
     "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict, s.events "
 )
+_FIELDS = len(UPLOAD_COLUMNS.split(","))
+
+
+def placeholders(mark: str, columns: str = UPLOAD_COLUMNS) -> str:
+    """`VALUES (…)` for each of `columns`, in a driver's mark (`?`, `%s`)."""
+    return ", ".join([mark] * len(columns.split(",")))
 
 
 class SqliteCatalog:
@@ -124,11 +131,15 @@ class SqliteCatalog:
             raise
         conn.execute("COMMIT")
 
-    def version(self) -> int:
+    def thread_connection(self) -> sqlite3.Connection:
+        """This thread's connection for reads asked per request (the version, a token), kept open."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = self._connect()
-        version: int = conn.execute("SELECT version FROM catalog_state").fetchone()[0]
+        return conn
+
+    def version(self) -> int:
+        version: int = self.thread_connection().execute("SELECT version FROM catalog_state").fetchone()[0]
         return version
 
     def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
@@ -235,9 +246,9 @@ _NEWER = " AND (uploaded_at, digest) >= (?, ?)"
 
 
 def _insert(conn: sqlite3.Connection, upload: Upload) -> None:
-    conn.execute(f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", upload_row(upload))
+    conn.execute(f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES ({placeholders('?')})", upload_row(upload))
     conn.executemany(
-        f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES ({placeholders('?', SESSION_COLUMNS)})",
         session_rows(upload),
     )
 
@@ -247,7 +258,7 @@ SESSION_COLUMNS = "digest, ordinal, kind, member, session_id, header, verdict, e
 
 def upload_row(upload: Upload) -> tuple[Any, ...]:
     u = upload
-    return (u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden)
+    return (u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden, u.uploaded_by)
 
 
 def session_rows(upload: Upload) -> list[tuple[Any, ...]]:
@@ -282,7 +293,7 @@ def uploads_of(rows: Iterable[Sequence[Any]]) -> list[Upload]:
     """Uploads from joined rows (an upload's columns, then one session's or NULLs), in the rows' order."""
     grouped: dict[str, tuple[_UploadRow, list[StoredSession]]] = {}
     for row in rows:
-        _, sessions = grouped.setdefault(row[0], (cast(_UploadRow, tuple(row[:9])), []))
-        if row[9] is not None:
-            sessions.append(StoredSession(row[0], *row[9:]))
-    return [Upload(*h[:6], tuple(s), h[6], h[7], bool(h[8])) for h, s in grouped.values()]
+        _, sessions = grouped.setdefault(row[0], (cast(_UploadRow, tuple(row[:_FIELDS])), []))
+        if row[_FIELDS] is not None:
+            sessions.append(StoredSession(row[0], *row[_FIELDS:]))
+    return [Upload(*h[:6], tuple(s), h[6], h[7], bool(h[8]), h[9]) for h, s in grouped.values()]

@@ -21,6 +21,7 @@ from .catalog import (
     BaseGone,
     Upload,
     UploadPage,
+    placeholders,
     session_rows,
     upload_row,
     uploads_of,
@@ -42,6 +43,7 @@ class PostgresCatalog:
         self.url = url
         self._connections = Connections(url)
         self._connection = self._connections.connection
+        self.connection = self._connection  # for the access records kept in the same database (pg_access.py)
         with self._connection() as conn:
             self._migrate(conn)
 
@@ -231,11 +233,9 @@ def _bump(conn: psycopg.Connection[Any]) -> None:
 
 
 def insert(conn: psycopg.Connection[Any], upload: Upload) -> None:
-    conn.execute(
-        f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", upload_row(upload)
-    )
+    conn.execute(f"INSERT INTO uploads ({UPLOAD_COLUMNS}) VALUES ({placeholders('%s')})", upload_row(upload))
     with conn.cursor() as cur:
         cur.executemany(
-            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            f"INSERT INTO upload_sessions ({SESSION_COLUMNS}) VALUES ({placeholders('%s', SESSION_COLUMNS)})",
             session_rows(upload),
         )

@@ -9,7 +9,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..log.sources import SessionSource
+from .access_records import AccessRecords, SqliteAccess
 from .backends import Blobs, Catalog
 from .blobs import CHUNK, FileBlobs, Received, Receiving, sweep_temps, valid_digest
 from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload
@@ -89,6 +90,7 @@ class UploadStore:
         self.tmp = self.root / "tmp"
         self.tmp.mkdir(mode=0o700, exist_ok=True)
         self.catalog: Catalog = open_catalog(catalog_url, self.root)
+        self.access: AccessRecords = access_records(self.catalog)
         self.blobs: Blobs = open_blobs(blobs_url, self.root, read_cache_bytes)
         # uploads stored as parts (a base and a tail), each assembled once into one file to be read
         self.assembled = ReadCache(self.root / "assembled", read_cache_bytes)
@@ -107,15 +109,25 @@ class UploadStore:
     def receive(self) -> Receiving:
         return Receiving(self.tmp, self.limits.max_upload_bytes)
 
-    def ingest(self, received: Received, name: str | None) -> Stored:
-        """Read, then publish and catalogue an upload; raises LimitExceeded or NoSessions. An upload whose
-        bytes extend a stored upload of the same session keeps only the bytes after it (decision 0018).
+    def ingest(
+        self,
+        received: Received,
+        name: str | None,
+        by: str | None = None,
+        admit: Callable[[tuple[StoredSession, ...]], None] | None = None,
+    ) -> Stored:
+        """Read, then publish and catalogue an upload; raises LimitExceeded or NoSessions, or what `admit`
+        raises for the sessions it holds (a token scoped to projects refuses others'). `by` names the actor
+        publishing it. An upload whose bytes extend a stored upload of the same session keeps only the bytes
+        after it (decision 0018).
 
         The temp file is gone afterwards whatever happens (or kept as this machine's copy to read)."""
         shown = clean_name(name)
         try:
             existing = self.catalog.get(received.digest)
             if existing is not None and not existing.hidden:
+                if admit is not None:
+                    admit(existing.sessions)
                 return Stored(existing, False, ())
             contents = read_contents(str(received.temp), shown, self.limits)
             sessions = tuple(
@@ -131,6 +143,8 @@ class UploadStore:
                 )
                 for i, s in enumerate(contents.sessions)
             )
+            if admit is not None:
+                admit(sessions)
             upload = Upload(
                 received.digest,
                 shown,
@@ -139,6 +153,7 @@ class UploadStore:
                 contents.media,
                 time.time_ns() // 1_000_000,
                 sessions,
+                uploaded_by=by,
             )
             base = self._base_of(received, upload)
             current = self._publish(received, upload, base) if base is not None else None
@@ -339,6 +354,17 @@ def open_catalog(url: str | None, data_dir: Path) -> Catalog:
 
         return PostgresCatalog(url)
     raise ValueError(f"store URL {url!r}: use postgresql://user@host:port/db, or leave it out for SQLite")
+
+
+def access_records(catalog: Catalog) -> AccessRecords:
+    """The tokens and audit trail kept in `catalog`'s database."""
+    if isinstance(catalog, SqliteCatalog):
+        return SqliteAccess(catalog)
+    from .pg_access import PostgresAccess
+    from .pg_catalog import PostgresCatalog
+
+    assert isinstance(catalog, PostgresCatalog)
+    return PostgresAccess(catalog)
 
 
 def open_blobs(url: str | None, data_dir: Path, read_cache_bytes: int) -> Blobs:

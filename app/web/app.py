@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -16,14 +16,17 @@ from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..access import AccessControl
 from ..log.records import NotASessionLog
 from ..log.sources import RecordChanged
 from ..sessions.registry import Registry, SessionGone
 from ..settings import Settings
 from ..store import MIB, UploadStore
+from .access import Refused, authorize, identify, refusal
 from .nearest import nearest
 from .present.entries import child_session_url, entry_json
 from .routes import (
+    admin,
     bodies,
     compare,
     generations,
@@ -33,10 +36,11 @@ from .routes import (
     messages,
     search_across,
     sessions,
+    signing,
     steps,
     uploads,
 )
-from .state import STATIC, AmbiguousKey, WebState
+from .state import STATIC, AmbiguousKey, WebState, identity
 
 # No page of this server may be framed by another one (clickjacking): `frame-ancestors` says so to
 # browsers that read CSP, X-Frame-Options to those that do not.
@@ -133,12 +137,24 @@ def page_path(request: Request) -> bool:
 
 async def http_error(request: Request, exc: Exception) -> Response:
     """A page's 404 as a page a reader can read (a session whose log was deleted, emptied or rewritten
-    with another session); every other error, and any under /api/, as FastAPI answers it (JSON)."""
+    with another session); every other error, and any under /api/, as FastAPI answers it (JSON).
+
+    An address no route answers ran no access dependency: with access control on, it is refused as any route
+    would refuse the request's identity; the page's suggestion is only of what that identity may read."""
     assert isinstance(exc, HTTPException)
+    web: WebState = request.app.state.web
+    if exc.status_code == 404 and getattr(request.state, "identity", None) is None and web.settings.access_control:
+        try:
+            who = await identify(request)
+        except Refused as refused:
+            return await refusal(request, refused)
+        if not who.known:
+            return await refusal(request, Refused(401, "sign in, or send an API token", who))
     if exc.status_code != 404 or not page_path(request):
         return await http_exception_handler(request, exc)
-    web: WebState = request.app.state.web
-    response = web.page(request, "missing.html", detail=exc.detail, nearest=nearest(web.registry, request.url.path))
+    who = identity(request)
+    near = nearest(web.registry, request.url.path, who) if who.can("read") else None
+    response = web.page(request, "missing.html", detail=exc.detail, nearest=near)
     response.status_code = 404
     return response
 
@@ -146,7 +162,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
 async def ambiguous_key(request: Request, exc: Exception) -> Response:
     """A short key several copies share: each copy with its source and its own key, never a guess."""
     assert isinstance(exc, AmbiguousKey)
-    copies = [entry_json(e) for e in exc.copies]
+    copies = [entry_json(e) for e in exc.copies]  # those the request's identity may see (WebState.entry)
     if not page_path(request):
         detail = f"{exc.key!r} names {len(copies)} loaded sessions: ask for one by its key"
         return JSONResponse({"detail": detail, "key": exc.key, "copies": copies}, status_code=300)
@@ -178,11 +194,25 @@ async def not_a_log(request: Request, exc: Exception) -> Response:
     return await http_error(request, HTTPException(422, f"{exc.reason} ({exc.location.describe()})"))
 
 
+async def describe(app: FastAPI) -> JSONResponse:
+    """The OpenAPI document, for any identity."""
+    return JSONResponse(app.openapi())
+
+
 def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     # The interactive docs pages load their scripts from a CDN, which the CSP (and no network) forbid;
     # the OpenAPI document itself is served at /openapi.json.
-    app = FastAPI(title="dsh-inspect", summary="Read deepseek-harness session logs", docs_url=None, redoc_url=None)
+    # Every route runs the access dependency (web/access.py), the API's description included: it is served as
+    # a route of ours (`describe`), not FastAPI's own, which no dependency guards.
+    app = FastAPI(
+        title="dsh-inspect",
+        summary="Read deepseek-harness session logs",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        dependencies=[Depends(authorize)],
+    )
     store = (
         UploadStore(
             settings.data_dir,
@@ -194,8 +224,17 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
         if settings.data_dir
         else None
     )
+    if settings.access_control and store is None:
+        raise ValueError("access control keeps its tokens and audit trail in the upload catalog: give --data-dir")
     registry = Registry(paths, store, limits=settings.read_limits(), cache_bytes=settings.cache_mb * MIB)
-    app.state.web = WebState(settings=settings, registry=registry, store=store)
+    access = (
+        AccessControl.over(store.access, attempts_per_minute=settings.token_attempts, audit_days=settings.audit_days)
+        if store is not None
+        else None
+    )
+    app.state.web = WebState(settings=settings, registry=registry, store=store, access=access)
+    app.state.web.templates.env.globals["access_control"] = settings.access_control
+    app.state.web.templates.env.globals["open_beyond_loopback"] = settings.open_beyond_loopback
     app.state.web.templates.env.globals["uploads_enabled"] = store is not None
     app.state.web.templates.env.globals["live_mark"] = partial(live.page_mark, app.state.web)
     # a subagent tool row links the child session it names, when that is loaded too (templates/rows/tool-call.html)
@@ -206,7 +245,11 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(AmbiguousKey, ambiguous_key)
     app.add_exception_handler(NotASessionLog, not_a_log)
     app.add_exception_handler(RecordChanged, log_changed)
+    app.add_exception_handler(Refused, refusal)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.include_router(signing.router)  # /auth/*: sign in with a token, sign out
+    app.include_router(admin.router)  # tokens and the audit trail
+    app.add_api_route("/openapi.json", partial(describe, app), methods=["GET"], include_in_schema=False)
     app.include_router(listing.router)
     app.include_router(sessions.router)
     app.include_router(bodies.router)

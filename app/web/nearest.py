@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from urllib.parse import unquote
 
+from ..access import Identity
 from ..sessions.keys import session_url
 from ..sessions.registry import Registry
 
@@ -22,16 +23,17 @@ class Nearest:
     label: str  # a session's key, or the page's own name (`uploads`)
 
 
-def nearest(registry: Registry, path: str) -> Nearest | None:
-    """What lies nearest to `path` (a page's address), or None when nothing does."""
+def nearest(registry: Registry, path: str, identity: Identity) -> Nearest | None:
+    """What lies nearest to `path` (a page's address) among what `identity` may see, or None when nothing does."""
     parts = [unquote(p) for p in path.strip("/").split("/")]
     if parts[0] == "uploads" and len(parts) > 1:
         return Nearest("/uploads", "uploads")
     if parts[0] != "sessions" or len(parts) < 2:
         return None
     key = parts[1]
-    entry = registry.entry(key) or (registry.copies(key) or (None,))[0]
-    if entry is not None:
+    seen = [e for e in (registry.entry(key), *registry.copies(key)) if e is not None and identity.sees_header(e.header)]
+    if seen:
         return Nearest(session_url(key), key) if len(parts) > 2 else None
-    close = get_close_matches(key, [e.key for e in registry.entries()], n=1, cutoff=CLOSE_ENOUGH)
+    keys = [e.key for e in registry.entries() if identity.sees_header(e.header)]
+    close = get_close_matches(key, keys, n=1, cutoff=CLOSE_ENOUGH)
     return Nearest(session_url(close[0]), close[0]) if close else None

@@ -16,6 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from ..access import OPEN, AccessControl, Identity
 from ..forms import RENDERED_FORMS
 from ..history.session import SessionLog
 from ..history.transcript import ROW_KINDS
@@ -99,6 +100,7 @@ class WebState:
     settings: Settings
     registry: Registry
     store: UploadStore | None = None  # None: this server takes no uploads
+    access: AccessControl | None = None  # tokens and the audit trail, kept in the store's catalog
     templates: Jinja2Templates = field(default_factory=_templates)
     # What the session list made of one registry version, by (version, choice): each recent choice's sessions
     # in order, the filters' values. Sorting every loaded session costs ~5 µs a session; kept, a warm request
@@ -111,25 +113,35 @@ class WebState:
 
     def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
         t = language(request)
-        return self.templates.TemplateResponse(request, name, {"t": t, "lang": t.lang, **context})
+        context = {"t": t, "lang": t.lang, "who": identity(request), **context}
+        return self.templates.TemplateResponse(request, name, context)
 
-    def entry(self, key: str) -> Entry:
+    def entry(self, key: str, identity: Identity = OPEN) -> Entry:
         """The entry for `key` (looking again on disk once); a chooser (AmbiguousKey) when several loaded
-        copies share that short key; else 404."""
-        entry = self.registry.entry(key)
+        copies share that short key; else 404. A session `identity` may not see answers as one never loaded."""
+        entry = self.visible(self.registry.entry(key), identity)
         if entry is None:
             self.registry.refresh()
-            entry = self.registry.entry(key)
+            entry = self.visible(self.registry.entry(key), identity)
         if entry is None:
-            copies = self.registry.copies(key)
+            copies = tuple(e for e in self.registry.copies(key) if identity.sees_header(e.header))
             if copies:
                 raise AmbiguousKey(key, copies)
             raise HTTPException(404, f"no session {key!r}")
         return entry
 
-    def session(self, key: str) -> tuple[Entry, SessionLog]:
+    @staticmethod
+    def visible(entry: Entry | None, identity: Identity) -> Entry | None:
+        return entry if entry is not None and identity.sees_header(entry.header) else None
+
+    def entries(self, identity: Identity) -> list[Entry]:
+        """The loaded sessions `identity` may see."""
+        every = self.registry.entries()
+        return list(every) if not identity.scoped else [e for e in every if identity.sees_header(e.header)]
+
+    def session(self, key: str, identity: Identity = OPEN) -> tuple[Entry, SessionLog]:
         """The entry and its log at the current file version, or 404/422."""
-        entry = self.entry(key)
+        entry = self.entry(key, identity)
         try:
             log = self.registry.log(entry.key)
         except NotASessionLog as exc:
@@ -149,12 +161,19 @@ def language(request: Request) -> Strings:
     return strings_for(request.headers.get("accept-language"))
 
 
+def identity(request: Request) -> Identity:
+    """Who the request acts as, as the access dependency found (web/access.py); OPEN where it did not run."""
+    found: Identity | None = getattr(request.state, "identity", None)
+    return found if found is not None else OPEN
+
+
 async def session_entry(request: Request, key: str) -> Entry:
-    """The session at `/sessions/{key}`, or 404: its entry, the log not read. A known key answers at
-    once; only an unknown one looks on disk again, in the thread pool."""
+    """The session at `/sessions/{key}`, or 404 (also for one the request's identity may not see): its entry,
+    the log not read. A known key answers at once; only an unknown one looks on disk again, in the thread pool."""
     state = web(request)
-    entry = state.registry.entry(key)
-    return entry if entry is not None else await run_in_threadpool(state.entry, key)
+    who = identity(request)
+    entry = state.visible(state.registry.entry(key), who)
+    return entry if entry is not None else await run_in_threadpool(state.entry, key, who)
 
 
 class AmbiguousKey(Exception):
@@ -174,7 +193,7 @@ class Session:
 
 def session_of(request: Request, key: str) -> Session:
     """The session at `/sessions/{key}` read at its current file version, or 404 (422 for a file that is no log)."""
-    return Session(*web(request).session(key))
+    return Session(*web(request).session(key, identity(request)))
 
 
 async def _state(request: Request) -> WebState:
@@ -185,9 +204,14 @@ async def _language(request: Request) -> Strings:
     return language(request)
 
 
+async def _identity(request: Request) -> Identity:
+    return identity(request)
+
+
 # The dependencies routes declare, so each is written once. The cheap ones are coroutines, so a
 # request does not pay a thread hop for each; the ones that may read a disk run in the thread pool.
 State = Annotated[WebState, Depends(_state)]
 Lang = Annotated[Strings, Depends(_language)]
 SessionEntry = Annotated[Entry, Depends(session_entry)]
+Who = Annotated[Identity, Depends(_identity)]
 ReadSession = Annotated[Session, Depends(session_of)]

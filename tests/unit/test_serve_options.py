@@ -54,6 +54,8 @@ def test_every_serve_flag_is_a_declared_option() -> None:
         "--data-dir",
         "--store",
         "--blobs",
+        "--require-auth",
+        "--no-auth",
         "--workers",
         "--demo",
         "--setting",

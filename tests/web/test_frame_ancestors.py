@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from dsh_inspect.settings import Settings
+from dsh_inspect.web.access import ROUTES
 from dsh_inspect.web.app import create_app
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
@@ -125,8 +126,9 @@ def test_a_page_not_found_is_a_page_and_its_twin_json(server: str) -> None:
     assert twin.status_code == 404 and twin.json() == {"detail": "no session 'no-such-key'"}
 
 
-def test_a_server_error_refuses_to_be_framed_too(served: Path) -> None:
+def test_a_server_error_refuses_to_be_framed_too(served: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = create_app([str(served)], Settings(port=8000))
+    monkeypatch.setitem(ROUTES, ("GET", "/boom"), "public")  # every route is named in the access table
 
     @app.get("/boom")
     def boom() -> None:

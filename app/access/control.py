@@ -1,0 +1,21 @@
+"""A server's access control, made once at start: its tokens, its failed-attempt counts and its audit trail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..store.access_records import AccessRecords
+from .attempts import FailedAttempts
+from .audit import Auditor
+from .tokens import Tokens
+
+
+@dataclass(frozen=True, slots=True)
+class AccessControl:
+    tokens: Tokens
+    attempts: FailedAttempts
+    auditor: Auditor
+
+    @classmethod
+    def over(cls, records: AccessRecords, *, attempts_per_minute: int, audit_days: int) -> AccessControl:
+        return cls(Tokens(records), FailedAttempts(attempts_per_minute), Auditor(records, audit_days))

@@ -1,0 +1,225 @@
+"""Who may do what, decided for every route in one place (docs/decisions/0020-access-control.md).
+
+`ROUTES` names each route's permission; `authorize`, the one dependency every route runs (the app declares
+it), finds the request's identity and refuses what its role does not grant: 401 for no identity (a page is
+sent to sign in, an htmx partial gets `HX-Redirect` instead of a sign-in page swapped into it, the API gets
+`WWW-Authenticate`), 403 for an identity without the permission. A test walks the app's routes and fails on
+any this table does not name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import quote
+
+from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+
+from ..access import ANONYMOUS, OPEN, Identity, Permission
+from ..access.tokens import actor_of, identity_of
+from .state import WebState
+
+# Every route, by method and path template, and the permission it needs. HEAD is GET's.
+ROUTES: Mapping[tuple[str, str], Permission] = {
+    # signing in and out, and the server's own description
+    ("GET", "/auth/sign-in"): "public",
+    ("POST", "/auth/sign-in"): "public",
+    ("POST", "/auth/sign-out"): "public",
+    ("GET", "/openapi.json"): "identified",
+    # the session list: what a `metrics` token sees too, without titles or prompts
+    ("GET", "/"): "list",
+    ("GET", "/api/sessions"): "list",
+    ("POST", "/sessions-summaries"): "list",
+    # one session's content
+    ("GET", "/sessions/{key}"): "read",
+    ("GET", "/api/sessions/{key}"): "read",
+    ("GET", "/sessions/{key}/facts"): "read",
+    ("GET", "/sessions/{key}/rows"): "read",
+    ("GET", "/api/sessions/{key}/rows"): "read",
+    ("GET", "/api/sessions/{key}/locate"): "read",
+    ("GET", "/sessions/{key}/events/{seq}"): "read",
+    ("GET", "/api/sessions/{key}/events/{seq}"): "read",
+    ("GET", "/sessions/{key}/contexts/{seq}"): "read",
+    ("GET", "/api/sessions/{key}/contexts/{seq}"): "read",
+    ("GET", "/sessions/{key}/bodies/{seq}"): "read",
+    ("GET", "/api/sessions/{key}/bodies/{seq}"): "read",
+    ("GET", "/sessions/{key}/live"): "read",
+    ("GET", "/sessions/{key}/media/{attachment_id}"): "read",
+    ("GET", "/sessions/{key}/steps"): "read",
+    ("GET", "/api/sessions/{key}/steps"): "read",
+    ("GET", "/sessions/{key}/steps/{ref}"): "read",
+    ("GET", "/api/sessions/{key}/steps/{ref}"): "read",
+    ("GET", "/sessions/{key}/steps/{ref}/messages"): "read",
+    ("GET", "/api/sessions/{key}/steps/{ref}/messages"): "read",
+    ("GET", "/sessions/{key}/message-bodies/{seq}"): "read",
+    ("GET", "/api/sessions/{key}/message-bodies/{seq}"): "read",
+    ("GET", "/sessions/{key}/messages/{message_id:path}"): "read",
+    ("GET", "/api/sessions/{key}/messages/{message_id:path}"): "read",
+    ("GET", "/sessions/{key}/generations"): "read",
+    ("GET", "/compare"): "read",
+    ("GET", "/compare/rows"): "read",
+    ("GET", "/api/compare"): "read",
+    # search, in one session or across them
+    ("GET", "/api/sessions/{key}/search"): "search",
+    ("GET", "/search"): "search",
+    ("GET", "/api/search"): "search",
+    # uploads: their pages list sessions by title; their bytes are downloads
+    ("GET", "/uploads"): "read",
+    ("GET", "/api/uploads"): "read",
+    ("GET", "/uploads/{digest}"): "read",
+    ("GET", "/api/uploads/{digest}"): "read",
+    ("POST", "/api/uploads"): "upload",
+    ("DELETE", "/api/uploads/{digest}"): "delete",
+    ("GET", "/uploads/{digest}/raw"): "download",
+    ("GET", "/sessions/{key}/raw"): "download",
+    # administration
+    ("GET", "/tokens"): "admin",
+    ("GET", "/api/tokens"): "admin",
+    ("POST", "/api/tokens"): "admin",
+    ("DELETE", "/api/tokens/{name}"): "admin",
+    ("GET", "/audit"): "admin",
+    ("GET", "/api/audit"): "admin",
+}
+# Mounted apps, which no dependency runs for, and what they need.
+MOUNTS: Mapping[str, Permission] = {"/static": "public"}
+
+TOKEN_COOKIE = "dsh_inspect_token"
+SIGN_IN = "/auth/sign-in"
+
+
+class Refused(Exception):
+    """A request refused before its route ran: answered by `refusal`."""
+
+    def __init__(self, status: int, detail: str, identity: Identity, *, retry_after: int | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.identity = identity
+        self.retry_after = retry_after
+
+
+def permission(method: str, path: str) -> Permission | None:
+    """What the route at `path` (its template) needs, or None for a route the table does not name."""
+    return ROUTES.get(("GET" if method == "HEAD" else method, path))
+
+
+def client_of(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def secret_of(request: Request) -> tuple[str, str] | None:
+    """The token a request carries, and where: `Authorization: Bearer …`, else the sign-in cookie."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip(), "header"
+    cookie = request.cookies.get(TOKEN_COOKIE)
+    return (cookie, "cookie") if cookie else None
+
+
+async def identify(request: Request) -> Identity:
+    """Who the request acts as, found once per request: OPEN without access control, a token's identity, or
+    ANONYMOUS. Raises Refused (401) for a token sent in the header that is no usable token, and (429) for a
+    client past its failed attempts."""
+    found: Identity | None = getattr(request.state, "identity", None)
+    if found is not None:
+        return found
+    web: WebState = request.app.state.web
+    identity = OPEN
+    if web.settings.access_control:
+        identity = await run_in_threadpool(_identity, web, request)
+    request.state.identity = identity
+    return identity
+
+
+def _identity(web: WebState, request: Request) -> Identity:
+    carried = secret_of(request)
+    if carried is None:
+        return ANONYMOUS
+    secret, where = carried
+    client = client_of(request)
+    access = web.access
+    assert access is not None  # access control needs a catalog: `create_app` made one
+    if access.attempts.blocked(client):
+        raise Refused(
+            429,
+            "too many failed token attempts from this client: wait a minute",
+            ANONYMOUS,
+            retry_after=access.attempts.retry_after(client),
+        )
+    token = access.tokens.find(secret)
+    if token is None:
+        access.attempts.failed(client)
+        if where == "cookie":  # a sign-in that ended (revoked, expired): signed out, not refused
+            return ANONYMOUS
+        raise Refused(401, "the token is not valid: unknown, revoked or expired", ANONYMOUS)
+    access.auditor.token_used(token.name, actor_of(token), request.url.path, client)
+    return identity_of(token)
+
+
+async def authorize(request: Request) -> Identity:
+    """The one dependency deciding every route (the app declares it for all): the request's identity, when
+    the route's permission (`ROUTES`) is among its role's; else Refused."""
+    route = request.scope.get("route")
+    path = getattr(route, "path", request.url.path)
+    needed = permission(request.method, path)
+    if needed is None:  # a route the table forgot: refused, never open (the route-table test fails first)
+        raise Refused(403, f"no access rule names {request.method} {path}", ANONYMOUS)
+    if needed == "public":
+        try:
+            return await identify(request)
+        except Refused:
+            return ANONYMOUS
+    identity = await identify(request)
+    if identity.can(needed):
+        return identity
+    if not identity.known:
+        raise Refused(401, "sign in, or send an API token as Authorization: Bearer …", identity)
+    raise Refused(403, f"{identity.actor} ({identity.role}) may not {needed} here", identity)
+
+
+def wants_json(request: Request) -> bool:
+    path = request.url.path
+    return (
+        path.startswith("/api/") or path == "/openapi.json" or "application/json" in request.headers.get("accept", "")
+    )
+
+
+async def refusal(request: Request, exc: Exception) -> Response:
+    """A refused request, answered as its asker can use it, and recorded in the audit trail."""
+    assert isinstance(exc, Refused)
+    web: WebState = request.app.state.web
+    if web.access is not None:
+        await run_in_threadpool(
+            web.access.auditor.record,
+            exc.identity.actor,
+            f"{request.method} {getattr(request.scope.get('route'), 'path', request.url.path)}",
+            request.url.path,
+            client_of(request),
+            "denied",
+            exc.status,
+        )
+    headers: dict[str, str] = {}
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="dsh-inspect"'
+        back = sign_in_url(request)
+        if request.headers.get("hx-request"):  # htmx goes to sign in as a whole page, not inside a fragment
+            return PlainTextResponse(exc.detail, status_code=401, headers={**headers, "HX-Redirect": back})
+        if request.method == "GET" and not wants_json(request) and not request.url.path.endswith("/live"):
+            return RedirectResponse(back, status_code=303)
+    if wants_json(request) or exc.status == 429:
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
+    response = web.page(request, "refused.html", status=exc.status, detail=exc.detail)
+    response.status_code = exc.status
+    response.headers.update(headers)
+    return response
+
+
+def sign_in_url(request: Request) -> str:
+    """Sign-in, then back to the page asked for (an htmx partial: the page it was part of)."""
+    current = request.headers.get("hx-current-url") or str(request.url)
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    back = current.removeprefix(own) if current.startswith(own) else "/"
+    return f"{SIGN_IN}?next={quote(back or '/', safe='/')}"
