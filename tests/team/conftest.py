@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.support.process import ServeProcess, serve_process
 from tests.team.servers import ObjectStore, Postgres, ServerMissing, postgres, seaweedfs
 
 
@@ -55,3 +56,34 @@ def team_store(team_servers: TeamServers) -> TeamStore:
     return TeamStore(
         team_servers.postgres.new_database(), team_servers.objects.new_bucket_url(), team_servers.objects.env()
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    """How the processes of one test start: each its own data folder on the team store (nothing on a
+    local disk is shared), one shared folder for the embedded store."""
+
+    root: Path
+    team: TeamStore | None
+
+    def data_dir(self, name: str) -> Path:
+        return self.root / (name if self.team else "shared")
+
+    def start(
+        self, name: str, *, by_environment: bool = False, options: Sequence[str] = ()
+    ) -> AbstractContextManager[ServeProcess]:
+        """`serve` (with more `options`) on this lane's store, named by `--store`/`--blobs` or by
+        `DSH_INSPECT_STORE`/`_BLOBS`."""
+        team = self.team
+        if team is None:
+            return serve_process([], self.data_dir(name), options=options)
+        if by_environment:
+            named = {"DSH_INSPECT_STORE": team.store, "DSH_INSPECT_BLOBS": team.blobs}
+            return serve_process([], self.data_dir(name), options=options, env={**team.env, **named})
+        return serve_process([], self.data_dir(name), options=[*team.options, *options], env=team.env)
+
+
+@pytest.fixture(params=[pytest.param("team", marks=pytest.mark.team), "embedded"])
+def lane(request: pytest.FixtureRequest, tmp_path: Path) -> Lane:
+    team = request.getfixturevalue("team_store") if request.param == "team" else None
+    return Lane(tmp_path, team)

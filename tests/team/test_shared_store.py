@@ -8,8 +8,6 @@ from __future__ import annotations
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,35 +17,7 @@ import pytest
 from tests.support.builders import T0
 from tests.support.process import ServeProcess, serve_process
 from tests.support.uploads import export_zip_bytes, jsonl_bytes, sqlite_bytes
-from tests.team.conftest import TeamStore
-
-
-@dataclass(frozen=True, slots=True)
-class Lane:
-    """How the processes of one test start: each its own data folder on the team store (nothing on a
-    local disk is shared), one shared folder for the embedded store."""
-
-    root: Path
-    team: TeamStore | None
-
-    def data_dir(self, name: str) -> Path:
-        return self.root / (name if self.team else "shared")
-
-    def start(self, name: str, *, by_environment: bool = False) -> AbstractContextManager[ServeProcess]:
-        """`serve` on this lane's store, named by `--store`/`--blobs` or by `DSH_INSPECT_STORE`/`_BLOBS`."""
-        team = self.team
-        if team is None:
-            return serve_process([], self.data_dir(name))
-        if by_environment:
-            named = {"DSH_INSPECT_STORE": team.store, "DSH_INSPECT_BLOBS": team.blobs}
-            return serve_process([], self.data_dir(name), env={**team.env, **named})
-        return serve_process([], self.data_dir(name), options=team.options, env=team.env)
-
-
-@pytest.fixture(params=[pytest.param("team", marks=pytest.mark.team), "embedded"])
-def lane(request: pytest.FixtureRequest, tmp_path: Path) -> Lane:
-    team = request.getfixturevalue("team_store") if request.param == "team" else None
-    return Lane(tmp_path, team)
+from tests.team.conftest import Lane, TeamStore
 
 
 def upload(url: str, data: bytes, name: str) -> httpx.Response:

@@ -10,21 +10,35 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
+import orjson
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.requests import ClientDisconnect
 
+from ...access import Identity, project_of
 from ...log.sources import escapes
 from ...sessions.registry import Entry, url_safe_id
-from ...store import LimitExceeded, NoSessions, Refusal, Stored, Upload, UploadStore, clean_name, mib, valid_digest
+from ...store import (
+    LimitExceeded,
+    NoSessions,
+    Refusal,
+    Stored,
+    StoredSession,
+    Upload,
+    UploadStore,
+    clean_name,
+    mib,
+    valid_digest,
+)
+from ..access import client_of
 from ..present.entries import entry_json
 from ..present.twins import UploadJson, UploadsJson
-from ..state import SessionEntry, State, WebState
+from ..state import SessionEntry, State, WebState, Who
 from ..views import Served, page_and_twin, page_or_twin
 
 router = APIRouter()
@@ -37,27 +51,57 @@ def _store(state: WebState) -> UploadStore:
     return state.store
 
 
-def _upload(state: WebState, digest: str) -> Upload:
+def _upload(state: WebState, digest: str, who: Identity) -> Upload:
+    """The upload, or 404: also for one holding a session `who` may not see (a hidden upload is a missing one)."""
     upload = _store(state).upload(digest) if valid_digest(digest) else None
-    if upload is None:
+    if upload is None or not visible(upload, who):
         raise HTTPException(404, f"no upload {digest!r}")
     return upload
+
+
+def visible(upload: Upload, who: Identity) -> bool:
+    """Whether `who` may see the upload: every session it holds is of a project `who` sees (its bytes hold them all)."""
+    return not who.scoped or all(who.sees_header(s.header) for s in upload.sessions)
+
+
+def admit(who: Identity) -> Callable[[tuple[StoredSession, ...]], None]:
+    """What `who` may upload: a token scoped to projects, only sessions of those projects (never re-labelled)."""
+
+    def check(sessions: tuple[StoredSession, ...]) -> None:
+        others = sorted({project_of(s.header) or "(no cwd)" for s in sessions if not who.sees_header(s.header)})
+        if others:
+            raise NotAdmitted(f"this token may upload sessions of its projects only, not of {', '.join(others)}")
+
+    return check
+
+
+class NotAdmitted(Exception):
+    """An upload holding a session of a project its sender's token may not upload to."""
+
+
+def audit(state: WebState, request: Request, who: Identity, action: str, target: str, status: int) -> None:
+    """Record an upload, download or delete in the audit trail (`outcome` from the status answered)."""
+    if state.access is not None:
+        outcome = "ok" if status < 400 else "denied" if status in (401, 403) else "failed"
+        state.access.auditor.record(who.actor, action, target, client_of(request), outcome, status)
 
 
 def upload_url(digest: str) -> str:
     return f"/uploads/{digest}"
 
 
-def entries_by_upload(state: WebState) -> dict[str, list[Entry]]:
-    """The loaded sessions of each upload, found in one pass (a list of every upload asks for each)."""
+def entries_by_upload(state: WebState, who: Identity) -> dict[str, list[Entry]]:
+    """The loaded sessions of each upload that `who` sees, found in one pass (a list of every upload asks for each)."""
     grouped: dict[str, list[Entry]] = {}
     for e in state.registry.uploaded():
+        if not who.sees_header(e.header):
+            continue
         grouped.setdefault(e.upload or "", []).append(e)
     return grouped
 
 
-def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]] | None = None) -> dict[str, Any]:
-    entries = (grouped if grouped is not None else entries_by_upload(state)).get(upload.digest, [])
+def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]) -> dict[str, Any]:
+    entries = grouped.get(upload.digest, [])
     verdicts = {s.member: s.verdict for s in upload.sessions}
     return {
         "digest": upload.digest,
@@ -126,7 +170,24 @@ def _no_room(name: str, exc: OSError) -> JSONResponse:
         }
     },
 )
-async def create_upload(request: Request, state: State, name: str | None = Query(None, max_length=1000)) -> Response:
+async def create_upload(
+    request: Request, state: State, who: Who, name: str | None = Query(None, max_length=1000)
+) -> Response:
+    response = await _create_upload(request, state, who, name)
+    target = _digest_of(response) or clean_name(name)
+    await run_in_threadpool(audit, state, request, who, "upload", target, response.status_code)
+    return response
+
+
+def _digest_of(response: Response) -> str | None:
+    """The digest an upload's answer names, when it stored (or found) one."""
+    if response.status_code not in (200, 201) or not isinstance(response, JSONResponse):
+        return None
+    found = orjson.loads(bytes(response.body)).get("upload", {}).get("digest")
+    return found if isinstance(found, str) else None
+
+
+async def _create_upload(request: Request, state: WebState, who: Identity, name: str | None) -> Response:
     store = _store(state)
     shown = clean_name(name)
     declared = request.headers.get("content-length", "")
@@ -165,7 +226,11 @@ async def create_upload(request: Request, state: State, name: str | None = Query
         received.temp.unlink(missing_ok=True)
         return _refusal(400, "empty", f"{shown}: the upload is empty")
     try:
-        stored: Stored = await run_in_threadpool(store.ingest, received, shown)
+        stored: Stored = await run_in_threadpool(
+            store.ingest, received, shown, None if who.everything else who.actor, admit(who)
+        )
+    except NotAdmitted as exc:
+        return _refusal(403, "project", f"{shown}: refused, {exc}")
     except LimitExceeded as exc:
         return _too_much(state, shown, exc)
     except NoSessions as exc:
@@ -174,7 +239,7 @@ async def create_upload(request: Request, state: State, name: str | None = Query
         return _no_room(shown, exc)
     state.registry.refresh()
     body = {
-        "upload": upload_json(state, stored.upload),
+        "upload": upload_json(state, stored.upload, entries_by_upload(state, who)),
         "created": stored.created,
         "refused": [{"path": r.part, "reason": r.reason} for r in stored.refused],
     }
@@ -220,12 +285,15 @@ def page_url(path: str, limit: int, before: str) -> str:
     return f"{path}?{urlencode({'before': before} if limit == PAGE_SIZE else {'limit': limit, 'before': before})}"
 
 
-def uploads_listing(state: WebState, limit: int | None, before: str | None) -> dict[str, Any]:
+def uploads_listing(state: WebState, who: Identity, limit: int | None, before: str | None) -> dict[str, Any]:
     """A page: `limit` uploads (50 unless said) older than `before`, or the newest, newest first. With neither,
-    every upload, oldest first. With how many there are, how many come before the page, and the next's cursor."""
+    every upload, oldest first. With how many there are, how many come before the page, and the next's cursor.
+    Only the uploads `who` sees: for a token scoped to projects, paged here rather than by the catalog."""
     state.registry.refresh()
     store = _store(state)
-    grouped = entries_by_upload(state)
+    grouped = entries_by_upload(state, who)
+    if who.scoped:
+        return _scoped_listing(state, who, grouped, limit, before)
     if limit is None and before is None:
         every = store.uploads()
         return {
@@ -246,6 +314,28 @@ def uploads_listing(state: WebState, limit: int | None, before: str | None) -> d
     }
 
 
+def _scoped_listing(
+    state: WebState, who: Identity, grouped: dict[str, list[Entry]], limit: int | None, before: str | None
+) -> dict[str, Any]:
+    """`uploads_listing` for a token scoped to projects: every upload it sees, paged in memory."""
+    seen = [u for u in _store(state).uploads() if visible(u, who)]  # oldest first
+    if limit is None and before is None:
+        page, newer, more = seen, 0, False
+    else:
+        newest = sorted(seen, key=lambda u: (u.uploaded_at, u.digest), reverse=True)
+        cut = _before(before)
+        older = [u for u in newest if cut is None or (u.uploaded_at, u.digest) < cut]
+        size = limit or PAGE_SIZE
+        page, newer, more = older[:size], len(newest) - len(older), len(older) > size
+    return {
+        "uploads": [listed_upload(state, u, grouped) for u in page],
+        "total": len(seen),
+        "offset": newer,
+        "limit": None if limit is None and before is None else limit or PAGE_SIZE,
+        "next": cursor(page[-1]) if more else None,
+    }
+
+
 @router.get(
     "/api/uploads",
     summary="The stored uploads with their sessions: a page of them, newest first (`limit`, `before`), or every "
@@ -253,10 +343,11 @@ def uploads_listing(state: WebState, limit: int | None, before: str | None) -> d
 )
 def api_uploads(
     state: State,
+    who: Who,
     limit: int | None = Query(None, ge=1, le=1000, description="a page of this many, newest first"),
     before: Before = None,
 ) -> UploadsJson:
-    data = uploads_listing(state, limit, before)
+    data = uploads_listing(state, who, limit, before)
     if data["next"] is not None:
         data["next"] = page_url("/api/uploads", data["limit"], data["next"])
     return UploadsJson.model_validate(data)
@@ -266,9 +357,9 @@ def api_uploads(
 # twin, every upload, oldest first. They keep a handler each.
 @router.get("/uploads", response_class=HTMLResponse, include_in_schema=False)
 def uploads_page(
-    request: Request, state: State, limit: int = Query(PAGE_SIZE, ge=1, le=1000), before: Before = None
+    request: Request, state: State, who: Who, limit: int = Query(PAGE_SIZE, ge=1, le=1000), before: Before = None
 ) -> HTMLResponse:
-    data = uploads_listing(state, limit, before)
+    data = uploads_listing(state, who, limit, before)
     if data["next"] is not None:
         data["next"] = page_url("/uploads", limit, data["next"])
     newest = "/uploads" if limit == PAGE_SIZE else f"/uploads?limit={limit}"
@@ -276,24 +367,33 @@ def uploads_page(
 
 
 @page_and_twin(router, "/uploads/{digest}", twin=UploadJson, summary="One upload and its sessions", name="api_upload")
-def upload_page(request: Request, state: State, digest: str) -> Served[UploadJson]:
-    found = UploadJson.model_validate(upload_json(state, _upload(state, digest)))
+def upload_page(request: Request, state: State, who: Who, digest: str) -> Served[UploadJson]:
+    found = UploadJson.model_validate(upload_json(state, _upload(state, digest, who), entries_by_upload(state, who)))
     # the page reads the upload as its twin words it (`upload.sessionsKept`), as the uploads list does
     return page_or_twin(request, found, "upload.html", lambda upload: {"upload": upload.model_dump(by_alias=True)})
 
 
 @router.delete("/api/uploads/{digest}", summary="Delete an upload: its bytes and its sessions")
-def delete_upload(state: State, digest: str) -> dict[str, Any]:
-    if not _store(state).delete(digest):
-        raise HTTPException(404, f"no upload {digest!r}")
+def delete_upload(request: Request, state: State, who: Who, digest: str) -> dict[str, Any]:
+    try:
+        upload = _upload(state, digest, who)
+        if not who.may_delete(upload.uploaded_by):
+            raise HTTPException(403, f"{who.actor} may delete only the uploads it made")
+        if not _store(state).delete(digest):
+            raise HTTPException(404, f"no upload {digest!r}")
+    except HTTPException as exc:
+        audit(state, request, who, "delete", digest, exc.status_code)
+        raise
+    audit(state, request, who, "delete", digest, 200)
     state.registry.refresh()
     return {"deleted": digest}
 
 
 @router.get("/uploads/{digest}/raw", summary="The uploaded bytes, as sent")
-def upload_raw(state: State, digest: str) -> Response:
-    upload = _upload(state, digest)
+def upload_raw(request: Request, state: State, who: Who, digest: str) -> Response:
+    upload = _upload(state, digest, who)
     store = _store(state)
+    audit(state, request, who, "download", digest, 200)
     local = store.local_path(upload)
     if local.is_file():  # the embedded store's blob, or a copy cached or assembled here
         return _attachment(str(local), upload.name)
@@ -305,8 +405,9 @@ def upload_raw(state: State, digest: str) -> Response:
 
 
 @router.get("/sessions/{key}/raw", summary="A session's original bytes (its file, store or ZIP member)")
-def session_raw(state: State, entry: SessionEntry) -> Response:
+def session_raw(request: Request, state: State, who: Who, entry: SessionEntry) -> Response:
     path = _readable(state, entry)
+    audit(state, request, who, "download", f"/sessions/{entry.key}", 200)
     source = entry.source
     if source.kind == "zip" and source.member is not None:
         filename = f"{url_safe_id(entry.session_id)}.jsonl" if entry.session_id else "session.jsonl"
