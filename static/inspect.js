@@ -3,6 +3,17 @@
 (function () {
   "use strict";
 
+  // A script's request refused for want of an identity (a token revoked, a sign-in ended) answers 401 with
+  // `HX-Redirect` to sign in (app/web/access.py `refusal`): the whole page goes there, as htmx's own do.
+  var plainFetch = window.fetch;
+  window.fetch = function () {
+    return plainFetch.apply(this, arguments).then(function (response) {
+      var signIn = response.status === 401 ? response.headers.get("HX-Redirect") : null;
+      if (signIn) window.location.assign(signIn);
+      return response;
+    });
+  };
+
   function rootOf(header) { return header.closest("[data-context-row], .disclosure"); }
 
   function slotOf(root) {

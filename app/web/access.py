@@ -203,18 +203,30 @@ async def refusal(request: Request, exc: Exception) -> Response:
     if exc.retry_after is not None:
         headers["Retry-After"] = str(exc.retry_after)
     if exc.status == 401:
-        headers["WWW-Authenticate"] = 'Bearer realm="dsh-inspect"'
+        # a page asked for by navigating goes to sign in; anything a page's script or htmx asks for gets 401
+        # with `HX-Redirect`, which htmx and static/inspect.js follow with the whole page, never inside a fragment
         back = sign_in_url(request)
-        if request.headers.get("hx-request"):  # htmx goes to sign in as a whole page, not inside a fragment
-            return PlainTextResponse(exc.detail, status_code=401, headers={**headers, "HX-Redirect": back})
-        if request.method == "GET" and not wants_json(request) and not request.url.path.endswith("/live"):
+        headers.update({"WWW-Authenticate": 'Bearer realm="dsh-inspect"', "HX-Redirect": back})
+        if navigation(request):
             return RedirectResponse(back, status_code=303)
+        if not wants_json(request):
+            return PlainTextResponse(exc.detail, status_code=401, headers=headers)
     if wants_json(request) or exc.status == 429:
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
     response = web.page(request, "refused.html", status=exc.status, detail=exc.detail)
     response.status_code = exc.status
     response.headers.update(headers)
     return response
+
+
+def navigation(request: Request) -> bool:
+    """A page a browser navigates to (or a client that says nothing of how it fetches): not the API, not a live
+    stream, not htmx or a page's script (`Sec-Fetch-Mode` other than `navigate`)."""
+    if request.method != "GET" or wants_json(request) or request.url.path.endswith("/live"):
+        return False
+    if request.headers.get("hx-request"):
+        return False
+    return request.headers.get("sec-fetch-mode", "navigate") == "navigate"
 
 
 def sign_in_url(request: Request) -> str:

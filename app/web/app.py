@@ -57,10 +57,12 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 def cross_site(request: Request) -> bool:
     """A state-changing request sent by another site's page (a form post, a fetch).
 
-    Browsers say so in `Origin` or `Sec-Fetch-Site`; a script sends neither and passes."""
+    Browsers say so in `Sec-Fetch-Site`, or else in `Origin`; a script sends neither and passes. `Sec-Fetch-Site`
+    decides when sent: under `Referrer-Policy: no-referrer` a browser posts this server's own forms with
+    `Origin: null`."""
     site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        return True
+    if site is not None:
+        return site not in ("same-origin", "none")
     origin = request.headers.get("origin")
     if origin is None:
         return False
