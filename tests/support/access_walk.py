@@ -32,6 +32,20 @@ class Asked:
         return not self.template.startswith("/api/") and self.template != "/openapi.json"
 
 
+def values_for(key: str, digest: str) -> dict[str, str]:
+    """What fills each template: a real session's `key` and upload's `digest`; names of nothing for the rest
+    (a step, a message, an image, a token), which answer 404 once through the gate."""
+    return {
+        "key": key,
+        "digest": digest,
+        "seq": "0",
+        "ref": "1.1",
+        "message_id": "no-such-message",
+        "attachment_id": "no-such-image",
+        "name": "no-such-token",
+    }
+
+
 def asks(values: Mapping[str, str]) -> list[Asked]:
     """Each route of the table, its template filled from `values` (a session's `key`, an upload's `digest`, …)."""
     return [

@@ -11,7 +11,7 @@ import sys
 import httpx
 import orjson
 
-from tests.support.access_walk import walk
+from tests.support.access_walk import values_for, walk
 from tests.support.builders import LogBuilder, header
 from tests.support.process import PROJECT
 from tests.team.conftest import Lane
@@ -71,15 +71,7 @@ def test_two_processes_share_tokens_roles_and_revocation(lane: Lane) -> None:
         made = upload(b.url, secrets["member"], "alpha-one", "/work/alpha")
         assert made.status_code == 201, made.text
         key = made.json()["upload"]["sessions"][0]["key"]
-        values = {
-            "key": key,
-            "seq": "0",
-            "digest": made.json()["upload"]["digest"],
-            "ref": "1.1",
-            "message_id": "no-such-message",
-            "attachment_id": "no-such-image",
-            "name": "no-such-token",
-        }
+        values = values_for(key, made.json()["upload"]["digest"])
         with httpx.Client(base_url=a.url, timeout=120) as client:
             problems = list(walk(client, values, {None: None, **secrets}))
         assert problems == []

@@ -20,7 +20,7 @@ from dsh_inspect.web.access import MOUNTS, ROUTES
 from dsh_inspect.web.app import create_app
 from starlette.routing import Mount
 
-from tests.support.access_walk import walk
+from tests.support.access_walk import values_for, walk
 from tests.support.process import PROJECT, serve_process
 from tests.support.server import live_server
 from tests.support.uploads import jsonl_bytes
@@ -92,15 +92,7 @@ def test_every_route_answers_each_role_as_the_table_says(guarded: tuple[str, Pat
     with httpx.Client(base_url=url, timeout=60) as client:
         made = client.post("/api/uploads", params={"name": "session.jsonl"}, content=jsonl_bytes("up"), headers=admin)
         assert made.status_code == 201, made.text
-        values = {
-            "key": "served",
-            "seq": "0",
-            "digest": made.json()["upload"]["digest"],
-            "ref": "1.1",
-            "message_id": "no-such-message",
-            "attachment_id": "no-such-image",
-            "name": "no-such-token",
-        }
+        values = values_for("served", made.json()["upload"]["digest"])
         identities: dict[Any, str | None] = {None: None, **secrets}
         problems = list(walk(client, values, identities))
     assert problems == []
