@@ -157,6 +157,16 @@ def _identity(web: WebState, request: Request) -> Identity:
     return identity_of(token)
 
 
+def still_valid(request: Request) -> bool:
+    """Whether the token a long request (a live stream) came with is still usable: revoked or expired, the
+    stream ends, as every other request of that token is refused."""
+    web: WebState = request.app.state.web
+    carried = secret_of(request)
+    if not web.settings.access_control or carried is None or web.access is None:
+        return True
+    return web.access.tokens.find(carried[0]) is not None
+
+
 async def authorize(request: Request) -> Identity:
     """The one dependency deciding every route (the app declares it for all): the request's identity, when
     the route's permission (`ROUTES`) is among its role's; else Refused."""

@@ -8,6 +8,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -246,3 +247,20 @@ def test_loopback_127_addresses_are_loopback() -> None:
     assert loopback("127.0.0.1") and loopback("127.8.9.10") and loopback("::1") and loopback("localhost")
     assert not loopback("0.0.0.0") and not loopback("::") and not loopback("10.0.0.5")
     assert not loopback(socket.gethostname()) or socket.gethostname() == "localhost"
+
+
+def test_a_live_stream_ends_once_its_token_is_revoked(guarded: tuple[str, Path, dict[str, str]]) -> None:
+    url, _, secrets = guarded
+    admin = {"Authorization": f"Bearer {secrets['admin']}"}
+    made = httpx.post(f"{url}/api/tokens", json={"name": "watcher", "role": "viewer"}, headers=admin).json()
+    watcher = {"Authorization": f"Bearer {made['secret']}"}
+    with httpx.stream("GET", f"{url}/sessions/served/live", headers=watcher, timeout=30) as stream:
+        assert stream.status_code == 200
+        lines = stream.iter_lines()
+        assert next(lines) == ": connected"
+        assert httpx.delete(f"{url}/api/tokens/watcher", headers=admin).status_code == 200
+        started = time.monotonic()
+        for _ in lines:  # the stream ends by itself, within seconds
+            assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 20
+    assert httpx.get(f"{url}/sessions/served/live", headers=watcher).status_code == 401

@@ -12,6 +12,7 @@ a log gone (deleted, emptied, or holding another session) is said to be gone.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any, NamedTuple
@@ -28,6 +29,7 @@ from ...sessions.archive import media_of
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry, FileVersion, Mark, SessionGone, appended, file_version, fingerprint, mark_at
 from ...sessions.transcript import Transcript
+from ..access import still_valid
 from ..present.entries import related_sessions
 from ..present.facts import session_json
 from ..present.rows import RowView
@@ -39,6 +41,7 @@ from ..views import From
 
 router = APIRouter()
 POLL_SECONDS = 0.25
+RECHECK_SECONDS = 5.0  # how often an open stream asks whether its token is still usable
 # Rows sent again to a page whose log moved on before it connected (or that connects again): those of
 # the turn its last row is in, at least RESENT and at most RESENT_AT_MOST, and none before its first
 RESENT, RESENT_AT_MOST = 5, 500
@@ -305,9 +308,15 @@ async def live(
         yield ": connected\n\n"
         for message in await run_in_threadpool(tail.safely, partial(tail.start, rows, size, mark, first)):
             yield message
-        # the stream stays open when the log is gone, so the browser sees no error and does not reconnect
+        # the stream stays open when the log is gone, so the browser sees no error and does not reconnect;
+        # it ends when its token is revoked (the browser's reconnect is then refused)
+        checked = time.monotonic()
         while not await request.is_disconnected():
             await asyncio.sleep(POLL_SECONDS)
+            if time.monotonic() - checked > RECHECK_SECONDS:
+                if not await run_in_threadpool(still_valid, request):
+                    return
+                checked = time.monotonic()
             if tail.look() == tail.seen:
                 continue
             for message in await run_in_threadpool(tail.safely, tail.follow):
