@@ -16,7 +16,7 @@ lock on its digest, so two processes never write it twice. Its rows reference it
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
@@ -139,16 +139,19 @@ class PgCorpusIndex:
 
     # -- asking it --------------------------------------------------------------------------
 
-    def query(self, query: Query, limit: int = HITS) -> Found:
+    def query(self, query: Query, limit: int = HITS, only: Collection[Entry] | None = None) -> Found:
         """The rows matching `query` in session then row order, of the sessions this process listed when it last
         brought the index up to date alone, counted and shown: the index may also hold a few it does not list,
-        which no count may include."""
+        which no count may include. With `only`, of those uploaded sessions alone (what a reader may see)."""
         if query.empty:
             return Found([], 0, 0)
         with self._lock:
             unlisted = self._unlisted
         where: list[str] = ["TRUE"]
         args: list[object] = []
+        if only is not None:
+            where.append("(r.digest, r.member) IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
+            args += [[e.upload or "" for e in only], [e.source.member or "" for e in only]]
         if unlisted:
             where.append("(r.digest, r.member) NOT IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
             args += [[d for d, _ in unlisted], [m for _, m in unlisted]]

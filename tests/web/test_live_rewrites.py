@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
+from dsh_inspect.access import OPEN
 from dsh_inspect.history.session import SessionLog
 from dsh_inspect.sessions.registry import Registry
 from dsh_inspect.settings import Settings
@@ -147,7 +148,7 @@ def test_a_log_rewritten_while_the_tail_first_reads_it_is_never_answered_with_th
     entry = state.entry("tail")
     size, rows = path.stat().st_size, len(transcript(state, entry).rows)
     mark = page_mark(state, "tail", size)
-    tail = Tail(state, entry, strings_for(None))
+    tail = Tail(state, entry, strings_for(None), OPEN)
     before = state.registry.log("tail")
     read_log, read = state.registry.log, []
 

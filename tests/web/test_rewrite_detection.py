@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from dsh_inspect.access import OPEN
 from dsh_inspect.log.diagnostics import Location
 from dsh_inspect.log.sources import RecordChanged, SessionSource
 from dsh_inspect.sessions import registry as registry_module
@@ -153,7 +154,7 @@ def test_an_open_page_whose_log_changed_under_a_reread_gets_its_rows_again_with_
     write_log(path)
     state = WebState(settings=Settings(), registry=Registry([str(tmp_path)]))
     entry = state.entry("reread")
-    tail = Tail(state, entry, strings_for(None))
+    tail = Tail(state, entry, strings_for(None), OPEN)
     size = path.stat().st_size
     shown = len(transcript(state, entry).rows)
     assert tail.safely(lambda: tail.start(shown, size, page_mark(state, "reread", size))) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...access import OPEN, Identity
 from ...history.lineage import named_sessions
 from ...history.session import SessionLog
 from ...sessions.keys import session_url
@@ -69,9 +70,16 @@ def versions_json(entry: Entry) -> dict[str, Any]:
     }
 
 
-def related_sessions(state: WebState, entry: Entry, log: SessionLog) -> dict[str, list[dict[str, Any]]]:
-    """Parent and children loaded together with this session; every candidate for an ambiguous id."""
-    group = [e for e in current_generations(state) if e.group == entry.group and e.key != entry.key]
+def related_sessions(
+    state: WebState, entry: Entry, log: SessionLog, identity: Identity = OPEN
+) -> dict[str, list[dict[str, Any]]]:
+    """Parent and children loaded together with this session; every candidate for an ambiguous id. Only those
+    `identity` sees: a relative in a project hidden from it is not named (docs/decisions/0020-access-control.md)."""
+    group = [
+        e
+        for e in current_generations(state)
+        if e.group == entry.group and e.key != entry.key and identity.sees_header(e.header)
+    ]
     named = state.registry.derived(entry.key, "lineage", named_sessions)
     own = entry.session_id
 

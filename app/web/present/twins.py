@@ -427,7 +427,7 @@ class ListedSessionJson(EntryJson):
     created: str | None
     project: str | None
     project_name: str | None
-    title: str
+    title: str | None  # None for an identity that may list but not read (`metrics`): its id stands in
     summary: SummaryJson | None  # None until the log is read (`summaries` asks for every one)
     generation: GenerationMarkJson | None  # an earlier generation says it is one
 

@@ -2,7 +2,9 @@
 
 The comparison itself is `history.compare`'s; this module only looks the two sessions up, keeps
 the comparison per file version of both, and presents its aligned rows a window at a time.
-Without `b`, the page offers the sessions to compare `a` with, its parent and children first.
+Without `b`, the page offers the sessions to compare `a` with, its parent and children first. Both sides, and
+every session offered, are among those the request's identity sees: a hidden one answers 404 as a missing one
+(docs/decisions/0020-access-control.md).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from ...access import Identity
 from ...history.compare import (
     Comparison,
     Divergence,
@@ -35,7 +38,7 @@ from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ..present.entries import entry_json, related_sessions
 from ..present.twins import ChooserJson, ComparisonJson
-from ..state import State, WebState
+from ..state import State, WebState, Who
 from ..views import From, To
 
 router = APIRouter()
@@ -51,10 +54,11 @@ class Compared:
     layout: Layout
 
 
-def _compared(state: WebState, a: str, b: str) -> Compared:
-    """The comparison of the two sessions at their current file versions, built once for each pair of versions."""
-    entry_a, _ = state.session(a)
-    entry_b, log_b = state.session(b)
+def _compared(state: WebState, a: str, b: str, who: Identity) -> Compared:
+    """The comparison of the two sessions at their current file versions, built once for each pair of versions;
+    404 for either side `who` may not see, as for a missing one."""
+    entry_a, _ = state.session(a, who)
+    entry_b, log_b = state.session(b, who)
     # kept with a's log; b's log object names its file version (the value holds it, so its id stays its own),
     # so a changed b builds anew
     name = f"compare:{entry_b.key}:{id(log_b)}"
@@ -142,12 +146,13 @@ def _line_json(compared: Compared, entry: Line | Fold) -> dict[str, Any]:
 # --- choosing the session to compare with ---------------------------------------------
 
 
-def _candidates(state: WebState, key: str) -> dict[str, Any]:
-    entry, log = state.session(key)
-    related = related_sessions(state, entry, log)
+def _candidates(state: WebState, key: str, who: Identity) -> dict[str, Any]:
+    """The sessions `who` sees to compare session `key` with: its relatives first, then the others."""
+    entry, log = state.session(key, who)
+    related = related_sessions(state, entry, log, who)
     suggested = [*related["parents"], *related["children"]]
     taken = {entry.key, *(r["key"] for r in suggested)}
-    others = [e for e in state.registry.entries() if e.key not in taken]
+    others = [e for e in state.entries(who) if e.key not in taken]
     return {
         "a": entry_json(entry),
         "suggested": [{**r, "compare": f"/compare?{_query(entry.key, r['key'])}"} for r in suggested],
@@ -177,29 +182,33 @@ def _page_context(compared: Compared) -> dict[str, Any]:
 # The page, its rows and its twin keep a handler each: the page takes no `to` (a fold opens through
 # `/compare/rows`), and renders the comparison's own rows, not their JSON.
 @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
-def compare_page(request: Request, state: State, a: str, b: str | None = None, start: From = 0) -> HTMLResponse:
+def compare_page(
+    request: Request, state: State, who: Who, a: str, b: str | None = None, start: From = 0
+) -> HTMLResponse:
     if b is None:
-        return state.page(request, "compare/choose.html", **_candidates(state, a))
-    compared = _compared(state, a, b)
+        return state.page(request, "compare/choose.html", **_candidates(state, a, who))
+    compared = _compared(state, a, b, who)
     rows, after = _rows(compared, start, state.settings.window_rows, None)
     return state.page(request, "compare/page.html", **_page_context(compared), rows=rows, next_from=after, upto=None)
 
 
 @router.get("/compare/rows", response_class=HTMLResponse, include_in_schema=False)
-def compare_rows(request: Request, state: State, a: str, b: str, start: From = 0, upto: To = None) -> HTMLResponse:
+def compare_rows(
+    request: Request, state: State, who: Who, a: str, b: str, start: From = 0, upto: To = None
+) -> HTMLResponse:
     """A window of aligned rows (the next as the reader scrolls, or a fold opened: `to` its end)."""
-    compared = _compared(state, a, b)
+    compared = _compared(state, a, b, who)
     rows, after = _rows(compared, start, state.settings.window_rows, upto)
     return state.page(request, "compare/rows.html", **_page_context(compared), rows=rows, next_from=after, upto=upto)
 
 
 @router.get("/api/compare", summary="Two sessions aligned step by step, with where they first part")
 def api_compare(
-    state: State, a: str, b: str | None = None, start: From = 0, upto: To = None
+    state: State, who: Who, a: str, b: str | None = None, start: From = 0, upto: To = None
 ) -> ComparisonJson | ChooserJson:
     if b is None:
-        return ChooserJson.model_validate(_candidates(state, a))
-    compared = _compared(state, a, b)
+        return ChooserJson.model_validate(_candidates(state, a, who))
+    compared = _compared(state, a, b, who)
     shown, after = compared.layout.window(start, state.settings.window_rows, upto=upto)
     c = compared.comparison
     summary = summary_json(c)

@@ -8,6 +8,11 @@ reads every session first, as a search by title always has.
 
 The order a choice gives and the filters' values are kept per registry version (`WebState.lists`): a warm
 request costs its page's rows, not the number of sessions loaded.
+
+Each identity sees its own list (docs/decisions/0020-access-control.md): a token scoped to projects only their
+sessions, in the rows, the counts and the filters' values; a token that may list but not read (`metrics`) the
+facts without a title, a first prompt or any other text of the log, and a search matches its id, project and
+path alone. What is kept per version is kept per `sight` too, so no identity is answered from another's list.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
+from ...access import Identity
 from ...history.row_facts import error_count
 from ...history.session import SessionLog
 from ...history.tokens import session_usage
@@ -36,7 +42,7 @@ from ..present.plain_text import plain_text
 from ..present.strings import Phrase, count, phrase
 from ..present.twins import ListingJson
 from ..present.wording import UNREADABLE, WORDS
-from ..state import State, WebState
+from ..state import State, WebState, Who
 
 router = APIRouter()
 PAGE_SIZE = 50
@@ -54,6 +60,9 @@ HEADER_SORTS = frozenset({"project", "created", "carrier"})
 TEXT_SORTS = frozenset({"title", "prompt", "project", "carrier"})
 # the order a verdict sorts in: dsh's best answer first
 VERDICT_RANK = {verdict: rank for rank, verdict in enumerate(WORDS.verdicts)}
+# what a summary holds of the log's text, which only a reader that may `read` is shown (`error`, which may
+# quote the log, is left out too)
+TEXT_FACTS = ("title", "plainTitle", "firstPrompt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +208,15 @@ def summary(state: WebState, entry: Entry) -> dict[str, Any]:
         }
 
 
+def withheld(found: dict[str, Any], content: bool) -> dict[str, Any]:
+    """A summary as a reader sees it: whole when it may read the log (`content`), else without its text, so a
+    `metrics` token is given, and sorts by, only the counts, times, tokens and verdict."""
+    if content:
+        return found
+    kept = {name: value for name, value in found.items() if name != "error"}
+    return {**kept, **dict.fromkeys(TEXT_FACTS)}
+
+
 def created(entry: Entry) -> str | None:
     return stamp((entry.header or {}).get("createdAt"))
 
@@ -213,12 +231,16 @@ def _created_at(entry: Entry) -> float:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _matches(state: WebState, entry: Entry, needle: str) -> bool:
+def _matches(state: WebState, entry: Entry, needle: str, content: bool) -> bool:
+    """Whether `needle` is in the session's key, id, path or project, or, for a reader of its `content`, in its
+    title or first prompt."""
     if not needle:
         return True
     facts = [entry.key, entry.session_id or "", entry.source.label, _cwd(entry)]
     if any(needle in f.lower() for f in facts):
         return True  # header facts answer most searches without reading the log
+    if not content:
+        return False
     found = summary(state, entry)  # a title search reads each session once, then hits the cache
     return any(needle in (found.get(name) or "").lower() for name in ("plainTitle", "title", "firstPrompt"))
 
@@ -295,43 +317,54 @@ def _choices(loaded: Loaded, choice: ListQuery) -> dict[str, list[str]]:
     }
 
 
-def row(entry: Entry, found: dict[str, Any] | None) -> dict[str, Any]:
-    """One listed session: its entry's facts, its summary if read, and what its cells show."""
+def row(entry: Entry, found: dict[str, Any] | None, content: bool) -> dict[str, Any]:
+    """One listed session: its entry's facts, its summary if read, and what its cells show; no title for a
+    reader that may not read the log's `content` (the page shows the id in its place)."""
     cwd = _cwd(entry)
     return {
         **entry_json(entry),
         "created": created(entry),
         "project": cwd or None,
         "projectName": posixpath.basename(cwd.rstrip("/")) or cwd or None,
-        "title": _shown_title(entry, found),
-        "summary": found,
+        "title": _shown_title(entry, found) if content else None,
+        "summary": withheld(found, content) if found is not None else None,
     }
 
 
-def chosen(state: WebState, loaded: list[Entry], choice: ListQuery) -> tuple[Entry, ...]:
-    """The loaded sessions `choice` keeps (its page aside), in its order."""
+def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, content: bool) -> tuple[Entry, ...]:
+    """The loaded sessions `choice` keeps (its page aside), in its order; sorted and searched by what a reader
+    of `content` or not is shown, so neither the order nor the matches tell a title it may not read."""
     needle = choice.q.strip().lower()
     entries = [
         e
         for e in loaded
         if (not choice.project or _cwd(e) == choice.project) and (not choice.carrier or e.source.kind == choice.carrier)
     ]
-    entries = [e for e in entries if _matches(state, e, needle)]
+    entries = [e for e in entries if _matches(state, e, needle, content)]
     if choice.reads_logs:
-        summaries = {e.key: summary(state, e) for e in entries}
+        summaries = {e.key: withheld(summary(state, e), content) for e in entries}
         entries = [e for e in entries if _kept(summaries[e.key], choice)]
     else:
         summaries = {}
     return tuple(_ordered(entries, summaries, choice))
 
 
-def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) -> dict[str, Any]:
-    """Sessions as chosen (newest first unless sorted otherwise), `size` a page (None: every one on one page)."""
+def sight(identity: Identity) -> tuple[frozenset[str], bool]:
+    """What of the list an identity's answer depends on, as `WebState.lists` keeps it: the projects it sees
+    (empty: every one) and whether it may read titles and prompts. Identities alike share what is kept; no
+    identity is answered from a list made for another sight."""
+    return (identity.projects if identity.scoped else frozenset(), identity.can("read"))
+
+
+def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None = PAGE_SIZE) -> dict[str, Any]:
+    """Sessions as chosen (newest first unless sorted otherwise), `size` a page (None: every one on one page),
+    of those `who` sees and as it may see them."""
     state.registry.refresh()
     version = state.registry.version  # read before what is made of it: a change meanwhile shows next request
-    loaded = state.lists.get((version, "loaded"), lambda: loaded_facts(state.registry.entries()))
+    projects, content = seen = sight(who)
+    loaded = state.lists.get((version, ("loaded", projects)), lambda: loaded_facts(state.entries(who)))
     entries = state.lists.get(
-        (version, replace(choice, page=1)), lambda: chosen(state, state.registry.entries(), choice)
+        (version, (replace(choice, page=1), seen)), lambda: chosen(state, state.entries(who), choice, content)
     )
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
@@ -355,21 +388,22 @@ def listing(state: WebState, choice: ListQuery, size: int | None = PAGE_SIZE) ->
         # a choice that read every summary shows them all; else the page's that were read, the rest filled in later
         "sessions": [
             {
-                **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e)),
+                **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e), content),
                 "generation": generation_mark(state, e),  # an earlier generation says it is one
             }
             for e in shown
         ],
-        "refused": [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
+        # files that hold no session have no project: only an identity that sees every project sees them
+        "refused": [] if who.scoped else [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
     }
 
 
 # The list and its twin keep a handler each, sharing the reader's choices (`Choices`) and `listing`: without
 # `page` the list shows the first 50 and the twin every session, which `summaries` may read at once.
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
-def index(request: Request, state: State, choice: Choices, page: int = Query(1, ge=1)) -> HTMLResponse:
+def index(request: Request, state: State, who: Who, choice: Choices, page: int = Query(1, ge=1)) -> HTMLResponse:
     chosen = replace(choice, page=page)
-    data = listing(state, chosen)
+    data = listing(state, chosen, who)
     shown = replace(chosen, page=data["page"])
     return state.page(request, "index.html", **data, choice=shown, plural=plural, refresh_ms=REFRESH_MS)
 
@@ -379,39 +413,40 @@ def index(request: Request, state: State, choice: Choices, page: int = Query(1, 
 )
 def api_sessions(
     state: State,
+    who: Who,
     choice: Choices,
     page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; without it, every session"),
     summaries: bool = False,
 ) -> ListingJson:
-    data = listing(state, replace(choice, page=page or 1), PAGE_SIZE if page is not None else None)
+    data = listing(state, replace(choice, page=page or 1), who, PAGE_SIZE if page is not None else None)
     if summaries:
         for item in data["sessions"]:
             entry = state.registry.entry(item["key"])
             found = summary(state, entry) if entry else None
-            item.update(row(entry, found) if entry else {"summary": None})
+            item.update(row(entry, found, who.can("read")) if entry else {"summary": None})
     return ListingJson.model_validate(data)
 
 
 @router.post("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)
-async def summaries_partial(request: Request, state: State) -> HTMLResponse:
+async def summaries_partial(request: Request, state: State, who: Who) -> HTMLResponse:
     """A page's titles, counts, verdicts and the other facts of a read, each cell by its id, for the list's
     script to fill in place. The page's keys come in the body, as a form posts them (`key=…&key=…`): keys
     are log data, as long as a log makes them, and a URL is not (a page of long keys was a request line the
-    server refuses)."""
+    server refuses). A key the identity may not see answers nothing, as an unknown one."""
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > SUMMARIES_BODY:
             raise HTTPException(413, f"a summaries request carries at most {SUMMARIES_BODY} bytes of keys")
     keys = parse_qs(body.decode("utf-8", "replace")).get("key", [])[:PAGE_SIZE]
-    items = await run_in_threadpool(summary_items, state, keys)
+    items = await run_in_threadpool(summary_items, state, keys, who)
     return state.page(request, "sessions/summaries.html", items=items, plural=plural)
 
 
-def summary_items(state: WebState, keys: list[str]) -> list[dict[str, Any]]:
+def summary_items(state: WebState, keys: list[str], who: Identity) -> list[dict[str, Any]]:
     items = []
     for key in keys:
-        entry = state.registry.entry(key)
+        entry = state.visible(state.registry.entry(key), who)
         if entry is not None:
-            items.append({**row(entry, summary(state, entry)), "key": key, "url": session_url(key)})
+            items.append({**row(entry, summary(state, entry), who.can("read")), "key": key, "url": session_url(key)})
     return items

@@ -21,6 +21,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from ...access import Identity
 from ...history.session import SessionLog
 from ...history.tokens import session_usage
 from ...log.records import NotASessionLog
@@ -36,7 +37,7 @@ from ..present.rows import RowView
 from ..present.strings import Strings
 from ..present.windows import rendered_window, transcript
 from ..present.windows import view as row_view_of
-from ..state import Lang, SessionEntry, State, WebState
+from ..state import Lang, SessionEntry, State, WebState, Who
 from ..views import From
 
 router = APIRouter()
@@ -123,14 +124,15 @@ def update(state: WebState, entry: Entry, t: Strings, shown: list[Signature]) ->
     return html + moved, now
 
 
-def head_html(state: WebState, entry: Entry, log: SessionLog, script: Transcript, t: Strings) -> str:
-    """The page's title and facts as the log reads now, each to be swapped in out of band."""
+def head_html(state: WebState, entry: Entry, log: SessionLog, script: Transcript, t: Strings, who: Identity) -> str:
+    """The page's title and facts as the log reads now, each to be swapped in out of band (relatives: those
+    `who` may see)."""
     return state.templates.get_template("rows/live_head.html").render(
         t=t,
         lang=t.lang,
         session=session_json(entry, log, script),
         base_url=session_url(entry.key),
-        related=related_sessions(state, entry, log),
+        related=related_sessions(state, entry, log, who),
         usage=state.registry.derived(entry.key, "usage", session_usage),
     )
 
@@ -153,8 +155,9 @@ Seen = tuple[SessionSource, FileVersion | None]  # the file a key names, and its
 class Tail:
     """What one open page shows, as far as telling what to send it next; one per connection."""
 
-    def __init__(self, state: WebState, entry: Entry, strings: Strings) -> None:
+    def __init__(self, state: WebState, entry: Entry, strings: Strings, who: Identity) -> None:
         self.state = state
+        self.who = who
         self.key = entry.key
         self.strings = strings
         self.source = entry.source  # the file the shown rows were read from
@@ -201,7 +204,7 @@ class Tail:
             resend = [sse("resend", self.shown[cut].key)] if cut < len(self.shown) else []
             self.shown = self.shown[:cut]
             return [*resend, *self.extend(entry, log)]
-        self.head = head_html(self.state, entry, log, script, self.strings)
+        self.head = head_html(self.state, entry, log, script, self.strings, self.who)
         return [] if len(self.shown) == rows else self.extend(entry, log)
 
     def follow(self) -> list[str]:
@@ -272,7 +275,7 @@ class Tail:
         return [sse("notice", notice), *self.header(entry, log)]
 
     def header(self, entry: Entry, log: SessionLog) -> list[str]:
-        head = head_html(self.state, entry, log, transcript(self.state, entry), self.strings)
+        head = head_html(self.state, entry, log, transcript(self.state, entry), self.strings, self.who)
         if head == self.head:
             return []
         self.head = head
@@ -284,7 +287,7 @@ class Tail:
         if not self.showing:
             return []
         self.showing = False
-        now = next((e for e in self.state.registry.entries() if e.source == self.source), None)
+        now = next((e for e in self.state.entries(self.who) if e.source == self.source), None)
         notice = self.state.templates.get_template("rows/live_notice.html")
         return [sse("notice", notice.render(t=self.strings, now=now, url=session_url(now.key) if now else None))]
 
@@ -294,6 +297,7 @@ async def live(
     request: Request,
     state: State,
     entry: SessionEntry,
+    who: Who,
     strings: Lang,
     rows: int = Query(0, ge=0),
     first: From = 0,
@@ -302,7 +306,7 @@ async def live(
 ) -> StreamingResponse:
     """The page's rows as the log changes; `rows`, `from`, `size` and `mark` say what the page was rendered
     from (its rows `from`…`rows` of the file's first `size` bytes)."""
-    tail = Tail(state, entry, strings)
+    tail = Tail(state, entry, strings, who)
 
     async def stream() -> AsyncIterator[str]:
         yield ": connected\n\n"

@@ -2,7 +2,8 @@
 
 A search first brings the index up to date with the sessions loaded now (reading only those whose
 file changed since they were indexed), then asks it; each hit links to its row (`?at=`), so the
-session page opens there (docs/decisions/0008-cross-session-search.md).
+session page opens there (docs/decisions/0008-cross-session-search.md). It searches only the sessions the
+request's identity sees (docs/decisions/0020-access-control.md): no hidden session's row is shown or counted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Query, Request
 from markupsafe import Markup
 
+from ...access import Identity
 from ...sessions.hits import SearchHitJson, hit_json
 from ...sessions.registry import Entry, Mark
 from ...sessions.search_index import (
@@ -35,7 +37,7 @@ from ...sessions.team_search_index import PgCorpusIndex, upload_identity
 from ...sessions.transcript import Transcript
 from ...sessions.wire import Twin
 from ...store.pg_catalog import PostgresCatalog
-from ..state import State, WebState
+from ..state import State, WebState, Who
 from ..views import RowKind, Served, fields, page_and_twin, page_or_twin
 
 router = APIRouter()
@@ -145,10 +147,10 @@ class SearchJson(Twin):
     hits: list[SearchHitJson]
 
 
-def search_results(state: WebState, finder: Finder, search: Search) -> SearchJson:
-    """The hits of `search` over every loaded session, each with its session and a link to its row."""
+def search_results(state: WebState, finder: Finder, search: Search, who: Identity) -> SearchJson:
+    """The hits of `search` over every loaded session `who` sees, each with its session and a link to its row."""
     finder.find_sessions(state)
-    entries = state.registry.entries()
+    entries = state.entries(who)
     local = [e for e in entries if e.upload is None] if finder.uploads is not None else entries
     workers = FanOut(state.settings.index_workers, state.registry.limits)
     indexed = bring_up_to_date(finder.index, local, _reader(state), fan_out=workers) if not search.empty else 0
@@ -157,8 +159,14 @@ def search_results(state: WebState, finder: Finder, search: Search) -> SearchJso
     if finder.uploads is not None:
         uploaded = {upload_identity(e): e for e in entries if e.upload is not None}
         if not search.empty:
-            indexed += finder.uploads.bring_up_to_date(list(uploaded.values()), _upload_reader(state))
-        result = joined(result, finder.uploads.query(search))
+            # every upload, whoever asks: the team index keeps itself to the whole list (what it leaves out of
+            # its counts), so a scoped identity is not told how many of them this search indexed
+            every = [e for e in state.registry.entries() if e.upload is not None]
+            fresh = finder.uploads.bring_up_to_date(every, _upload_reader(state))
+            if not who.scoped:
+                indexed += fresh
+        # a scoped identity's search asks the index for the uploads it sees alone: hits and counts both
+        result = joined(result, finder.uploads.query(search, only=list(uploaded.values()) if who.scoped else None))
         by_identity |= uploaded
     hits = [hit_json(by_identity[h.identity], h) for h in result.hits]  # the query asked these sources alone
     asked = SearchAskedJson(q=search.q, kind=search.kind, form=search.form, tool=search.tool, errors=search.errors)
@@ -184,6 +192,7 @@ def _grouped(data: SearchJson) -> dict[str, Any]:
 def search_page(
     request: Request,
     state: State,
+    who: Who,
     q: str = Query("", description="a phrase, matched anywhere in a row's words, any case; no operators"),
     kind: RowKind = "",
     form: str = Query("", description="a context row's rendered form"),
@@ -191,4 +200,4 @@ def search_page(
     errors: bool = False,
 ) -> Served[SearchJson]:
     search = Search(q=q, kind=kind, form=form, tool=tool.strip(), errors=errors)
-    return page_or_twin(request, search_results(state, finder_of(request), search), "search.html", _grouped)
+    return page_or_twin(request, search_results(state, finder_of(request), search, who), "search.html", _grouped)

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
+from ...access import OPEN, Identity
 from ...forms import pretty_json
 from ...history.session import SessionLog
 from ...history.tokens import session_usage
@@ -43,7 +44,7 @@ from ..present.windows import (
     view,
     window,
 )
-from ..state import Lang, ReadSession, SessionEntry, State, WebState
+from ..state import Lang, ReadSession, SessionEntry, State, WebState, Who
 from ..views import (
     ANCHOR_LENGTH,
     At,
@@ -78,20 +79,25 @@ def run_json(t: Transcript, index: int, start: int, size: int, stop: int | None 
     return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views], "run": t.rows[index].key})
 
 
-def facts_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]:
-    """The session's facts, relatives and token totals, as the page's header shows them (`sessions/facts.html`)."""
+def facts_context(
+    state: WebState, entry: Entry, log: SessionLog, t: Transcript, who: Identity = OPEN
+) -> dict[str, Any]:
+    """The session's facts, relatives (those `who` may see) and token totals, as the page's header shows them
+    (`sessions/facts.html`)."""
     return {
         "session": session_json(entry, log, t),
-        "related": related_sessions(state, entry, log),
+        "related": related_sessions(state, entry, log, who),
         "usage": state.registry.derived(entry.key, "usage", session_usage),
         "base_url": session_url(entry.key),
     }
 
 
-def page_context(state: WebState, entry: Entry, log: SessionLog, t: Transcript, paging: Paging) -> dict[str, Any]:
+def page_context(
+    state: WebState, entry: Entry, log: SessionLog, t: Transcript, paging: Paging, who: Identity = OPEN
+) -> dict[str, Any]:
     """What `session.html` is rendered with besides its rows (the page, and the one-file export)."""
     return {
-        **facts_context(state, entry, log, t),
+        **facts_context(state, entry, log, t, who),
         "paging": paging,
         "generation": generation_json(state, entry, log),  # which of its folder's generations
         "newer_format": newer_format_json(entry.header),
@@ -110,7 +116,7 @@ RunKey = Annotated[str, Query(max_length=100, description="page the rows of the 
 # reads the whole log and carries its rows as JSON.
 @router.get("/sessions/{key}", response_class=HTMLResponse, include_in_schema=False)
 def session_page(
-    request: Request, state: State, entry: SessionEntry, t: Lang, start: From = 0, at: At = ""
+    request: Request, state: State, entry: SessionEntry, who: Who, t: Lang, start: From = 0, at: At = ""
 ) -> HTMLResponse:
     early = first_screen(state, entry, t) if start == 0 and not at else None
     if early is not None:
@@ -138,21 +144,21 @@ def session_page(
         rows_html=rows_html,
         opened_at=at if opened is not None else None,
         missing_at=at if at and opened is None else None,
-        **page_context(state, entry, log, script, paging),
+        **page_context(state, entry, log, script, paging, who),
     )
 
 
 @router.get("/sessions/{key}/facts", response_class=HTMLResponse, include_in_schema=False)
-def session_facts(request: Request, state: State, session: ReadSession) -> HTMLResponse:
+def session_facts(request: Request, state: State, session: ReadSession, who: Who) -> HTMLResponse:
     """The session's verdict, counts and relatives, read from the whole log (its JSON twin: /api/sessions/{key})."""
     entry = session.entry
     return state.page(
-        request, "sessions/facts.html", **facts_context(state, entry, session.log, transcript(state, entry))
+        request, "sessions/facts.html", **facts_context(state, entry, session.log, transcript(state, entry), who)
     )
 
 
 @router.get("/api/sessions/{key}", summary="One session: verdict, counts, diagnostics and a window of rows")
-def api_session(state: State, session: ReadSession, start: From = 0, at: At = "") -> SessionJson:
+def api_session(state: State, session: ReadSession, who: Who, start: From = 0, at: At = "") -> SessionJson:
     entry, log = session.entry, session.log
     t, size = transcript(state, entry), state.settings.window_rows
     window = window_json(t, _opened_at(start, t.opening(at, size) if at else None), size, at=at)
@@ -160,7 +166,7 @@ def api_session(state: State, session: ReadSession, start: From = 0, at: At = ""
     return SessionJson.model_validate(
         {
             **session_json(entry, log, t),
-            "related": related_sessions(state, entry, log),
+            "related": related_sessions(state, entry, log, who),
             "usage": usage.to_json() if usage else None,
             **window.model_dump(),
             "at": at or None,
