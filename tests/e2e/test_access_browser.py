@@ -88,3 +88,21 @@ def test_a_revoked_token_signs_its_browser_out(
     watch = request.node.stash[PAGE_WATCH]
     assert all("status of 401" in p for p in watch.problems), watch.problems
     watch.problems.clear()
+
+
+def test_a_member_is_offered_the_delete_of_its_own_uploads_only(
+    page: Page, guarded: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    url, _ = guarded
+    _, secret = Tokens(UploadStore(tmp_path / "data").access).create("member", "member")
+    made = httpx.post(
+        f"{url}/api/uploads",
+        params={"name": "mine.jsonl"},
+        content=jsonl_bytes("members-own"),
+        headers={"Authorization": f"Bearer {secret}"},
+    )
+    assert made.json()["upload"]["uploadedBy"] == "token:member"
+    sign_in(page, url, secret, "/uploads")
+    expect(page.locator("[data-uploads-region] tr[data-upload]")).to_have_count(2)
+    expect(page.locator("[data-upload-delete]")).to_have_count(1)
+    expect(page.locator(f'tr[data-upload="{made.json()["upload"]["digest"]}"] [data-upload-delete]')).to_have_count(1)

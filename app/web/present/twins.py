@@ -483,6 +483,7 @@ class UploadJson(Twin):
     carrier: str
     media: int  # export images it holds
     uploaded_at: int
+    uploaded_by: str | None  # the actor that sent it (`token:NAME`); None without access control
     url: str
     download: str
     sessions: Sequence[UploadSessionJson]

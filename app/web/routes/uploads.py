@@ -110,6 +110,7 @@ def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]
         "carrier": upload.carrier,
         "media": upload.media,
         "uploadedAt": upload.uploaded_at,
+        "uploadedBy": upload.uploaded_by,
         "url": upload_url(upload.digest),
         "download": f"{upload_url(upload.digest)}/raw",
         "sessions": [{**entry_json(e), "verdict": verdicts.get(e.source.member)} for e in entries],
