@@ -209,6 +209,7 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
     """Serve `paths` as `settings` say (`serve_settings` makes them from the command line)."""
     from dataclasses import replace
 
+    from .access.tokens import now_ms
     from .web.app import create_app
     from .web.serving import bind, bound_port, serve_workers, server
     from .web.state import compile_templates
@@ -244,6 +245,13 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
         err.write(f"dsh-inspect serve: cannot open the upload store: {exc}\n")
         return 2
     compile_templates(app.state.web.templates)
+    access = app.state.web.access
+    if config.access_control and access is not None and not any(t.usable(now_ms()) for t in access.tokens.list()):
+        where = f"--store {config.store}" if config.store else f"--data-dir {config.data_dir}"
+        err.write(
+            "dsh-inspect: access control is on and no token can sign in yet; make one with: "
+            f"dsh-inspect token create NAME --role admin {where}\n"
+        )
     shown = f"[{host}]" if ":" in host else host
     kept = " and ".join(u for u in (config.store, config.blobs) if u) or config.data_dir
     err.write(f"dsh-inspect: serving on http://{shown}:{config.port}/ (uploads kept in {kept})\n")

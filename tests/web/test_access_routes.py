@@ -264,3 +264,20 @@ def test_a_live_stream_ends_once_its_token_is_revoked(guarded: tuple[str, Path, 
             assert time.monotonic() - started < 20
     assert time.monotonic() - started < 20
     assert httpx.get(f"{url}/sessions/served/live", headers=watcher).status_code == 401
+
+
+def test_a_guarded_server_no_token_can_enter_says_how_to_make_one(tmp_path: Path) -> None:
+    args = [sys.executable, "-m", "dsh_inspect", "serve", "--port", "0", "--require-auth"]
+    process = subprocess.Popen(
+        [*args, "--data-dir", str(tmp_path / "data")], cwd=PROJECT, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        said = [process.stderr.readline() for _ in range(2)]
+    finally:
+        process.terminate()
+        process.wait(10)
+        if process.stderr:
+            process.stderr.close()
+    assert "no token can sign in yet" in said[0] and "dsh-inspect token create NAME --role admin" in said[0]
+    assert "serving on" in said[1]
