@@ -87,4 +87,4 @@ class Tokens:
 
 
 def identity_of(token: Token) -> Identity:
-    return Identity(actor_of(token), token.role, frozenset(token.projects))
+    return Identity.of(actor_of(token), token.role, frozenset(token.projects))

@@ -182,6 +182,8 @@ async def authorize(request: Request) -> Identity:
             return ANONYMOUS
     identity = await identify(request)
     if identity.can(needed):
+        # what the route reaches below is what this permission reaches: only the grants that allow it
+        request.state.identity = identity.narrowed(needed)
         return identity
     if not identity.known:
         raise Refused(401, "sign in, or send an API token as Authorization: Bearer …", identity)

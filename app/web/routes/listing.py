@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlencode
@@ -331,7 +331,7 @@ def row(entry: Entry, found: dict[str, Any] | None, content: bool) -> dict[str, 
     }
 
 
-def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, content: bool) -> tuple[Entry, ...]:
+def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, who: Identity) -> tuple[Entry, ...]:
     """The loaded sessions `choice` keeps (its page aside), in its order; sorted and searched by what a reader
     of `content` or not is shown, so neither the order nor the matches tell a title it may not read."""
     needle = choice.q.strip().lower()
@@ -340,20 +340,25 @@ def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, content: boo
         for e in loaded
         if (not choice.project or _cwd(e) == choice.project) and (not choice.carrier or e.source.kind == choice.carrier)
     ]
-    entries = [e for e in entries if _matches(state, e, needle, content)]
+    entries = [e for e in entries if _matches(state, e, needle, reads(who, e))]
     if choice.reads_logs:
-        summaries = {e.key: withheld(summary(state, e), content) for e in entries}
+        summaries = {e.key: withheld(summary(state, e), reads(who, e)) for e in entries}
         entries = [e for e in entries if _kept(summaries[e.key], choice)]
     else:
         summaries = {}
     return tuple(_ordered(entries, summaries, choice))
 
 
-def sight(identity: Identity) -> tuple[frozenset[str], bool]:
-    """What of the list an identity's answer depends on, as `WebState.lists` keeps it: the projects it sees
-    (empty: every one) and whether it may read titles and prompts. Identities alike share what is kept; no
+def sight(identity: Identity) -> Hashable:
+    """What of the list an identity's answer depends on, as `WebState.lists` keeps it: its grants (the projects
+    each sees, and whether it may read titles and prompts there). Identities alike share what is kept; no
     identity is answered from a list made for another sight."""
-    return (identity.projects if identity.scoped else frozenset(), identity.can("read"))
+    return (identity.everything, identity.grants)
+
+
+def reads(who: Identity, entry: Entry) -> bool:
+    """Whether `who` may read the session's text (its title, prompts) where the list shows it."""
+    return who.may("read", entry.header)
 
 
 def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None = PAGE_SIZE) -> dict[str, Any]:
@@ -361,10 +366,10 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
     of those `who` sees and as it may see them."""
     state.registry.refresh()
     version = state.registry.version  # read before what is made of it: a change meanwhile shows next request
-    projects, content = seen = sight(who)
-    loaded = state.lists.get((version, ("loaded", projects)), lambda: loaded_facts(state.entries(who)))
+    seen = sight(who)
+    loaded = state.lists.get((version, ("loaded", seen)), lambda: loaded_facts(state.entries(who)))
     entries = state.lists.get(
-        (version, (replace(choice, page=1), seen)), lambda: chosen(state, state.entries(who), choice, content)
+        (version, (replace(choice, page=1), seen)), lambda: chosen(state, state.entries(who), choice, who)
     )
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
@@ -388,7 +393,7 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
         # a choice that read every summary shows them all; else the page's that were read, the rest filled in later
         "sessions": [
             {
-                **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e), content),
+                **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e), reads(who, e)),
                 "generation": generation_mark(state, e),  # an earlier generation says it is one
             }
             for e in shown
@@ -423,7 +428,7 @@ def api_sessions(
         for item in data["sessions"]:
             entry = state.registry.entry(item["key"])
             found = summary(state, entry) if entry else None
-            item.update(row(entry, found, who.can("read")) if entry else {"summary": None})
+            item.update(row(entry, found, reads(who, entry)) if entry else {"summary": None})
     return ListingJson.model_validate(data)
 
 
@@ -448,5 +453,5 @@ def summary_items(state: WebState, keys: list[str], who: Identity) -> list[dict[
     for key in keys:
         entry = state.visible(state.registry.entry(key), who)
         if entry is not None:
-            items.append({**row(entry, summary(state, entry), who.can("read")), "key": key, "url": session_url(key)})
+            items.append({**row(entry, summary(state, entry), reads(who, entry)), "key": key, "url": session_url(key)})
     return items

@@ -378,7 +378,7 @@ def upload_page(request: Request, state: State, who: Who, digest: str) -> Served
 def delete_upload(request: Request, state: State, who: Who, digest: str) -> dict[str, Any]:
     try:
         upload = _upload(state, digest, who)
-        if not who.may_delete(upload.uploaded_by):
+        if not who.may_delete(upload.uploaded_by, tuple(s.header for s in upload.sessions)):
             raise HTTPException(403, f"{who.actor} may delete only the uploads it made")
         if not _store(state).delete(digest):
             raise HTTPException(404, f"no upload {digest!r}")
