@@ -6,9 +6,9 @@ upload's reading: a located finding, never a traceback, and a peak memory bounde
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -59,17 +59,30 @@ def codes(log: SessionLog) -> list[str]:
     return [d.code for d in log.diagnostics]
 
 
+# Linux keeps a process's high-water mark across exec: a child forked by this test process (hundreds of MiB
+# into a full run) would report at least this process's size. A small Python parent starts the command and
+# writes its peak to a file.
+_MEASURE = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def peak_rss(*args: str) -> tuple[int, bytes]:
     """The peak resident bytes of `python -m dsh_inspect ARGS` run to its end, and what it printed."""
-    out = io.BytesIO()
-    with subprocess.Popen(
-        [sys.executable, "-m", "dsh_inspect", *args], cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    ) as process:
-        assert process.stdout is not None
-        out.write(process.stdout.read())
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_maxrss * 1024, out.getvalue()
+    with tempfile.TemporaryDirectory() as folder:
+        peak_file = Path(folder) / "peak"
+        done = subprocess.run(
+            [sys.executable, "-c", _MEASURE, str(peak_file), sys.executable, "-m", "dsh_inspect", *args],
+            cwd=PROJECT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+        return int(peak_file.read_text()) * 1024, done.stdout
 
 
 def check_json(path: Path) -> dict:
