@@ -209,9 +209,11 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
     """Serve `paths` as `settings` say (`serve_settings` makes them from the command line)."""
     from dataclasses import replace
 
+    from .access import AccessFileError
     from .access.tokens import now_ms
     from .web.app import create_app
     from .web.serving import bind, bound_port, serve_workers, server
+    from .web.sign_in import SignInUnset
     from .web.state import compile_templates
 
     host, port = settings.host, settings.port
@@ -239,6 +241,10 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
     except OSError as exc:
         sock.close()
         err.write(f"dsh-inspect serve: cannot use the data folder {config.data_dir}: {exc}\n")
+        return 2
+    except (SignInUnset, AccessFileError) as exc:  # sign-in half given, an access file that cannot be used
+        sock.close()
+        err.write(f"dsh-inspect serve: {exc}\n")
         return 2
     except Exception as exc:  # the team store's engines: a refused connection, a bad URL, no bucket rights
         sock.close()

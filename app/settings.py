@@ -193,6 +193,48 @@ class Settings:
         "everything, and every page says so",
         shown="off",
     )
+    # Signing people in (docs/decisions/0021-sign-in.md): an issuer turns access control on, on any address.
+    oidc_issuer: str | None = option(
+        "--oidc-issuer",
+        None,
+        "sign people in with this OpenID Connect provider (its issuer URL); turns access control on, loopback "
+        "included; the client secret from `DSH_INSPECT_OIDC_CLIENT_SECRET`; redirect URI `{base}/auth/callback`",
+        metavar="URL",
+        env="DSH_INSPECT_OIDC_ISSUER",
+        then=lambda given: given or None,
+    )
+    oidc_client_id: str | None = option(
+        "--oidc-client-id",
+        None,
+        "this server's client id at the provider",
+        metavar="ID",
+        env="DSH_INSPECT_OIDC_CLIENT_ID",
+        then=lambda given: given or None,
+    )
+    oidc_roles_claim: str = option(
+        "--oidc-roles-claim",
+        "groups",
+        "the ID token claim listing a person's groups, which `--access` maps to roles and projects",
+        metavar="CLAIM",
+    )
+    access_file: str | None = option(
+        "--access",
+        None,
+        "a TOML file mapping groups to a role and projects (README \"Sign in with the company's identity "
+        'provider"); without it a signed-in person is granted nothing',
+        metavar="FILE",
+        env="DSH_INSPECT_ACCESS",
+        then=lambda given: given or None,
+    )
+    public_url: str | None = option(
+        "--public-url",
+        None,
+        "the address people reach this server at, behind a proxy (`https://inspect.example.com`): the sign-in "
+        "redirect URI is made from it, and an `https` one marks the session cookie Secure",
+        metavar="URL",
+        shown="the address each request names",
+        then=lambda given: given.rstrip("/") if given else None,
+    )
     workers: int = option(
         "--workers",
         1,
@@ -265,10 +307,17 @@ class Settings:
         "carry a token get 429 until the minute has passed.",
     )
 
+    session_hours: int = setting(
+        12,
+        "Hours a sign-in through the identity provider lasts; then the session cookie is refused and the "
+        "person signs in again.",
+    )
+
     @property
     def access_control(self) -> bool:
-        """Whether requests need an identity (docs/decisions/0020-access-control.md)."""
-        return self.require_auth
+        """Whether requests need an identity (docs/decisions/0020-access-control.md): asked for, or implied by
+        signing people in (docs/decisions/0021-sign-in.md)."""
+        return self.require_auth or self.oidc_issuer is not None
 
     @property
     def open_beyond_loopback(self) -> bool:

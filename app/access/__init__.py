@@ -7,6 +7,7 @@ Layering: imports `app.store` and below; the web layer and the CLI import it.
 from .attempts import FailedAttempts
 from .audit import Auditor
 from .control import AccessControl
+from .groups import AccessFileError, GroupMap, group_map
 from .roles import (
     ANONYMOUS,
     OPEN,
@@ -26,14 +27,17 @@ __all__ = [
     "PERMISSIONS",
     "ROLES",
     "AccessControl",
+    "AccessFileError",
     "Auditor",
     "FailedAttempts",
     "Grant",
+    "GroupMap",
     "Identity",
     "Permission",
     "Role",
     "TokenError",
     "Tokens",
     "digest_of",
+    "group_map",
     "project_of",
 ]

@@ -67,6 +67,7 @@ class Identity:
     actor: str  # `token:NAME`, `user:EMAIL`; `anonymous`; `local` when the server has no access control
     grants: tuple[Grant, ...] = ()
     everything: bool = False  # no access control: one person's own server
+    signed_in: bool = False  # a person the identity provider vouched for, granted something or not
 
     @classmethod
     def of(cls, actor: str, role: Role, projects: frozenset[str] = frozenset()) -> Identity:
@@ -81,11 +82,12 @@ class Identity:
         """This identity with only the grants that allow `permission` (public and identified routes keep all)."""
         if self.everything or permission in ("public", "identified"):
             return self
-        return Identity(self.actor, tuple(g for g in self.grants if g.holds(permission)))
+        return Identity(self.actor, tuple(g for g in self.grants if g.holds(permission)), signed_in=self.signed_in)
 
     @property
     def known(self) -> bool:
-        return self.everything or bool(self.grants)
+        """Someone: a token, or a person signed in (whose groups may grant nothing: refused, not sent to sign in)."""
+        return self.everything or self.signed_in or bool(self.grants)
 
     @property
     def role(self) -> Role | None:

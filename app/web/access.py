@@ -25,7 +25,9 @@ ROUTES: Mapping[tuple[str, str], Permission] = {
     # signing in and out, and the server's own description
     ("GET", "/auth/sign-in"): "public",
     ("POST", "/auth/sign-in"): "public",
-    ("POST", "/auth/sign-out"): "public",
+    ("GET", "/auth/login"): "public",
+    ("GET", "/auth/callback"): "public",
+    ("POST", "/auth/logout"): "public",
     ("GET", "/openapi.json"): "identified",
     # the session list: what a `metrics` token sees too, without titles or prompts
     ("GET", "/"): "list",
@@ -85,6 +87,7 @@ ROUTES: Mapping[tuple[str, str], Permission] = {
 MOUNTS: Mapping[str, Permission] = {"/static": "public"}
 
 TOKEN_COOKIE = "dsh_inspect_token"
+PERSON = "person"  # what the session cookie keeps of a person signed in (web/sign_in.py `SignIn.person`)
 SIGN_IN = "/auth/sign-in"
 
 
@@ -135,7 +138,8 @@ async def identify(request: Request) -> Identity:
 def _identity(web: WebState, request: Request) -> Identity:
     carried = secret_of(request)
     if carried is None:
-        return ANONYMOUS
+        person = request.session.get(PERSON) if web.sign_in is not None and "session" in request.scope else None
+        return web.sign_in.identity(person) if web.sign_in is not None and person else ANONYMOUS
     secret, where = carried
     client = client_of(request)
     access = web.access
@@ -187,6 +191,8 @@ async def authorize(request: Request) -> Identity:
         return identity
     if not identity.known:
         raise Refused(401, "sign in, or send an API token as Authorization: Bearer …", identity)
+    if not identity.grants:
+        raise Refused(403, f"{identity.actor} is signed in, but no group of theirs is granted anything here", identity)
     raise Refused(403, f"{identity.actor} ({identity.role}) may not {needed} here", identity)
 
 

@@ -14,9 +14,10 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..access import AccessControl
+from ..access import AccessControl, group_map
 from ..log.records import NotASessionLog
 from ..log.sources import RecordChanged
 from ..sessions.registry import Registry, SessionGone
@@ -40,6 +41,7 @@ from .routes import (
     steps,
     uploads,
 )
+from .sign_in import SESSION_COOKIE, SignIn
 from .state import STATIC, AmbiguousKey, WebState, identity
 
 # No page of this server may be framed by another one (clickjacking): `frame-ancestors` says so to
@@ -228,19 +230,30 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     )
     if settings.access_control and store is None:
         raise ValueError("access control keeps its tokens and audit trail in the upload catalog: give --data-dir")
+    sign_in = SignIn.configured(settings, group_map(settings.access_file))
     registry = Registry(paths, store, limits=settings.read_limits(), cache_bytes=settings.cache_mb * MIB)
     access = (
         AccessControl.over(store.access, attempts_per_minute=settings.token_attempts, audit_days=settings.audit_days)
         if store is not None
         else None
     )
-    app.state.web = WebState(settings=settings, registry=registry, store=store, access=access)
+    app.state.web = WebState(settings=settings, registry=registry, store=store, access=access, sign_in=sign_in)
+    app.state.web.templates.env.globals["sign_in_enabled"] = sign_in is not None
     app.state.web.templates.env.globals["access_control"] = settings.access_control
     app.state.web.templates.env.globals["open_beyond_loopback"] = settings.open_beyond_loopback
     app.state.web.templates.env.globals["uploads_enabled"] = store is not None
     app.state.web.templates.env.globals["live_mark"] = partial(live.page_mark, app.state.web)
     # a subagent tool row links the child session it names, when that is loaded too (templates/rows/tool-call.html)
     app.state.web.templates.env.globals["child_session_url"] = partial(child_session_url, app.state.web)
+    if sign_in is not None:  # inside the safety headers: its cookie goes out on responses they vouch for
+        app.add_middleware(
+            SessionMiddleware,
+            secret_key=sign_in.cookie_key,
+            session_cookie=SESSION_COOKIE,
+            max_age=settings.session_hours * 3600,
+            same_site="lax",  # the provider's redirect back is a top-level navigation from its site
+            https_only=sign_in.secure,
+        )
     app.add_middleware(SafetyHeaders, settings=settings)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(SessionGone, session_gone)

@@ -30,6 +30,7 @@ from .present.clock import WallClock
 from .present.model_views import message_url
 from .present.strings import Strings, count, strings_for
 from .present.wording import WORDS
+from .sign_in import SignIn
 
 PROJECT = Path(__file__).resolve().parents[2]
 DATA = Path("share") / "dsh-inspect"  # where a built wheel puts templates/ and static/ (pyproject.toml data-files)
@@ -101,6 +102,7 @@ class WebState:
     registry: Registry
     store: UploadStore | None = None  # None: this server takes no uploads
     access: AccessControl | None = None  # tokens and the audit trail, kept in the store's catalog
+    sign_in: SignIn | None = None  # people signed in through an OpenID Connect provider
     templates: Jinja2Templates = field(default_factory=_templates)
     # What the session list made of one registry version, by (version, choice): each recent choice's sessions
     # in order, the filters' values. Sorting every loaded session costs ~5 µs a session; kept, a warm request

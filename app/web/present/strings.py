@@ -401,9 +401,12 @@ EN: dict[str, str] = {
     ),
     "access.signedIn": "Signed in as {actor} ({role})",
     "access.signOut": "Sign out",
+    "access.noRole": "no access",
     "access.tokens": "Tokens",
     "access.audit": "Audit",
     "signin.title": "Sign in",
+    "signin.provider": "Sign in with your company account",
+    "signin.orToken": "Or paste an API token:",
     "signin.lead": (
         "This server needs an identity. Paste an API token (an admin makes one with `dsh-inspect token "
         "create NAME --role viewer`); it is kept in this browser as a cookie until you sign out."
@@ -888,9 +891,12 @@ ZH: dict[str, str] = {
     "access.open": "访问控制已关闭（--no-auth）：任何能连上此服务器的人都能读取、上传和删除所有会话。",
     "access.signedIn": "已登录：{actor}（{role}）",
     "access.signOut": "退出登录",
+    "access.noRole": "无权限",
     "access.tokens": "令牌",
     "access.audit": "审计",
     "signin.title": "登录",
+    "signin.provider": "使用公司账号登录",
+    "signin.orToken": "或粘贴一个 API 令牌：",
     "signin.lead": (
         "此服务器需要身份。请粘贴一个 API 令牌（管理员用 `dsh-inspect token create NAME --role viewer` 创建）；"
         "它作为 Cookie 保存在此浏览器中，直到你退出登录。"
