@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from .calls import step_bounds
 from .requests import header_at, header_from, seed_boundary, surfaces_at
 from .session import SessionLog, SurfaceOp
 from .state import TypeIndex, type_index
+from .word_diff import Words, word_diff
 
 Status = Literal["same", "changed", "only-a", "only-b"]
 ItemKind = Literal[
@@ -410,43 +410,9 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
     return LogFacts(tuple(segments), boundary, request_at, digests)
 
 
-# --- word differences ------------------------------------------------------------
+# --- word differences: history/word_diff.py ------------------------------------------
 
-WordOp = Literal["same", "ins", "del"]
-_WORDS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
-MAX_DIFF_WORDS = 20_000  # past this, a changed text is shown as removed and added whole
 SUMMARY_CHARS = 120  # a changed message in the text summary: one line this long
-
-
-@dataclass(frozen=True, slots=True)
-class Words:
-    op: WordOp
-    text: str
-
-
-def word_diff(a: str, b: str) -> tuple[Words, ...]:
-    """`a` into `b` word by word: runs the two share, removed (`del`) and added (`ins`)."""
-    ta, tb = _WORDS.findall(a), _WORDS.findall(b)
-    if len(ta) + len(tb) > MAX_DIFF_WORDS:
-        return tuple(w for w in (Words("del", a), Words("ins", b)) if w.text)
-    out: list[Words] = []
-
-    def put(op: WordOp, tokens: list[str]) -> None:
-        if not tokens:
-            return
-        text = "".join(tokens)
-        if out and out[-1].op == op:
-            out[-1] = Words(op, out[-1].text + text)
-        else:
-            out.append(Words(op, text))
-
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
-        if tag == "equal":
-            put("same", ta[i1:i2])
-        else:
-            put("del", ta[i1:i2])
-            put("ins", tb[j1:j2])
-    return tuple(out)
 
 
 # --- the alignment --------------------------------------------------------------------
@@ -458,6 +424,7 @@ class ItemPair:
     a: Item | None
     b: Item | None
     words: tuple[Words, ...]  # a changed pair's text, word by word; () otherwise
+    whole: bool = False  # a changed pair too costly to diff word by word: shown removed and added whole
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,7 +510,8 @@ def _pair_items(a: tuple[Item, ...], b: tuple[Item, ...]) -> tuple[ItemPair, ...
         while left or right:
             if left and right and _counterparts(left[0], right[0]):
                 x, y = left.pop(0), right.pop(0)
-                out.append(ItemPair("changed", x, y, word_diff(x.text, y.text)))
+                diff = word_diff(x.text, y.text)
+                out.append(ItemPair("changed", x, y, diff.words, diff.whole))
             elif left and (not right or not any(r.kind == left[0].kind for r in right)):
                 out.append(ItemPair("only-a", left.pop(0), None, ()))
             else:  # right holds the kind left[0] is not paired with, or left is empty
@@ -744,6 +712,7 @@ def pair_json(pair: ItemPair) -> dict[str, Any]:
         "a": item_json(pair.a),
         "b": item_json(pair.b),
         "words": [[w.op, w.text] for w in pair.words],
+        "whole": pair.whole,
     }
 
 

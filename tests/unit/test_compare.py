@@ -141,10 +141,13 @@ def test_long_same_stretches_fold_and_windows_are_bounded(tmp_path: Path) -> Non
     assert len(opened) == 10 and more == rows[0].start + 10  # an opened fold pages too
 
 
-def test_word_diff_keeps_whitespace_and_bounds_huge_texts() -> None:
-    assert "".join(w.text for w in word_diff("a b  c", "a x  c") if w.op != "del") == "a x  c"
+def test_word_diff_keeps_whitespace_and_bounds_its_cost() -> None:
+    assert "".join(w.text for w in word_diff("a b  c", "a x  c").words if w.op != "del") == "a x  c"
     huge = " ".join(["w"] * 30_000)
-    assert [w.op for w in word_diff(huge, huge + " v")] == ["del", "ins"]
+    assert [w.op for w in word_diff(huge, huge + " v").words] == ["same", "ins"], "a long text with one change"
+    # the compare bomb: every word apart; past the bound it is changed as a whole, said so, at once
+    bomb = word_diff(" ".join(["x"] * 5_000), " ".join(["x", "y"] * 5_000))
+    assert bomb.whole and [w.op for w in bomb.words] == ["del", "ins"]
 
 
 def test_a_fork_header_without_a_parent_in_view_still_reads(tmp_path: Path) -> None:

@@ -566,6 +566,7 @@ class ItemPairJson(Twin):
     a: ComparedItemJson | None
     b: ComparedItemJson | None
     words: list[tuple[str, str]]  # a changed pair's words: [op, text]
+    whole: bool  # too different to diff word by word: removed and added whole (history/word_diff.py)
 
 
 class SegmentJson(Twin):
