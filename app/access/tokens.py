@@ -66,7 +66,7 @@ class Tokens:
             at + expires_days * DAY_MS if expires_days is not None else None,
         )
         if not self.records.add_token(token):
-            raise TokenError(f"a token named {name!r} exists: revoke it first, or choose another name")
+            raise TokenError(f"a token named {name!r} exists or existed (a name is given once): choose another name")
         return token, secret
 
     def list(self) -> list[Token]:

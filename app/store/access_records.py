@@ -61,7 +61,8 @@ class AuditQuery:
 
 class AccessRecords(Protocol):
     def add_token(self, token: Token) -> bool:
-        """Keep a new token; False when a usable token has that name (a revoked or expired one is replaced)."""
+        """Keep a new token; False when a token has or had that name: a name is never given twice, since what a
+        token did (the uploads it may delete, the audit trail) is known by it."""
         ...
 
     def tokens(self) -> list[Token]:
@@ -132,12 +133,8 @@ def usable(mark: str) -> str:
 
 def add_token_in(conn: Any, token: Token, mark: str) -> bool:
     """`AccessRecords.add_token` inside a write transaction of either engine (`mark`: its parameter mark)."""
-    taken = conn.execute(
-        f"SELECT 1 FROM tokens WHERE name = {mark} AND {usable(mark)}", (token.name, token.created_at)
-    ).fetchone()
-    if taken:
+    if conn.execute(f"SELECT 1 FROM tokens WHERE name = {mark}", (token.name,)).fetchone():
         return False
-    conn.execute(f"DELETE FROM tokens WHERE name = {mark}", (token.name,))
     conn.execute(f"INSERT INTO tokens ({TOKEN_COLUMNS}) VALUES ({placeholders(mark, TOKEN_COLUMNS)})", token_row(token))
     return True
 

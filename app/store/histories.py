@@ -15,7 +15,7 @@ from typing import Any
 
 from .catalog import StoredSession, Upload
 
-Identity = tuple[str, int]
+Identity = tuple[str, int, str | None]  # a session: its id, createdAt and project (cwd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +35,15 @@ class History:
 
 
 def identity(header: dict[str, Any] | None) -> Identity | None:
-    """The header's `id` and `createdAt`; None when it lacks either (such a session is a history alone)."""
+    """The header's `id`, `createdAt` and `cwd`; None when it lacks the first two (such a session is a history
+    alone). The project is part of it: an upload naming another project's session id and time is another
+    session, never a version of that one (docs/decisions/0020-access-control.md), so no upload can join, hide
+    or take over a history it may not see."""
     if header is None:
         return None
-    sid, created = header.get("id"), header.get("createdAt")
+    sid, created, cwd = header.get("id"), header.get("createdAt"), header.get("cwd")
     if isinstance(sid, str) and sid and isinstance(created, int) and not isinstance(created, bool):
-        return sid, created
+        return sid, created, cwd if isinstance(cwd, str) else None
     return None
 
 

@@ -10,6 +10,7 @@ any this table does not name.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from urllib.parse import quote
 
 from fastapi import Request
@@ -94,12 +95,15 @@ SIGN_IN = "/auth/sign-in"
 class Refused(Exception):
     """A request refused before its route ran: answered by `refusal`."""
 
-    def __init__(self, status: int, detail: str, identity: Identity, *, retry_after: int | None = None) -> None:
+    def __init__(
+        self, status: int, detail: str, identity: Identity, *, retry_after: int | None = None, bad_token: bool = False
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.identity = identity
         self.retry_after = retry_after
+        self.bad_token = bad_token  # a token that is none: every one recorded (the attempt limit bounds them)
 
 
 def permission(method: str, path: str) -> Permission | None:
@@ -156,7 +160,7 @@ def _identity(web: WebState, request: Request) -> Identity:
         access.attempts.failed(client)
         if where == "cookie":  # a sign-in that ended (revoked, expired): signed out, not refused
             return ANONYMOUS
-        raise Refused(401, "the token is not valid: unknown, revoked or expired", ANONYMOUS)
+        raise Refused(401, "the token is not valid: unknown, revoked or expired", ANONYMOUS, bad_token=True)
     access.auditor.token_used(token.name, actor_of(token), request.url.path, client)
     return identity_of(token)
 
@@ -182,7 +186,8 @@ async def authorize(request: Request) -> Identity:
     if needed == "public":
         try:
             return await identify(request)
-        except Refused:
+        except Refused:  # a bad token on a public page (signing in): nobody, not refused
+            request.state.identity = ANONYMOUS
             return ANONYMOUS
     identity = await identify(request)
     if identity.can(needed):
@@ -209,12 +214,11 @@ async def refusal(request: Request, exc: Exception) -> Response:
     web: WebState = request.app.state.web
     if web.access is not None:
         await run_in_threadpool(
-            web.access.auditor.record,
+            partial(web.access.auditor.denied, every=exc.status != 429 and (exc.identity.known or exc.bad_token)),
             exc.identity.actor,
             f"{request.method} {getattr(request.scope.get('route'), 'path', request.url.path)}",
             request.url.path,
             client_of(request),
-            "denied",
             exc.status,
         )
     headers: dict[str, str] = {}

@@ -115,6 +115,7 @@ class SignIn:
         return {
             "sub": str(claims.get("sub", "")),
             "email": claims.get("email") if isinstance(claims.get("email"), str) else None,
+            "email_verified": claims.get("email_verified") is True,
             "name": claims.get("name") if isinstance(claims.get("name"), str) else None,
             "groups": [g for g in groups if isinstance(g, str)] if isinstance(groups, list) else [],
             "at": int(time.time()),
@@ -122,5 +123,6 @@ class SignIn:
 
     def identity(self, person: Mapping[str, Any]) -> Identity:
         """The identity of a person the session names: their grants as the access file maps their groups now."""
-        who = person.get("email") or person.get("sub") or "unknown"
+        # the email names the person only when the provider vouches for it; else its subject, which is unique
+        who = (person.get("email") if person.get("email_verified") else None) or person.get("sub") or "unknown"
         return Identity(f"user:{who}", self.groups.grants_for(person.get("groups") or ()), signed_in=True)

@@ -16,7 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from ..access import OPEN, AccessControl, Identity
+from ..access import ANONYMOUS, OPEN, AccessControl, Identity
 from ..forms import RENDERED_FORMS
 from ..history.session import SessionLog
 from ..history.transcript import ROW_KINDS
@@ -127,6 +127,8 @@ class WebState:
             entry = self.visible(self.registry.entry(key), identity)
         if entry is None:
             copies = tuple(e for e in self.registry.copies(key) if identity.sees_header(e.header))
+            if len(copies) == 1 and identity.scoped:  # the others hidden: the one it sees, as if alone
+                return copies[0]
             if copies:
                 raise AmbiguousKey(key, copies)
             raise HTTPException(404, f"no session {key!r}")
@@ -148,7 +150,9 @@ class WebState:
             log = self.registry.log(entry.key)
         except NotASessionLog as exc:
             raise HTTPException(422, f"{exc.reason} ({exc.location.describe()})") from None
-        if log is None:
+        # the log read for the key: the key was looked up again to read it, and what it names now must be
+        # a session `identity` may see, as the entry checked was
+        if log is None or not identity.sees_header(log.header.raw if log.header else None):
             raise HTTPException(404, f"no session {key!r}")
         return entry, log
 
@@ -164,9 +168,12 @@ def language(request: Request) -> Strings:
 
 
 def identity(request: Request) -> Identity:
-    """Who the request acts as, as the access dependency found (web/access.py); OPEN where it did not run."""
+    """Who the request acts as, as the access dependency found (web/access.py). Where it did not run: OPEN on a
+    server without access control, else nobody (fail closed)."""
     found: Identity | None = getattr(request.state, "identity", None)
-    return found if found is not None else OPEN
+    if found is not None:
+        return found
+    return ANONYMOUS if web(request).settings.access_control else OPEN
 
 
 async def session_entry(request: Request, key: str) -> Entry:

@@ -47,7 +47,7 @@ def sign_in(page: Page, url: str, secret: str, where: str = "/") -> None:
 def test_an_admin_makes_a_token_in_the_page_and_revokes_it(page: Page, guarded: tuple[str, dict[str, str]]) -> None:
     url, secrets = guarded
     sign_in(page, url, secrets["admin"], "/uploads")
-    expect(page.locator("[data-identity]")).to_have_text("Signed in as token:admin (admin)")
+    expect(page.locator("[data-identity]")).to_have_text("Signed in as token:admin (admin) · every project")
     page.locator("[data-tokens-link]").click()
     page.get_by_label("Name", exact=True).fill("laptop")
     page.get_by_label("Role").select_option("viewer")

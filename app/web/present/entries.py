@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...access import OPEN, Identity
+from ...access import OPEN, Identity, project_of
 from ...history.lineage import named_sessions
 from ...history.session import SessionLog
 from ...sessions.keys import session_url
@@ -103,5 +103,11 @@ def child_session_url(state: WebState, base_url: str, child_id: str) -> str | No
     loaded with the session at `base_url` first, as its relatives are; None when no loaded session has the id."""
     copies = [e for e in current_generations(state) if e.session_id == child_id]
     parent = next((e for e in state.registry.entries() if session_url(e.key) == base_url), None)
+    if state.settings.access_control:
+        # a window is rendered once for every reader: it links only a child of the parent's own project, which
+        # whoever reads the parent may see, so no link tells a reader of another project's session
+        # (docs/decisions/0020-access-control.md)
+        project = project_of(parent.header) if parent is not None else None
+        copies = [e for e in copies if project is not None and project_of(e.header) == project]
     near = [e for e in copies if parent is not None and e.group == parent.group]
     return session_url((near or copies)[0].key) if copies else None

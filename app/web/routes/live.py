@@ -252,7 +252,11 @@ class Tail:
             now = mark_at(source, version)  # before reading: a rewrite while reading shows at the next look
             log = registry.log(self.key)
             entry = registry.entry(self.key)
-            if log is None or entry is None:
+            # what the key names now, as the identity may see it: a key that came to name a hidden session
+            # answers as gone
+            if log is None or entry is None or not self.who.sees_header(entry.header):
+                return None
+            if not self.who.sees_header(log.header.raw if log.header else None):
                 return None
             if entry.source != source:  # the key was found to name another file while it was read
                 now = mark_at(entry.source, file_version(entry.source))

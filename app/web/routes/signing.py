@@ -5,6 +5,7 @@ docs/decisions/0020-access-control.md), or, where the server has an identity pro
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import httpx
@@ -21,11 +22,14 @@ COOKIE_DAYS = 30
 NEXT = "next"  # where a person signing in goes afterwards, kept in the session across the provider's pages
 
 
+# a path of this server as a URL spells one: no scheme, no host, no backslash, space or control character (a
+# browser drops a tab inside a URL, so `/\t/evil.example` would be `//evil.example`)
+_LOCAL = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]*")
+
+
 def local_path(target: str) -> str:
-    """Where to go after signing in: a path of this server, never another site (`//host`, `/\\host`, a URL)."""
-    if not target.startswith("/") or target.startswith(("//", "/\\")) or any(c in target for c in "\r\n"):
-        return "/"
-    return target
+    """Where to go after signing in: a path of this server, never another site."""
+    return target if _LOCAL.fullmatch(target) else "/"
 
 
 Next = Annotated[str, Query(max_length=2000)]

@@ -408,6 +408,8 @@ def upload_raw(request: Request, state: State, who: Who, digest: str) -> Respons
 @router.get("/sessions/{key}/raw", summary="A session's original bytes (its file, store or ZIP member)")
 def session_raw(request: Request, state: State, who: Who, entry: SessionEntry) -> Response:
     path = _readable(state, entry)
+    if not _whole_file_visible(state, who, entry):
+        raise HTTPException(404, f"no session {entry.key!r}")
     audit(state, request, who, "download", f"/sessions/{entry.key}", 200)
     source = entry.source
     if source.kind == "zip" and source.member is not None:
@@ -418,6 +420,17 @@ def session_raw(request: Request, state: State, who: Who, entry: SessionEntry) -
             headers={"Content-Disposition": _disposition(filename)},
         )
     return _attachment(path, os.path.basename(source.display or source.path))
+
+
+def _whole_file_visible(state: WebState, who: Identity, entry: Entry) -> bool:
+    """Whether `who` may have the bytes a session's download sends: a ZIP member's alone; any other file whole,
+    so every session it holds (a SQLite store holds many) must be one `who` sees."""
+    if not who.scoped or (entry.source.kind == "zip" and entry.source.member is not None):
+        return True
+    if entry.upload is not None and state.store is not None:
+        upload = state.store.upload(entry.upload)
+        return upload is not None and visible(upload, who)
+    return all(who.sees_header(e.header) for e in state.registry.entries() if e.source.path == entry.source.path)
 
 
 def _readable(state: WebState, entry: Entry) -> str:
