@@ -23,6 +23,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -58,6 +59,24 @@ FAN_OUT_CHUNK = 8  # sessions a reading process is handed at a time: fewer round
 AHEAD_BYTES = 32 << 20  # file bytes the pool may read ahead of the writing, past two chunks per process
 WRITE_ROWS = 4096  # rows written to the index at a time (their words worked out for them alone)
 HITS = 200  # hits a query returns at most (each counted in `total` all the same)
+# What one search may cost (issue 33): its phrase at most this long, its query at most this long on either
+# index, past which it stops and says so; a search cannot hold an index for others.
+MAX_QUERY = 1000
+QUERY_SECONDS = 5.0
+# control characters a phrase never matches (row text keeps tabs and line ends); PostgreSQL refuses a NUL
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class SearchTooCostly(Exception):
+    """A search stopped at `QUERY_SECONDS`: the answer says so, and how to narrow it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the search took longer than {QUERY_SECONDS:g} s and was stopped: ask for a longer phrase, a kind "
+            "of row or a tool"
+        )
+
+
 AUTOMERGE = 16  # FTS5 segments of one level merged at once (its default is 4; `crisismerge` stays 16)
 
 _SCHEMA = f"""
@@ -201,7 +220,8 @@ class Query:
 
     @property
     def needle(self) -> str:
-        return self.q.strip()
+        """The phrase looked for: control characters no row shows (a NUL, say) dropped, ends trimmed."""
+        return _CONTROL.sub("", self.q).strip()
 
     @property
     def empty(self) -> bool:
@@ -540,6 +560,21 @@ class CorpusIndex:
 
     # -- asking it --------------------------------------------------------------------------
 
+    @contextmanager
+    def _deadline(self) -> Iterator[None]:
+        """A query stopped at `QUERY_SECONDS` (SQLite's progress handler, asked every few thousand steps);
+        raises SearchTooCostly then."""
+        stop = time.monotonic() + QUERY_SECONDS
+        self._db.set_progress_handler(lambda: int(time.monotonic() > stop), 10_000)
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if "interrupt" in str(exc):
+                raise SearchTooCostly() from None
+            raise
+        finally:
+            self._db.set_progress_handler(None, 0)
+
     def query(self, query: Query, sources: Iterable[SessionSource], limit: int = HITS) -> Found:
         """The rows of `sources` matching `query`, in session then row order."""
         if query.empty:
@@ -561,7 +596,7 @@ class CorpusIndex:
             "FROM row_text t JOIN rows r ON r.id = t.rowid JOIN sources s ON s.id = r.source WHERE "
             + " AND ".join(where)
         )
-        with self._lock:
+        with self._lock, self._deadline():
             total, sessions = self._db.execute(f"SELECT count(*), count(DISTINCT r.source) {joined}", args).fetchone()
             found = self._db.execute(
                 f"SELECT s.identity, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, t.text {joined} "

@@ -16,13 +16,25 @@ lock on its digest, so two processes never write it twice. Its rows reference it
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from ..store.pg_connections import Connections
 from .registry import Entry
-from .search_index import HITS, Found, Hit, Query, Reader, like_pattern, row_words, snippet
+from .search_index import (
+    HITS,
+    QUERY_SECONDS,
+    Found,
+    Hit,
+    Query,
+    Reader,
+    SearchTooCostly,
+    like_pattern,
+    row_words,
+    snippet,
+)
 from .transcript import Transcript
 
 if TYPE_CHECKING:
@@ -163,7 +175,9 @@ class PgCorpusIndex:
         where += facets
         args += facet_args
         joined = "FROM search_rows r WHERE " + " AND ".join(where)
-        with self._connection() as conn:
+        with self._connection() as conn, conn.transaction(), stopped_at_deadline():
+            # a search stopped at QUERY_SECONDS, for this transaction only
+            conn.execute(f"SET LOCAL statement_timeout = {int(QUERY_SECONDS * 1000)}")
             counted = conn.execute(f"SELECT count(*), count(DISTINCT (r.digest, r.member)) {joined}", args).fetchone()
             found = conn.execute(
                 "SELECT r.digest, r.member, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, r.text "
@@ -178,6 +192,17 @@ class PgCorpusIndex:
             for digest, member, title, anchor, kind, seq, form, tool, error, text in found
         ]
         return Found(hits, int(total), int(count))
+
+
+@contextmanager
+def stopped_at_deadline() -> Iterator[None]:
+    """PostgreSQL's `statement_timeout` cancelling a search, said as SearchTooCostly."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.errors.QueryCanceled:
+        raise SearchTooCostly() from None
 
 
 def _rows(digest: str, member: str, t: Transcript) -> list[tuple[Any, ...]]:

@@ -7,9 +7,12 @@ each router module keeps a page and its twin side by side.
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
@@ -21,6 +24,7 @@ from ..access import AccessControl, group_map
 from ..log.records import NotASessionLog
 from ..log.sources import RecordChanged
 from ..sessions.registry import Registry, SessionGone
+from ..sessions.search_index import SearchTooCostly
 from ..settings import Settings
 from ..store import MIB, UploadStore
 from .access import Refused, authorize, identify, refusal
@@ -178,6 +182,28 @@ async def ambiguous_key(request: Request, exc: Exception) -> Response:
     return response
 
 
+ECHOED = 100  # the most of a refused parameter a 422 says back
+
+
+def _shortened(value: Any) -> Any:
+    """A refused value as a 422 says it back: a long text cut, so an answer never echoes what it refused."""
+    if isinstance(value, str) and len(value) > ECHOED:
+        return value[:ECHOED] + f"… ({len(value)} characters)"
+    return value
+
+
+async def invalid_request(request: Request, exc: Exception) -> Response:
+    """FastAPI's 422 for a request its parameters refuse, each refused value cut short."""
+    assert isinstance(exc, RequestValidationError)
+    errors = [{**e, "input": _shortened(e.get("input"))} if "input" in e else e for e in exc.errors()]
+    return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+
+
+async def search_too_costly(request: Request, exc: Exception) -> Response:
+    """A search stopped at its time limit: 422 saying how to narrow it."""
+    return await http_error(request, HTTPException(422, str(exc)))
+
+
 async def session_gone(request: Request, exc: Exception) -> Response:
     """A session that went while a request read it: a 404, as for a key never known."""
     return await http_error(request, HTTPException(404, f"no session {exc.args[0]!r}"))
@@ -261,6 +287,8 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(NotASessionLog, not_a_log)
     app.add_exception_handler(RecordChanged, log_changed)
     app.add_exception_handler(Refused, refusal)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(SearchTooCostly, search_too_costly)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(signing.router)  # /auth/*: sign in with a token, sign out
     app.include_router(admin.router)  # tokens and the audit trail

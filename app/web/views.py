@@ -23,6 +23,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from ..history.transcript import ROW_KINDS
+from ..sessions.search_index import MAX_QUERY
 from .state import web
 
 T = TypeVar("T", bound=BaseModel)
@@ -41,6 +42,10 @@ Direction = Annotated[str, Query(pattern="^(earlier|later|)$")]
 # `?kind=`: a row kind, as the transcript names it
 RowKind = Annotated[str, Query(description=f"a row kind: {', '.join(ROW_KINDS)}")]
 ANCHOR_LENGTH = 1000  # the longest anchor a query takes: past any row's, short of any costly to look up
+# `?q=`: a phrase to find, at most `MAX_QUERY` characters (what one search may cost, issue 33)
+SearchText = Annotated[
+    str, Query(max_length=MAX_QUERY, description="a phrase, matched anywhere in a row's words, any case; no operators")
+]
 # `?at=`: an anchor (`msg-…`, a row's key) or `end`; the page opens at the window that shows it
 At = Annotated[
     str, Query(max_length=ANCHOR_LENGTH, description="open at this row anchor (`msg-…`, a row key) or `end`")

@@ -89,3 +89,12 @@ def test_processes_searching_together_write_each_uploads_rows_once(team_store: T
         assert uploads == (6,) and len(rows) == 6 and len(set(rows)) == 1, "each upload's rows written once"
         assert [search(s, q=RULE)["indexed"] for s in (a, b)] == [0, 0], "nothing left to index in either"
         assert search(a, q="3号店")["sessions"] == 1
+
+
+def test_a_nul_or_an_overlong_phrase_is_no_error_on_postgresql(team_store: TeamStore, tmp_path: Path) -> None:
+    with start(team_store, tmp_path / "one") as server:
+        upload(server, instructions_log("nul-query", RULE), "session.jsonl")
+        assert search(server, q=f"{RULE}\x00")["total"] > 0  # PostgreSQL refuses a NUL in text: dropped
+        assert search(server, q="\x00")["total"] == 0
+        refused = httpx.get(f"{server.url}/api/search", params={"q": "word " * 2_400}, timeout=60)
+        assert refused.status_code == 422 and len(refused.content) < 2_000

@@ -38,7 +38,7 @@ from ...sessions.transcript import Transcript
 from ...sessions.wire import Twin
 from ...store.pg_catalog import PostgresCatalog
 from ..state import State, WebState, Who
-from ..views import RowKind, Served, fields, page_and_twin, page_or_twin
+from ..views import RowKind, SearchText, Served, fields, page_and_twin, page_or_twin
 
 router = APIRouter()
 
@@ -193,7 +193,7 @@ def search_page(
     request: Request,
     state: State,
     who: Who,
-    q: str = Query("", description="a phrase, matched anywhere in a row's words, any case; no operators"),
+    q: SearchText = "",
     kind: RowKind = "",
     form: str = Query("", description="a context row's rendered form"),
     tool: str = "",

@@ -52,6 +52,7 @@ from ..views import (
     From,
     MaybeFrom,
     RowKind,
+    SearchText,
     Served,
     To,
     fields,
@@ -259,7 +260,7 @@ def api_rows(state: State, session: ReadSession, asked: AskedRows) -> WindowJson
 def api_search(
     state: State,
     session: ReadSession,
-    q: str = "",
+    q: SearchText = "",
     kind: RowKind = "",
     form: str = "",
     tool: str = "",
