@@ -307,6 +307,11 @@ class Settings:
         "carry a token get 429 until the minute has passed.",
     )
 
+    live_streams_per_client: int = setting(
+        32,
+        "Live tails one client may hold open at once (a page open on a session holds one); past it, another is "
+        "refused with 429 until one closes.",
+    )
     session_hours: int = setting(
         12,
         "Hours a sign-in through the identity provider lasts; then the session cookie is refused and the "

@@ -126,7 +126,9 @@ class SafetyHeaders:
     def refusal(self, request: Request) -> Response | None:
         if not self.settings.host_allowed(request.headers.get("host")):
             return PlainTextResponse(
-                "This server answers only to its own address (Host header refused).", status_code=421
+                "This server answers only to its own address (Host header refused); to answer to this name too, "
+                "start it with --allow-host NAME.",
+                status_code=421,
             )
         if request.method not in SAFE_METHODS and cross_site(request):
             return PlainTextResponse(

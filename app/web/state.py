@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import site
 import sys
+from collections import Counter
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -103,6 +104,7 @@ class WebState:
     store: UploadStore | None = None  # None: this server takes no uploads
     access: AccessControl | None = None  # tokens and the audit trail, kept in the store's catalog
     sign_in: SignIn | None = None  # people signed in through an OpenID Connect provider
+    streams: Counter[str] = field(default_factory=Counter)  # live tails open, by client address
     templates: Jinja2Templates = field(default_factory=_templates)
     # What the session list made of one registry version, by (version, choice): each recent choice's sessions
     # in order, the filters' values. Sorting every loaded session costs ~5 µs a session; kept, a warm request

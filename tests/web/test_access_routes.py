@@ -301,3 +301,21 @@ def test_a_bad_token_on_the_sign_in_page_is_nobody_not_the_local_user(
     url, _, _ = guarded
     page = httpx.get(f"{url}/auth/sign-in", headers={"Authorization": "Bearer dshi_" + "x" * 43})
     assert page.status_code == 200 and "data-identity" not in page.text and "data-tokens-link" not in page.text
+
+
+def test_live_tails_per_client_are_capped(tmp_path: Path) -> None:
+    (tmp_path / "one.jsonl").write_bytes(jsonl_bytes("one"))
+    with live_server([str(tmp_path)], live_streams_per_client=2) as url, httpx.Client(timeout=30) as client:
+        streams = [client.stream("GET", f"{url}/sessions/one/live") for _ in range(2)]
+        opened = [s.__enter__() for s in streams]
+        assert [next(r.iter_lines()) for r in opened] == [": connected", ": connected"]
+        third = httpx.get(f"{url}/sessions/one/live", timeout=30)
+        assert third.status_code == 429 and "live_streams_per_client" in third.text
+        other = httpx.HTTPTransport(local_address="127.0.0.2")  # another client has its own
+        with (
+            httpx.Client(transport=other, timeout=30) as elsewhere,
+            elsewhere.stream("GET", f"{url}/sessions/one/live") as s,
+        ):
+            assert s.status_code == 200
+        for s in streams:
+            s.__exit__(None, None, None)

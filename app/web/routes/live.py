@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any, NamedTuple
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -30,7 +30,7 @@ from ...sessions.archive import media_of
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry, FileVersion, Mark, SessionGone, appended, file_version, fingerprint, mark_at
 from ...sessions.transcript import Transcript
-from ..access import still_valid
+from ..access import client_of, still_valid
 from ..present.entries import related_sessions
 from ..present.facts import session_json
 from ..present.rows import RowView
@@ -310,9 +310,26 @@ async def live(
 ) -> StreamingResponse:
     """The page's rows as the log changes; `rows`, `from`, `size` and `mark` say what the page was rendered
     from (its rows `from`…`rows` of the file's first `size` bytes)."""
+    client = client_of(request)
+    if state.streams[client] >= state.settings.live_streams_per_client:
+        raise HTTPException(
+            429,
+            f"{state.streams[client]} live tails are open from this client already "
+            f"(setting live_streams_per_client); close a page, or raise it",
+        )
     tail = Tail(state, entry, strings, who)
 
     async def stream() -> AsyncIterator[str]:
+        state.streams[client] += 1  # counted while it runs (asyncio: one event loop, no lock needed)
+        try:
+            async for message in follow():
+                yield message
+        finally:
+            state.streams[client] -= 1
+            if state.streams[client] <= 0:
+                del state.streams[client]
+
+    async def follow() -> AsyncIterator[str]:
         yield ": connected\n\n"
         for message in await run_in_threadpool(tail.safely, partial(tail.start, rows, size, mark, first)):
             yield message
