@@ -159,6 +159,7 @@ def _identity(web: WebState, request: Request) -> Identity:
     if token is None:
         access.attempts.failed(client)
         if where == "cookie":  # a sign-in that ended (revoked, expired): signed out, not refused
+            request.state.stale_cookie = True  # `refusal` drops it, so the browser stops sending it
             return ANONYMOUS
         raise Refused(401, "the token is not valid: unknown, revoked or expired", ANONYMOUS, bad_token=True)
     access.auditor.token_used(token.name, actor_of(token), request.url.path, client)
@@ -230,14 +231,22 @@ async def refusal(request: Request, exc: Exception) -> Response:
         back = sign_in_url(request)
         headers.update({"WWW-Authenticate": 'Bearer realm="dsh-inspect"', "HX-Redirect": back})
         if navigation(request):
-            return RedirectResponse(back, status_code=303)
+            return forget_stale(request, RedirectResponse(back, status_code=303))
         if not wants_json(request):
-            return PlainTextResponse(exc.detail, status_code=401, headers=headers)
+            return forget_stale(request, PlainTextResponse(exc.detail, status_code=401, headers=headers))
     if wants_json(request) or exc.status == 429:
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
+        return forget_stale(request, JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers))
     response = web.page(request, "refused.html", status=exc.status, detail=exc.detail)
     response.status_code = exc.status
     response.headers.update(headers)
+    return forget_stale(request, response)
+
+
+def forget_stale(request: Request, response: Response) -> Response:
+    """The answer, dropping a sign-in cookie whose token is no more: each request carrying it would count as a
+    failed attempt, and a browser soon be held back from signing in again."""
+    if getattr(request.state, "stale_cookie", False):
+        response.delete_cookie(TOKEN_COOKIE, httponly=True, samesite="strict")
     return response
 
 

@@ -319,3 +319,20 @@ def test_live_tails_per_client_are_capped(tmp_path: Path) -> None:
             assert s.status_code == 200
         for s in streams:
             s.__exit__(None, None, None)
+
+
+def test_a_browser_whose_token_was_revoked_is_signed_out_not_held_back(
+    guarded: tuple[str, Path, dict[str, str]],
+) -> None:
+    url, _, secrets = guarded
+    admin = {"Authorization": f"Bearer {secrets['admin']}"}
+    made = httpx.post(f"{url}/api/tokens", json={"name": "laptop", "role": "viewer"}, headers=admin).json()
+    with httpx.Client(base_url=url, timeout=30) as browser:
+        assert browser.post("/auth/sign-in", data={"token": made["secret"], "next": "/"}).status_code == 303
+        assert httpx.delete(f"{url}/api/tokens/laptop", headers=admin).status_code == 200
+        assert browser.get("/uploads").status_code == 303  # sent to sign in, the dead cookie dropped
+        assert "dsh_inspect_token" not in browser.cookies
+        for _ in range(20):  # a page's many requests afterwards carry no cookie: no failed attempts pile up
+            assert browser.get("/uploads").status_code == 303
+        again = browser.post("/auth/sign-in", data={"token": secrets["viewer"], "next": "/uploads"})
+        assert again.status_code == 303 and browser.get("/uploads").status_code == 200
