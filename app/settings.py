@@ -307,6 +307,16 @@ class Settings:
         "carry a token get 429 until the minute has passed.",
     )
 
+    upload_mb_per_hour: int = setting(
+        4096,
+        "Most one client may upload in an hour, in MiB (counted per server process); past it an upload is refused "
+        "with 429 and `Retry-After`, so no one uploader fills the store for everyone.",
+    )
+    max_stored_gb: int = setting(
+        1024,
+        "Most the store may hold, in GiB, counted as the uploads' sizes (an upload stored as the bytes after another "
+        "counts whole); past it an upload is refused with 507 until some are deleted.",
+    )
     live_streams_per_client: int = setting(
         32,
         "Live tails one client may hold open at once (a page open on a session holds one); past it, another is "

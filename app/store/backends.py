@@ -31,6 +31,10 @@ class Catalog(Protocol):
         """Every upload, oldest first, hidden ones too (an extension's bytes start with theirs)."""
         ...
 
+    def stored_bytes(self) -> int:
+        """The sizes of every upload catalogued, hidden ones too: what the store holds, at most."""
+        ...
+
     def holding(self, session_id: str) -> list[Upload]:
         """Every upload holding a session of this id, oldest first, hidden ones too: where an extension's
         base is looked for."""

@@ -194,6 +194,11 @@ class SqliteCatalog:
                 if not _needed(conn, digest):
                     drop_blob(digest)
 
+    def stored_bytes(self) -> int:
+        with self.connection() as conn:
+            total: int = conn.execute("SELECT coalesce(sum(size), 0) FROM uploads").fetchone()[0]
+        return total
+
     def holding(self, session_id: str) -> list[Upload]:
         with self.connection() as conn:
             return _select(

@@ -205,6 +205,10 @@ class PostgresCatalog:
             for digest in [d for d in blobs if d not in known]:
                 self._drop_unneeded(conn, digest, drop_blob)  # it may be an upload being published right now
 
+    def stored_bytes(self) -> int:
+        with self._connection() as conn:
+            return _count(conn, "SELECT coalesce(sum(size), 0) FROM uploads", ())
+
     def holding(self, session_id: str) -> list[Upload]:
         with self._connection() as conn:
             rows = conn.execute(

@@ -261,7 +261,12 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     sign_in = SignIn.configured(settings, group_map(settings.access_file))
     registry = Registry(paths, store, limits=settings.read_limits(), cache_bytes=settings.cache_mb * MIB)
     access = (
-        AccessControl.over(store.access, attempts_per_minute=settings.token_attempts, audit_days=settings.audit_days)
+        AccessControl.over(
+            store.access,
+            attempts_per_minute=settings.token_attempts,
+            audit_days=settings.audit_days,
+            upload_bytes_per_hour=settings.upload_mb_per_hour * MIB,
+        )
         if store is not None
         else None
     )

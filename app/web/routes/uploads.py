@@ -24,6 +24,7 @@ from ...access import Identity, project_of
 from ...log.sources import escapes
 from ...sessions.registry import Entry, url_safe_id
 from ...store import (
+    MIB,
     LimitExceeded,
     NoSessions,
     Refusal,
@@ -150,6 +151,28 @@ def _too_much(state: WebState, name: str, exc: LimitExceeded) -> JSONResponse:
     return _refusal(413, "limit", f"{name}: refused, {exc.message}", setting=setting, hint=hint)
 
 
+def _over_quota(state: WebState, request: Request, name: str, size: int) -> JSONResponse | None:
+    """A refusal when `size` more bytes would pass what the store may hold (507) or what this client may upload
+    in an hour (429, with `Retry-After`); None when it may be stored (its bytes then count for the hour)."""
+    store = _store(state)
+    cap = state.settings.max_stored_gb * 1024 * MIB
+    held = store.catalog.stored_bytes()
+    if held + size > cap:
+        raise_to = state.settings.max_stored_gb * 2
+        hint = f"delete some uploads, or raise it: dsh-inspect serve --setting max_stored_gb {raise_to}"
+        message = f"{name}: refused, the store holds {mib(held)} of its {mib(cap)}"
+        return _refusal(507, "quota", message, setting="max_stored_gb", hint=hint)
+    quota = state.access.uploads if state.access is not None else None
+    client = client_of(request)
+    if quota is not None and not quota.take(client, size):
+        hint = "wait, or raise it: setting upload_mb_per_hour"
+        message = f"{name}: refused, this client has uploaded its {mib(quota.bytes_per_hour)} for this hour"
+        refused = _refusal(429, "quota", message, setting="upload_mb_per_hour", hint=hint)
+        refused.headers["Retry-After"] = str(quota.retry_after(client))
+        return refused
+    return None
+
+
 def _no_room(name: str, exc: OSError) -> JSONResponse:
     return _refusal(507, "storage", f"{name}: the data folder could not keep the upload: {exc.strerror or exc}")
 
@@ -226,6 +249,10 @@ async def _create_upload(request: Request, state: WebState, who: Identity, name:
     if received.size == 0:
         received.temp.unlink(missing_ok=True)
         return _refusal(400, "empty", f"{shown}: the upload is empty")
+    over = await run_in_threadpool(_over_quota, state, request, shown, received.size)
+    if over is not None:
+        received.temp.unlink(missing_ok=True)
+        return over
     try:
         stored: Stored = await run_in_threadpool(
             store.ingest, received, shown, None if who.everything else who.actor, admit(who)
