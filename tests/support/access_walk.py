@@ -1,7 +1,7 @@
 """Every route of the access table (app/web/access.py `ROUTES`), asked for as an identity would ask: a real
-address for each template, a body for each post, a live stream read only to its status. `expect` says what the
-gate must answer: through it (any status but 401, 403 and 429), 401 (a page: a redirect to sign in; an htmx
-partial: 401 with `HX-Redirect`), or 403."""
+address for each template, a body for each post, a live stream read only to its status. `check` says what the
+gate must answer: through it (any status but 401, 403, 429 and a server error), 401 (a page: a redirect to sign
+in; an htmx partial: 401 with `HX-Redirect`), or 403."""
 
 from __future__ import annotations
 
@@ -82,7 +82,9 @@ def check(response: httpx.Response, asked: Asked, role: Role | None, *, htmx: bo
     said = f"{asked.method} {asked.url} as {role or 'anonymous'}{' (htmx)' if htmx else ''}"
     status = response.status_code
     if allowed(role, asked.permission):
-        return f"{said}: refused with {status}" if status in REFUSED else None
+        if status in REFUSED or status >= 500:
+            return f"{said}: {'refused with' if status in REFUSED else 'failed with'} {status}"
+        return None
     if role is not None:
         return None if status == 403 else f"{said}: {status}, not 403"
     if htmx:
