@@ -307,8 +307,9 @@ def test_live_tails_per_client_are_capped(tmp_path: Path) -> None:
     (tmp_path / "one.jsonl").write_bytes(jsonl_bytes("one"))
     with live_server([str(tmp_path)], live_streams_per_client=2) as url, httpx.Client(timeout=30) as client:
         streams = [client.stream("GET", f"{url}/sessions/one/live") for _ in range(2)]
-        opened = [s.__enter__() for s in streams]
-        assert [next(r.iter_lines()) for r in opened] == [": connected", ": connected"]
+        # each line iterator is kept: a dropped one closes its connection, and the server counts it gone
+        lines = [s.__enter__().iter_lines() for s in streams]
+        assert [next(line) for line in lines] == [": connected", ": connected"]
         third = httpx.get(f"{url}/sessions/one/live", timeout=30)
         assert third.status_code == 429 and "live_streams_per_client" in third.text
         other = httpx.HTTPTransport(local_address="127.0.0.2")  # another client has its own
