@@ -211,11 +211,15 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
 
     from .access import AccessFileError
     from .access.tokens import now_ms
+    from .store.unavailable import Unavailable
+    from .store.urls import masked
+    from .web.access_log import AccessLogUnusable
     from .web.app import create_app
-    from .web.serving import bind, bound_port, serve_workers, server
+    from .web.serving import bind, bound_port, mask_logs, serve_workers, server
     from .web.sign_in import SignInUnset
     from .web.state import compile_templates
 
+    mask_logs()  # every URL this process prints or logs from here on, without its password
     host, port = settings.host, settings.port
     if not loopback(host) and not settings.access_control and not settings.no_auth:
         err.write(
@@ -240,33 +244,36 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
         app = create_app(served, config)
     except OSError as exc:
         sock.close()
-        err.write(f"dsh-inspect serve: cannot use the data folder {config.data_dir}: {exc}\n")
+        err.write(masked(f"dsh-inspect serve: cannot use the data folder {config.data_dir}: {exc}\n"))
         return 2
-    except (SignInUnset, AccessFileError) as exc:  # sign-in half given, an access file that cannot be used
+    except (SignInUnset, AccessFileError, AccessLogUnusable) as exc:  # half a sign-in, a file that cannot be used
         sock.close()
-        err.write(f"dsh-inspect serve: {exc}\n")
+        err.write(masked(f"dsh-inspect serve: {exc}\n"))
         return 2
     except Exception as exc:  # the team store's engines: a refused connection, a bad URL, no bucket rights
-        sock.close()
-        err.write(f"dsh-inspect serve: cannot open the upload store: {exc}\n")
+        sock.close()  # (the error's text may quote the URL or connection string: its password is masked)
+        why = f"{exc} ({exc.detail})" if isinstance(exc, Unavailable) and exc.detail else str(exc)
+        err.write(masked(f"dsh-inspect serve: cannot open the upload store: {why}\n"))
         return 2
     compile_templates(app.state.web.templates)
     access = app.state.web.access
     if config.access_control and access is not None and not any(t.usable(now_ms()) for t in access.tokens.list()):
-        where = f"--store {config.store}" if config.store else f"--data-dir {config.data_dir}"
+        where = f"--store {masked(config.store)}" if config.store else f"--data-dir {config.data_dir}"
         err.write(
             "dsh-inspect: access control is on and no token can sign in yet; make one with: "
             f"dsh-inspect token create NAME --role admin {where}\n"
         )
     shown = f"[{host}]" if ":" in host else host
-    kept = " and ".join(u for u in (config.store, config.blobs) if u) or config.data_dir
+    kept = " and ".join(masked(u) for u in (config.store, config.blobs) if u) or config.data_dir
     err.write(f"dsh-inspect: serving on http://{shown}:{config.port}/ (uploads kept in {kept})\n")
     err.flush()
     if config.workers > 1:
         del app  # it checked the store and the paths; each worker builds its own
         serve_workers(served, config, sock)
     else:
-        server(app).run(sockets=[sock])
+        one = server(app)
+        mask_logs()  # uvicorn's own handlers, which its Config has just set up
+        one.run(sockets=[sock])
     return 0
 
 

@@ -9,7 +9,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,9 +119,12 @@ class Option:
         return self.then(value) if self.then else value
 
 
-def option(flag: str, default: Any, help: str, **more: Any) -> Any:
-    """A `Settings` field that a `serve` option sets: its flag, default, type (the default's) and help, in one place."""
-    return field(default=default, metadata={"option": Option(flag, default, help, **more)})
+def option(flag: str, default: Any, help: str, *, in_process: Any = MISSING, **more: Any) -> Any:
+    """A `Settings` field that a `serve` option sets: its flag, default, type (the default's) and help, in one place.
+    `in_process`, when given, is the field's own default, what an app built in process (the test servers, the
+    pytest plugin) runs with, where `serve` runs with `default`."""
+    own = default if in_process is MISSING else in_process
+    return field(default=own, metadata={"option": Option(flag, default, help, **more)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,19 @@ class Settings:
 
     host: str = option(
         "--host", "127.0.0.1", "address to bind; `0.0.0.0` or `::` binds every interface", metavar="HOST"
+    )
+    # Each request, logged once answered (web/access_log.py): `serve` writes the log to stderr unless told
+    # otherwise; an app built in process (the test servers, the pytest plugin's client) logs nothing.
+    access_log: str | None = option(
+        "--access-log",
+        "-",
+        "where to log each request once answered, one JSON line each (its route's template, never the URL asked "
+        "for): `-` for stderr, a file to append to, or `off`",
+        metavar="FILE",
+        env="DSH_INSPECT_ACCESS_LOG",
+        shown="`-` (stderr)",
+        then=lambda given: None if given in ("", "off") else given,
+        in_process=None,
     )
     port: int = option(
         "--port", 8000, "port to bind; `0` takes any free port, named in the URL printed", metavar="PORT"

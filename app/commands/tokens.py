@@ -13,6 +13,8 @@ import orjson
 from ..access import TokenError, Tokens
 from ..store.access_records import Token
 from ..store.store import access_records, open_catalog
+from ..store.unavailable import Unavailable
+from ..store.urls import masked
 
 
 def open_tokens(data_dir: str, store: str | None) -> Tokens:
@@ -53,11 +55,35 @@ def run_token(
     out: TextIO,
     err: TextIO,
 ) -> int:
+    # An error's text may quote the URL or connection string the catalog was given: its password is masked.
     try:
         tokens = open_tokens(data_dir, store)
     except Exception as exc:  # a refused connection, a bad URL, a folder that cannot be made
-        err.write(f"dsh-inspect token: cannot open the catalog: {type(exc).__name__}: {exc}\n")
+        err.write(masked(f"dsh-inspect token: cannot open the catalog: {type(exc).__name__}: {_why(exc)}\n"))
         return 2
+    try:
+        return _run(tokens, action, name, role, projects, expires, as_json, out, err)
+    except Unavailable as exc:  # the catalog stopped answering since it was opened
+        err.write(masked(f"dsh-inspect token {action}: {_why(exc)}\n"))
+        return 2
+
+
+def _why(exc: Exception) -> str:
+    """What went wrong, and where for a store that does not answer (its detail names the server)."""
+    return f"{exc} ({exc.detail})" if isinstance(exc, Unavailable) and exc.detail else str(exc)
+
+
+def _run(
+    tokens: Tokens,
+    action: str,
+    name: str | None,
+    role: str,
+    projects: Sequence[str],
+    expires: int | None,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+) -> int:
     if action == "create":
         assert name is not None
         try:

@@ -28,6 +28,7 @@ from ..sessions.search_index import SearchTooCostly
 from ..settings import Settings
 from ..store import MIB, UploadStore
 from .access import Refused, authorize, identify, refusal
+from .access_log import AccessLog, open_access_log
 from .nearest import nearest
 from .present.entries import child_session_url, entry_json
 from .routes import (
@@ -288,6 +289,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
             https_only=sign_in.secure,
         )
     app.add_middleware(SafetyHeaders, settings=settings)
+    app.add_middleware(AccessLog, log=open_access_log(settings.access_log), identities=settings.access_control)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(SessionGone, session_gone)
     app.add_exception_handler(AmbiguousKey, ambiguous_key)

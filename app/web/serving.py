@@ -7,22 +7,23 @@ A signal stops the server within seconds, whatever it is reading (`Server.handle
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
 import sys
 import threading
-from dataclasses import asdict
+from functools import partial
 from types import FrameType
 from typing import Any
 
-import orjson
 import uvicorn
 from fastapi import FastAPI
 from uvicorn.supervisors import Multiprocess
 
 from ..log.sqlite_store import stop_reads
 from ..settings import Settings
+from ..store.urls import masked
 
 # Requests still running when a signal comes get this long to finish (a live tail never does), then are
 # cancelled; past EXIT_SECONDS the process exits even while a thread still works on one, as a read no
@@ -74,33 +75,61 @@ def server(app: FastAPI, **options: Any) -> uvicorn.Server:
     return Server(uvicorn.Config(app, log_level="warning", **{"timeout_graceful_shutdown": GRACE_SECONDS, **options}))
 
 
-# What `serve --workers N` hands each worker process: the paths and settings, as JSON in the environment
-# (uvicorn starts workers afresh, importing the app by name, so they cannot be handed the parent's objects).
-WORKER_ENV = "DSH_INSPECT_WORKER_CONFIG"
-
-
 def serve_workers(paths: list[str], settings: Settings, sock: socket.socket) -> None:
     """Serve `sock` from `settings.workers` uvicorn worker processes, each building its own app; they share
-    the upload store as separate servers do (its catalog's version tells each of the others' changes)."""
-    os.environ[WORKER_ENV] = orjson.dumps({"paths": paths, "settings": asdict(settings)}).decode()
+    the upload store as separate servers do (its catalog's version tells each of the others' changes).
+
+    Each worker is handed the paths and settings (store URLs and all) with its start: uvicorn starts it afresh
+    (multiprocessing's spawn) and sends it its configuration, this app factory with its arguments, pickled
+    down a pipe only the two processes hold. Nothing of it is in any process's environment or command line,
+    and no file holds it; a worker uvicorn starts again gets it the same way."""
     config = uvicorn.Config(
-        f"{__name__}:app_from_environment",
+        partial(worker_app, paths, settings),
         factory=True,
         workers=settings.workers,
         log_level="warning",
         timeout_graceful_shutdown=round(GRACE_SECONDS),
     )
+    mask_logs()  # uvicorn's handlers, set up by its Config
     Multiprocess(config, sockets=[sock]).run()
 
 
-def app_from_environment() -> FastAPI:
-    """One worker's app, from what `serve_workers` put in the environment."""
+def worker_app(paths: list[str], settings: Settings) -> FastAPI:
+    """One worker's app, from what `serve_workers` sent it."""
     from .app import create_app
     from .state import compile_templates
 
-    given = orjson.loads(os.environ[WORKER_ENV])
-    fields = given["settings"]
-    settings = Settings(**{**fields, "allowed_hosts": tuple(fields["allowed_hosts"])})
-    app = create_app(list(given["paths"]), settings)
+    mask_logs()  # this process's uvicorn handlers, set up before it loads the app
+    app = create_app(list(paths), settings)
     compile_templates(app.state.web.templates)
     return app
+
+
+class MaskedSecrets(logging.Filter):
+    """A log record's text, traceback included, with every password in it masked (`store.urls.masked`): a
+    driver's error may quote the connection string it was given."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = masked(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = masked(record.exc_text)
+        if record.stack_info:
+            record.stack_info = masked(record.stack_info)
+        return True
+
+
+def mask_logs() -> None:
+    """What a `serve` process logs, with every password masked: its own warnings (and any library's) go to
+    stderr as before, through a handler on the root logger in place of logging's last resort, and uvicorn's
+    handlers mask too. Called again once uvicorn has set up its loggers; each handler is given the filter once."""
+    root = logging.getLogger()
+    if not root.handlers:
+        stderr = logging.StreamHandler()  # "%(message)s": as the last resort wrote them
+        stderr.setLevel(logging.WARNING)
+        root.addHandler(stderr)
+    for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        for handler in logging.getLogger(name).handlers:
+            if not any(isinstance(f, MaskedSecrets) for f in handler.filters):
+                handler.addFilter(MaskedSecrets())

@@ -7,15 +7,34 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
 
 PROJECT = Path(__file__).resolve().parents[2]
+
+
+class Drained:
+    """What a process writes to a pipe, read as it comes by a thread of its own: a server whose log nobody
+    reads would otherwise block on a full pipe, and a test can search what it said."""
+
+    def __init__(self, stream: IO[bytes], before: str = "") -> None:
+        self._said = [before]
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for line in iter(stream.readline, b""):
+            self._said.append(line.decode(errors="replace"))
+
+    def text(self) -> str:
+        return "".join(self._said)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +42,12 @@ class ServeProcess:
     url: str
     process: subprocess.Popen[bytes]
     announcement: str  # the line it printed once it listened
+    out: Drained  # what it printed to stdout and stderr, afterwards
+    err: Drained
+
+    def said(self) -> str:
+        """Everything it printed, on either stream, so far."""
+        return self.out.text() + self.err.text()
 
     def memory_kib(self, field: str) -> int:
         """`VmRSS` (now) or `VmHWM` (peak) of the server, from /proc."""
@@ -36,15 +61,15 @@ class ServeProcess:
         self.process.wait(10)
 
 
-def _announcement(process: subprocess.Popen[bytes]) -> tuple[str, str]:
-    """The URL `serve --port 0` prints once it has bound its port, and the line that says it."""
+def _announcement(process: subprocess.Popen[bytes]) -> tuple[str, str, str]:
+    """The URL `serve --port 0` prints once it has bound its port, the line that says it, and all it said."""
     assert process.stderr is not None
     said = []
     for line in iter(process.stderr.readline, b""):
+        said.append(line.decode(errors="replace"))
         found = re.search(rb"serving on (http://\S+:\d+)/", line)
         if found:
-            return found.group(1).decode(), line.decode()
-        said.append(line.decode(errors="replace"))
+            return found.group(1).decode(), line.decode(), "".join(said)
     raise RuntimeError(f"dsh-inspect serve exited ({process.wait(10)}) without serving: {''.join(said)}")
 
 
@@ -70,12 +95,13 @@ def serve_process(
         env={**os.environ, **(env or {}), "DSH_HOME": str(data_dir / "no-dsh-home")},
     )
     try:
-        url, announcement = _announcement(process)
+        url, announcement, before = _announcement(process)
+        assert process.stdout is not None and process.stderr is not None
+        out, err = Drained(process.stdout), Drained(process.stderr, before)
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                error = process.stderr.read().decode()  # type: ignore[union-attr]
-                raise RuntimeError(f"dsh-inspect serve exited: {error}")
+                raise RuntimeError(f"dsh-inspect serve exited: {err.text()}")
             try:
                 httpx.get(f"{url}/api/sessions", timeout=5)
                 break
@@ -83,7 +109,7 @@ def serve_process(
                 if time.monotonic() > deadline:
                     raise RuntimeError("dsh-inspect serve did not answer") from None
                 time.sleep(0.1)
-        yield ServeProcess(url, process, announcement)
+        yield ServeProcess(url, process, announcement, out, err)
     finally:
         if process.poll() is None:
             process.terminate()

@@ -62,6 +62,7 @@ def test_every_serve_flag_is_a_declared_option() -> None:
         "--access",
         "--public-url",
         "--workers",
+        "--access-log",
         "--demo",
         "--setting",
     ]
@@ -71,7 +72,9 @@ def test_every_settings_field_is_an_option_or_a_named_setting() -> None:
     by_option = [o.sets for o in SERVE_OPTIONS if o.sets is not None]
     assert sorted([*by_option, *(d.name for d in SETTINGS)]) == sorted(f.name for f in fields(Settings))
     for option in SERVE_OPTIONS:
-        if option.sets is not None:
+        if option.sets == "access_log":  # `serve` logs to stderr; an app built in process (tests) logs nothing
+            assert (Settings().access_log, option.default) == (None, "-")
+        elif option.sets is not None:
             assert getattr(Settings(), option.sets) == option.default, option.flag
 
 
@@ -90,7 +93,8 @@ def test_every_readme_option_row_is_made_from_its_declaration() -> None:
 def test_the_command_line_makes_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DSH_INSPECT_STORE", raising=False)
     monkeypatch.delenv("DSH_INSPECT_BLOBS", raising=False)
-    assert parse() == Settings(data_dir=default_data_dir())
+    monkeypatch.delenv("DSH_INSPECT_ACCESS_LOG", raising=False)
+    assert parse() == Settings(data_dir=default_data_dir(), access_log="-")
     monkeypatch.setenv("DSH_INSPECT_BLOBS", "s3://dsh-sessions/uploads")
     given = parse(
         *("--host", "::", "--port", "0", "--allow-host", "inspect.internal", "--allow-host", "box"),
@@ -105,6 +109,7 @@ def test_the_command_line_makes_the_settings(monkeypatch: pytest.MonkeyPatch) ->
         store="postgresql://inspect@db/inspect",
         blobs="s3://dsh-sessions/uploads",  # as the environment names it
         workers=1,  # at least one
+        access_log="-",  # stderr, unless told otherwise
         window_rows=30,
         body_cap=500,
     )
@@ -113,6 +118,10 @@ def test_the_command_line_makes_the_settings(monkeypatch: pytest.MonkeyPatch) ->
     assert parse("--blobs", "").blobs is None and parse().store is None, "an empty URL names no store"
     with pytest.raises(ValueError, match="unknown setting 'max_rows'"):
         parse("--setting", "max_rows", "1")
+    assert parse("--access-log", "off").access_log is None, "off: no access log"
+    assert parse("--access-log", "/var/log/a.jsonl").access_log == "/var/log/a.jsonl"
+    monkeypatch.setenv("DSH_INSPECT_ACCESS_LOG", "off")
+    assert parse().access_log is None and parse("--access-log", "-").access_log == "-"
 
 
 def test_help_reads_each_option_as_declared(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,3 +135,4 @@ def test_help_reads_each_option_as_declared(monkeypatch: pytest.MonkeyPatch) -> 
     assert "(env DSH_INSPECT_BLOBS; default: files in --data-dir)" in text
     assert "(default: 8000)" in text and "(default: 1)" in text
     assert "(default: dsh-inspect in the user's data folder)" in text
+    assert "(env DSH_INSPECT_ACCESS_LOG; default: - (stderr))" in text

@@ -148,7 +148,7 @@ def test_sigterm_stops_the_server_within_seconds_in_the_middle_of_a_store_read(t
         code = served.process.wait(30)
         took = time.monotonic() - start
         assert took < 10, f"the server took {took:.1f} s to stop"
-        assert code == -signal.SIGTERM, served.process.stderr.read().decode()  # type: ignore[union-attr]
+        assert code == -signal.SIGTERM, served.said()
         with pytest.raises(httpx.HTTPError):
             reading.result(30).raise_for_status()
 
