@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from .blobs import CHUNK, Received, fanned, valid_digest
 from .read_cache import ReadCache
+from .s3_sweep import STALE_AFTER_SECONDS, SWEEP_EVERY_SECONDS, MultipartSweep
 
 
 def parse_s3_url(url: str) -> tuple[str, str]:
@@ -32,7 +33,15 @@ def parse_s3_url(url: str) -> tuple[str, str]:
 
 
 class S3Blobs:
-    def __init__(self, url: str, cache: Path, cache_bytes: int) -> None:
+    def __init__(
+        self,
+        url: str,
+        cache: Path,
+        cache_bytes: int,
+        *,
+        stale_after: float = STALE_AFTER_SECONDS,
+        sweep_every: float = SWEEP_EVERY_SECONDS,
+    ) -> None:
         import boto3  # the `team` extra: the embedded store needs none of it
         from botocore.config import Config
 
@@ -43,6 +52,11 @@ class S3Blobs:
         )
         self.cache = ReadCache(cache, cache_bytes)
         self._ensure_bucket()
+        # multipart uploads a killed process left (s3_sweep.py): aborted at start, then on uploads when due
+        self.multipart = MultipartSweep(
+            self.client, self.bucket, self.prefix, stale_after=stale_after, every=sweep_every
+        )
+        self.multipart.run()
 
     def _ensure_bucket(self) -> None:
         from botocore.exceptions import ClientError
@@ -69,6 +83,7 @@ class S3Blobs:
             self.client.upload_file(str(received.temp), self.bucket, self.key(received.digest))
         except (S3UploadFailedError, ClientError, BotoCoreError) as exc:  # answered as storage that failed
             raise OSError(f"s3://{self.bucket}/{self.prefix} did not keep the upload: {exc}") from exc
+        self.multipart.when_due()
         self._keep_local(received)
 
     def _keep_local(self, received: Received) -> None:
