@@ -17,6 +17,7 @@ from .forms.jsformat import TEXT_LIMIT
 from .log.plaintext import DEFAULT_LIMITS, ReadLimits
 from .sessions.caches import CACHE_MB
 from .store.limits import MIB, READ_CACHE_MB, LimitName, Limits
+from .store.pg_connections import Waits
 
 if TYPE_CHECKING:
     import argparse
@@ -136,19 +137,6 @@ class Settings:
     host: str = option(
         "--host", "127.0.0.1", "address to bind; `0.0.0.0` or `::` binds every interface", metavar="HOST"
     )
-    # Each request, logged once answered (web/access_log.py): `serve` writes the log to stderr unless told
-    # otherwise; an app built in process (the test servers, the pytest plugin's client) logs nothing.
-    access_log: str | None = option(
-        "--access-log",
-        "-",
-        "where to log each request once answered, one JSON line each (its route's template, never the URL asked "
-        "for): `-` for stderr, a file to append to, or `off`",
-        metavar="FILE",
-        env="DSH_INSPECT_ACCESS_LOG",
-        shown="`-` (stderr)",
-        then=lambda given: None if given in ("", "off") else given,
-        in_process=None,
-    )
     port: int = option(
         "--port", 8000, "port to bind; `0` takes any free port, named in the URL printed", metavar="PORT"
     )
@@ -258,6 +246,19 @@ class Settings:
         metavar="N",
         then=lambda given: max(1, given),
     )
+    # Each request, logged once answered (web/access_log.py): `serve` writes the log to stderr unless told
+    # otherwise; an app built in process (the test servers, the pytest plugin's client) logs nothing.
+    access_log: str | None = option(
+        "--access-log",
+        "-",
+        "where to log each request once answered, one JSON line each (its route's template, never the URL asked "
+        "for): `-` for stderr, a file to append to, or `off`",
+        metavar="FILE",
+        env="DSH_INSPECT_ACCESS_LOG",
+        shown="`-` (stderr)",
+        then=lambda given: None if given in ("", "off") else given,
+        in_process=None,
+    )
     max_upload_mb: int = setting(256, "Largest upload accepted, in MiB (the bytes sent).", limit="max_upload_bytes")
     max_decompressed_mb: int = setting(
         DEFAULT_LIMITS.max_session_bytes // MIB,
@@ -301,6 +302,18 @@ class Settings:
         " as a base and the bytes after it, put together once. Past this the least recently read copies go, to be"
         " made again when asked for. An embedded upload stored whole is read from the store itself: no copy, no "
         "bound.",
+    )
+    database_seconds: int = setting(
+        10,
+        "The longest a team server waits for PostgreSQL on any one call, in seconds (a statement's answer; a new "
+        "connection gets half as long, at least a second). Past it that request answers 503 naming the catalog or "
+        "the search index, so a stopped or unreachable database never holds a server's threads. Taking the lock of "
+        "an upload another process is storing waits as long as that takes.",
+    )
+    database_connections: int = setting(
+        10,
+        "Connections to PostgreSQL each team server process keeps at most, for its catalog and again for its "
+        "search index; a request finding none free within the connect wait answers 503.",
     )
     index_workers: int = setting(
         2,
@@ -378,6 +391,11 @@ class Settings:
             self.max_sessions_per_upload,
             self.max_line_mb * MIB,
         )
+
+    def waits(self) -> Waits:
+        """How long a team server waits for PostgreSQL, and with how many connections."""
+        seconds = max(1, self.database_seconds)
+        return Waits(statement=seconds, connect=max(1.0, seconds / 2), connections=max(1, self.database_connections))
 
     def read_limits(self) -> ReadLimits:
         """What every session this server reads is read within, uploaded or served."""

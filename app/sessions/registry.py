@@ -35,6 +35,7 @@ from ..log.sources import (
     read_source_header,
 )
 from ..store import ListedHistory, ListedSession, UploadStore
+from ..store.unavailable import Unavailable
 from .caches import CACHE_MB, SessionCache, approx_bytes
 from .generation_keys import earlier_claims, held_apart
 from .keys import Claim, Held, assign
@@ -343,8 +344,7 @@ class Registry:
             headers += [
                 (s, _cached_header(s, known, seen, found.versions.get(s.path)), None, group) for s in found.sources
             ]
-        stored = self.store.sessions() if self.store is not None else []
-        basis = self.store.listed_version() if self.store is not None else None
+        stored, basis = self._stored()
         with self._lock:
             # the same files at the same versions, the catalog at the same version: what the last refresh made
             # stands, so a warm list costs the files on disk and one catalog read, however many uploads there are
@@ -411,6 +411,23 @@ class Registry:
             for hook in self._forgetting:
                 hook(went)
 
+    def _stored(self) -> tuple[list[ListedHistory], int | None]:
+        """The store's sessions, and the catalog version they were read at. When the store does not answer:
+        those its last read found, still listed (their pages read from this machine's copies where it has
+        them), and `unavailable` says so until it answers again."""
+        if self.store is None:
+            return [], None
+        try:
+            stored = self.store.sessions()
+        except Unavailable:
+            return self.store.last_listed(), self.store.listed_version()
+        return stored, self.store.listed_version()
+
+    @property
+    def unavailable(self) -> Unavailable | None:
+        """The store's failure to answer, until it answers again."""
+        return self.store.unavailable if self.store is not None else None
+
     @property
     def version(self) -> int:
         """A number that moves whenever the sessions found, their keys or headers, or any one's file version
@@ -444,13 +461,20 @@ class Registry:
         """The session `key` names: the key it is listed under, or another key that means it alone. Uploads
         added or deleted by another process are found first (one catalog version read), and an upload's
         bytes are on this machine once it returns (the team store streams them into its read cache)."""
-        if self.store is not None and self.store.changed():
-            self.refresh()
+        if self.store is not None:
+            try:
+                if self.store.changed():
+                    self.refresh()
+            except Unavailable:  # the entries the store last listed stand meanwhile
+                pass
         with self._lock:
             found = self._entries.get(key) or self._aliases.get(key)
+        down = self.unavailable
+        if found is None and down is not None:  # it may be an upload the store cannot be asked for: no 404
+            raise Unavailable(down.role, down.detail)
         if found is not None and found.upload is not None and self.store is not None:
             with contextlib.suppress(OSError):  # its read reports the missing bytes as for a vanished file
-                self.store.fetch(found.upload)
+                self.store.fetch(found.upload)  # raises Unavailable: the store holds them but does not answer
         return found
 
     def copies(self, key: str) -> tuple[Entry, ...]:

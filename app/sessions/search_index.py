@@ -442,6 +442,18 @@ class CorpusIndex:
             found = self._db.execute("SELECT identity, size, mtime_ns, inode FROM sources").fetchall()
         return {name: (size, mtime, inode) for name, size, mtime, inode in found}
 
+    def pending(self, entries: Iterable[Entry]) -> int:
+        """How many of `entries` the next search would index first: never indexed, or changed since."""
+        held = self.versions()
+        count = 0
+        for entry in entries:
+            try:
+                now = file_version(entry.source)
+            except OSError:
+                continue  # gone: the next refresh drops it
+            count += held.get(identity(entry.source)) != now
+        return count
+
     def update(self, entry: Entry, t: Transcript | None, mark: Mark) -> IndexUpdate:
         """Index `entry`'s transcript `t`, read at `mark` (taken before the read): only the rows that changed
         when the file only grew since it was last indexed; every row when it is new or was rewritten. `t` is

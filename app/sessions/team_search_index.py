@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from ..store.pg_connections import Connections
+from ..store.pg_connections import Connections, Waits
 from .registry import Entry
 from .search_index import (
     HITS,
@@ -58,12 +58,12 @@ def storable(text: str) -> str:
 class PgCorpusIndex:
     """The team's search index of uploaded sessions, in the catalog's database at `url`; thread-safe."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, waits: Waits) -> None:
         import psycopg  # the `team` extra, there when the team catalog is
 
         self._psycopg = psycopg
         self.url = url  # migrated by the catalog (0002_search_index.sql) before the web layer opens this
-        self._connections = Connections(url)
+        self._connections = Connections(url, "index", waits)
         self._connection = self._connections.connection
         self._lock = threading.Lock()  # one indexer per process: two searches must not read one upload twice
         self._basis: int | None = None  # the catalog version `_indexed` was checked at
@@ -107,6 +107,18 @@ class PgCorpusIndex:
                 # catalogued a moment ago, an earlier upload of a session in a store or ZIP holding current ones)
                 self._unlisted = sorted(held - {(e.upload, e.source.member or "") for e in entries if e.upload})
         return indexed
+
+    def pending(self, entries: Sequence[Entry]) -> int:
+        """How many uploads of `entries` no process has indexed yet (the next search indexes them): one
+        query, which is also the index's answer to whether it is reachable (raises Unavailable)."""
+        wanted = list({e.upload for e in entries if e.upload is not None})
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM unnest(%s::text[]) AS w(digest) "
+                "WHERE NOT EXISTS (SELECT 1 FROM search_uploads u WHERE u.digest = w.digest)",
+                (wanted,),
+            ).fetchone()
+        return int(row[0]) if row else 0
 
     def _drop(self, conn: psycopg.Connection[Any], digests: set[str]) -> None:
         """Remove the index rows of these uploads, each under the lock its indexing takes."""

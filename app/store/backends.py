@@ -6,6 +6,9 @@ S3-compatible object store), chosen at start by `--store` and `--blobs`.
 
 The rule both keep: a catalog row is written only after its blob is whole, and a blob is removed only after
 its row, each under the digest's lock, so no process ever lists an upload whose bytes are missing.
+
+An engine that does not answer raises `unavailable.Unavailable` naming its role, never an OSError or its
+driver's error, and every call to it is bounded in time (docs/decisions/0022-failing-dependencies.md).
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ class Catalog(Protocol):
         """Drop each of `blobs` that no row needs (a crash between a row's removal and its blob's)."""
         ...
 
+    def ping(self) -> None:
+        """One round trip, for readiness; raises Unavailable (or the embedded engine's error)."""
+        ...
+
 
 class Blobs(Protocol):
     def publish(self, received: Received) -> None:
@@ -85,7 +92,8 @@ class Blobs(Protocol):
 
     def fetch(self, digest: str) -> Path:
         """`local_path(digest)`, holding the blob's bytes once this returns (streamed from the store when
-        absent); raises OSError when the blob cannot be read."""
+        absent); raises OSError when the blob cannot be read, Unavailable when its store does not answer (never
+        an OSError then: readers take that for a session gone)."""
         ...
 
     def chunks(self, digest: str) -> Iterator[bytes]:
@@ -94,4 +102,8 @@ class Blobs(Protocol):
 
     def forget_local(self, digest: str) -> None:
         """Drop this machine's copy of a blob no longer catalogued (nothing for the embedded store)."""
+        ...
+
+    def ping(self) -> None:
+        """One round trip, for readiness; raises Unavailable (or OSError for a folder)."""
         ...

@@ -125,6 +125,10 @@ class FileBlobs:
         path.unlink(missing_ok=True)
         fsync_dir(path.parent)
 
+    def ping(self) -> None:
+        """The folder is there to read; raises OSError."""
+        os.stat(self.blobs)
+
     def digests(self) -> Iterator[str]:
         for fan in self.blobs.iterdir():
             if fan.is_dir():

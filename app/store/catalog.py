@@ -131,6 +131,10 @@ class SqliteCatalog:
             raise
         conn.execute("COMMIT")
 
+    def ping(self) -> None:
+        """One read of the file; raises sqlite3.Error."""
+        self.thread_connection().execute("SELECT 1").fetchone()
+
     def thread_connection(self) -> sqlite3.Connection:
         """This thread's connection for reads asked per request (the version, a token), kept open."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

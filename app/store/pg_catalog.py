@@ -26,7 +26,7 @@ from .catalog import (
     upload_row,
     uploads_of,
 )
-from .pg_connections import Connections
+from .pg_connections import DEFAULT_WAITS, Connections, Waits
 from .schema import pending
 
 if TYPE_CHECKING:
@@ -39,12 +39,14 @@ _COLUMNS = SELECT_UPLOADS + "FROM uploads u LEFT JOIN upload_sessions s ON s.dig
 
 
 class PostgresCatalog:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, waits: Waits = DEFAULT_WAITS) -> None:
         self.url = url
-        self._connections = Connections(url)
+        self.waits = waits  # the search index in the same database waits as long (team_search_index.py)
+        self._connections = Connections(url, "catalog", waits)
         self._connection = self._connections.connection
         self.connection = self._connection  # for the access records kept in the same database (pg_access.py)
-        with self._connection() as conn:
+        self.ping = self._connections.ping
+        with self._connection() as conn, self._connections.unbounded(conn):  # another start may be migrating
             self._migrate(conn)
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
@@ -72,7 +74,8 @@ class PostgresCatalog:
         if digest is None:
             yield
             return
-        conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (digest,))
+        with self._connections.unbounded(conn):  # the holder may be storing a large upload
+            conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (digest,))
         try:
             yield
         finally:

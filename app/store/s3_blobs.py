@@ -22,6 +22,23 @@ from urllib.parse import urlsplit
 from .blobs import CHUNK, Received, fanned, valid_digest
 from .read_cache import ReadCache
 from .s3_sweep import STALE_AFTER_SECONDS, SWEEP_EVERY_SECONDS, MultipartSweep
+from .unavailable import Unavailable
+
+CONNECT_SECONDS = 5
+READ_SECONDS = 30  # between two packets of one answer: a part of a large upload goes up within it
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether boto3's error says the store did not answer, or answered that it cannot work now (a 5xx, a
+    throttle), rather than answering about the object asked for (a missing key, a refusal)."""
+    from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
+
+    if isinstance(exc, (ConnectionError, HTTPClientError)):  # refused, reset, timed out, closed early
+        return True
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        return status >= 500 or exc.response.get("Error", {}).get("Code") in ("SlowDown", "Throttling")
+    return False
 
 
 def parse_s3_url(url: str) -> tuple[str, str]:
@@ -47,8 +64,15 @@ class S3Blobs:
 
         self.bucket, self.prefix = parse_s3_url(url)
         # path-style addressing: MinIO and SeaweedFS serve buckets as paths, and AWS still accepts it
+        # every call bounded: a store that does not answer fails its request in seconds (a 503), never hangs it
         self.client: Any = boto3.client(
-            "s3", config=Config(s3={"addressing_style": "path"}, retries={"mode": "standard"})
+            "s3",
+            config=Config(
+                s3={"addressing_style": "path"},
+                retries={"mode": "standard", "max_attempts": 2},
+                connect_timeout=CONNECT_SECONDS,
+                read_timeout=READ_SECONDS,
+            ),
         )
         self.cache = ReadCache(cache, cache_bytes)
         self._ensure_bucket()
@@ -81,7 +105,9 @@ class S3Blobs:
 
         try:
             self.client.upload_file(str(received.temp), self.bucket, self.key(received.digest))
-        except (S3UploadFailedError, ClientError, BotoCoreError) as exc:  # answered as storage that failed
+        except (S3UploadFailedError, ClientError, BotoCoreError) as exc:
+            if unreachable(exc) or unreachable(exc.__context__ or exc):
+                raise Unavailable("blobs", f"s3://{self.bucket}/{self.prefix} did not answer: {exc}") from exc
             raise OSError(f"s3://{self.bucket}/{self.prefix} did not keep the upload: {exc}") from exc
         self.multipart.when_due()
         self._keep_local(received)
@@ -91,8 +117,24 @@ class S3Blobs:
         self.cache.keep(received.digest, received.temp)
 
     def delete(self, digest: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=self.key(digest))
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=self.key(digest))
+        except (ClientError, BotoCoreError) as exc:
+            if unreachable(exc):
+                raise Unavailable("blobs", f"s3://{self.bucket}/{self.prefix} did not answer: {exc}") from exc
+            raise
         self.forget_local(digest)
+
+    def ping(self) -> None:
+        """One round trip to the bucket; raises Unavailable."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except (ClientError, BotoCoreError) as exc:
+            raise Unavailable("blobs", f"s3://{self.bucket} did not answer: {exc}") from exc
 
     def digests(self) -> Iterator[str]:
         pages = self.client.get_paginator("list_objects_v2").paginate(
@@ -117,11 +159,13 @@ class S3Blobs:
         try:
             body = self.client.get_object(Bucket=self.bucket, Key=self.key(digest))["Body"]
         except (ClientError, BotoCoreError) as exc:
+            if unreachable(exc):  # not a missing blob: a reader must not take the session for gone
+                raise Unavailable("blobs", f"{where} could not be read: {exc}") from exc
             raise OSError(f"{where} could not be read: {exc}") from exc
         try:
             yield from body.iter_chunks(CHUNK)
         except (BotoCoreError, ValueError) as exc:  # the connection broke, or fewer bytes came than announced
-            raise OSError(f"{where} stopped arriving: {exc}") from exc
+            raise Unavailable("blobs", f"{where} stopped arriving: {exc}") from exc
         finally:
             body.close()
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import orjson
@@ -25,9 +25,15 @@ from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload
 from .contents import Refusal, read_contents
 from .histories import History, State, histories, identity
 from .limits import MIB, READ_CACHE_MB, Limits
+from .pg_connections import DEFAULT_WAITS, Waits
 from .read_cache import ReadCache
+from .unavailable import Unavailable
+
+ASK_AGAIN_SECONDS = 5.0  # a catalog that did not answer is taken as down this long (a 503's Retry-After)
 
 # carriers that grow by appending: an upload of one such log may extend an earlier one (decision 0018)
+T = TypeVar("T")
+
 APPENDABLE = frozenset({"jsonl", "jsonl-zstd"})
 
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
@@ -83,13 +89,14 @@ class UploadStore:
         catalog_url: str | None = None,
         blobs_url: str | None = None,
         read_cache_bytes: int = READ_CACHE_MB * MIB,
+        waits: Waits = DEFAULT_WAITS,
     ) -> None:
         self.root = Path(data_dir)
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.limits = limits or Limits()
         self.tmp = self.root / "tmp"
         self.tmp.mkdir(mode=0o700, exist_ok=True)
-        self.catalog: Catalog = open_catalog(catalog_url, self.root)
+        self.catalog: Catalog = open_catalog(catalog_url, self.root, waits)
         self.access: AccessRecords = access_records(self.catalog)
         self.blobs: Blobs = open_blobs(blobs_url, self.root, read_cache_bytes)
         # uploads stored as parts (a base and a tail), each assembled once into one file to be read
@@ -98,6 +105,8 @@ class UploadStore:
         self._lock = threading.Lock()
         self._listed: tuple[int, list[ListedHistory]] | None = None  # the catalog version it was read at
         self._uploads: dict[str, Upload] = {}  # every upload as `sessions` last read them, hidden ones too
+        self.unavailable: Unavailable | None = None  # the catalog's failure to answer, until it answers again
+        self._ask_again_at = 0.0  # (monotonic) when a catalog that did not answer is asked again
         self._sweep()
 
     def _sweep(self) -> None:
@@ -161,6 +170,7 @@ class UploadStore:
                 current = self.catalog.publish(
                     upload, lambda: self.blobs.publish(received), lambda: self.blobs.delete(received.digest)
                 )
+            self.unavailable = None  # the catalog answered: the list need not wait to ask it again
             if current is not None:  # the same bytes, uploaded concurrently, won
                 return Stored(current, False, contents.refused)
             return Stored(self.catalog.get(received.digest) or upload, True, contents.refused)
@@ -238,7 +248,8 @@ class UploadStore:
 
     def fetch(self, digest: str) -> Path:
         """The upload's bytes as a local file: streamed from the object store, or assembled from its parts,
-        first when this machine has no copy. Raises OSError when they cannot be read."""
+        first when this machine has no copy. Raises OSError when they cannot be read, Unavailable when the
+        store holding them does not answer."""
         upload = self._known(digest)
         if upload.tail is None:
             return self.blobs.fetch(digest)
@@ -272,7 +283,27 @@ class UploadStore:
         """Whether an upload was added or deleted, by any process, since `sessions` last read the catalog."""
         with self._lock:
             listed = self._listed
-        return listed is None or listed[0] != self.catalog.version()
+        return listed is None or listed[0] != self._asked(self.catalog.version)
+
+    def _asked(self, ask: Callable[[], T]) -> T:
+        """`ask()` of the catalog; when it did not answer a moment ago, its Unavailable again at once: every
+        page (a local session's too) asks whether uploads changed, and must not wait out the catalog's bound
+        each time. Any answer, to this or to an upload or delete, ends that."""
+        down = self.unavailable
+        if down is not None and time.monotonic() < self._ask_again_at:
+            raise Unavailable(down.role, down.detail)
+        try:
+            answer = ask()
+        except Unavailable as exc:
+            self.unavailable, self._ask_again_at = exc, time.monotonic() + ASK_AGAIN_SECONDS
+            raise
+        self.unavailable = None
+        return answer
+
+    def last_listed(self) -> list[ListedHistory]:
+        """What `sessions` last found (none before it first did): listed while the catalog does not answer."""
+        with self._lock:
+            return list(self._listed[1]) if self._listed is not None else []
 
     def listed_version(self) -> int | None:
         """The catalog version `sessions` last read at (None before it first did)."""
@@ -282,7 +313,7 @@ class UploadStore:
     def sessions(self) -> list[ListedHistory]:
         """Every stored session, once however often it arrived, oldest first; read again only when the
         catalog's version moved (embedded: uploads whose blob is gone are skipped)."""
-        version = self.catalog.version()  # before the read: a change during it shows as a new version next time
+        version = self._asked(self.catalog.version)  # before the read: a change during it shows next time
         with self._lock:
             listed = self._listed
         if listed is not None and listed[0] == version:
@@ -318,6 +349,7 @@ class UploadStore:
         if not valid_digest(digest):
             return False
         deleted = self.catalog.remove(digest, self.blobs.delete)
+        self.unavailable = None  # the catalog answered
         if deleted:
             self.assembled.forget(digest)
         return deleted
@@ -342,8 +374,9 @@ def _tail(received: Received, offset: int, folder: Path) -> Received:
     return Received(Path(name), hashed.hexdigest(), size)
 
 
-def open_catalog(url: str | None, data_dir: Path) -> Catalog:
-    """The catalog a URL names: None or `sqlite:///PATH` embedded, `postgresql://…` the team's."""
+def open_catalog(url: str | None, data_dir: Path, waits: Waits = DEFAULT_WAITS) -> Catalog:
+    """The catalog a URL names: None or `sqlite:///PATH` embedded, `postgresql://…` the team's (each call
+    bounded by `waits`)."""
     if url is None:
         return SqliteCatalog(data_dir / "catalog.sqlite3")
     scheme = urlsplit(url).scheme
@@ -352,7 +385,7 @@ def open_catalog(url: str | None, data_dir: Path) -> Catalog:
     if scheme in ("postgresql", "postgres"):
         from .pg_catalog import PostgresCatalog
 
-        return PostgresCatalog(url)
+        return PostgresCatalog(url, waits)
     raise ValueError(f"store URL {url!r}: use postgresql://user@host:port/db, or leave it out for SQLite")
 
 

@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse,
 
 from ..access import ANONYMOUS, OPEN, Identity, Permission
 from ..access.tokens import actor_of, identity_of
+from ..store.unavailable import Unavailable
 from .state import WebState
 
 # Every route, by method and path template, and the permission it needs. HEAD is GET's.
@@ -30,6 +31,9 @@ ROUTES: Mapping[tuple[str, str], Permission] = {
     ("GET", "/auth/callback"): "public",
     ("POST", "/auth/logout"): "public",
     ("GET", "/openapi.json"): "identified",
+    # probes of load balancers and orchestrators: they carry no token
+    ("GET", "/healthz"): "public",
+    ("GET", "/readyz"): "public",
     # the session list: what a `metrics` token sees too, without titles or prompts
     ("GET", "/"): "list",
     ("GET", "/api/sessions"): "list",
@@ -187,7 +191,7 @@ async def authorize(request: Request) -> Identity:
     if needed == "public":
         try:
             return await identify(request)
-        except Refused:  # a bad token on a public page (signing in): nobody, not refused
+        except (Refused, Unavailable):  # a bad token on a public page (signing in), or no catalog to ask: nobody
             request.state.identity = ANONYMOUS
             return ANONYMOUS
     identity = await identify(request)

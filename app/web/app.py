@@ -6,6 +6,7 @@ each router module keeps a page and its twin side by side.
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 from typing import Any
 
@@ -27,7 +28,8 @@ from ..sessions.registry import Registry, SessionGone
 from ..sessions.search_index import SearchTooCostly
 from ..settings import Settings
 from ..store import MIB, UploadStore
-from .access import Refused, authorize, identify, refusal
+from ..store.unavailable import Unavailable
+from .access import Refused, authorize, identify, refusal, wants_json
 from .access_log import AccessLog, open_access_log
 from .nearest import nearest
 from .present.entries import child_session_url, entry_json
@@ -36,6 +38,7 @@ from .routes import (
     bodies,
     compare,
     generations,
+    health,
     listing,
     live,
     media,
@@ -227,6 +230,27 @@ async def not_a_log(request: Request, exc: Exception) -> Response:
     return await http_error(request, HTTPException(422, f"{exc.reason} ({exc.location.describe()})"))
 
 
+RETRY_SECONDS = 5  # what a 503 tells a client to wait before asking again
+
+_log = logging.getLogger("dsh_inspect.dependencies")
+
+
+async def unavailable(request: Request, exc: Exception) -> Response:
+    """A dependency that does not answer (the catalog, the object store, the search index): 503 with
+    `Retry-After`, naming it by role alone; where it lives goes to the server's log, never to the client."""
+    assert isinstance(exc, Unavailable)
+    _log.warning("%s %s: %s", request.method, request.url.path, exc.detail)
+    headers = {"Retry-After": str(RETRY_SECONDS)}
+    if not page_path(request) or wants_json(request):
+        return JSONResponse({"detail": exc.public, "unavailable": exc.role}, status_code=503, headers=headers)
+    web: WebState = request.app.state.web
+    again = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    response = web.page(request, "unavailable.html", role=exc.role, again=again if request.method == "GET" else "/")
+    response.status_code = 503
+    response.headers.update(headers)
+    return response
+
+
 async def describe(app: FastAPI) -> JSONResponse:
     """The OpenAPI document, for any identity."""
     return JSONResponse(app.openapi())
@@ -253,6 +277,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
             catalog_url=settings.store,
             blobs_url=settings.blobs,
             read_cache_bytes=settings.read_cache_mb * MIB,
+            waits=settings.waits(),
         )
         if settings.data_dir
         else None
@@ -298,8 +323,10 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Refused, refusal)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(SearchTooCostly, search_too_costly)
+    app.add_exception_handler(Unavailable, unavailable)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(signing.router)  # /auth/*: sign in with a token, sign out
+    app.include_router(health.router)  # /healthz, /readyz: probes, open to all
     app.include_router(admin.router)  # tokens and the audit trail
     app.add_api_route("/openapi.json", partial(describe, app), methods=["GET"], include_in_schema=False)
     app.include_router(listing.router)

@@ -13,6 +13,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -74,9 +75,45 @@ class Postgres:
         return self.url(name)
 
 
+@dataclass(frozen=True, slots=True)
+class PostgresControl:
+    """What a fault test does to a running cluster: pause and resume every process of it (SIGSTOP, as a hung
+    machine looks: connections are accepted, nothing answers), stop it and start it again on its port."""
+
+    data: Path
+    ctl: tuple[str, ...]
+    options: str
+
+    def _pids(self) -> list[int]:
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        found = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True, check=False)
+        return [postmaster, *(int(p) for p in found.stdout.split())]
+
+    def pause(self) -> None:
+        for pid in self._pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in self._pids():
+            os.kill(pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        subprocess.run(_as_unprivileged([*self.ctl, "-m", "fast", "stop"]), capture_output=True, check=True)
+
+    def start(self) -> None:
+        subprocess.run(_as_unprivileged([*self.ctl, "-o", self.options, "start"]), capture_output=True, check=True)
+
+
 @contextmanager
 def postgres(folder: Path) -> Iterator[Postgres]:
     """initdb and pg_ctl into `folder`, trust authentication on 127.0.0.1 only; stopped afterwards."""
+    with controlled_postgres(folder) as (pg, _):
+        yield pg
+
+
+@contextmanager
+def controlled_postgres(folder: Path) -> Iterator[tuple[Postgres, PostgresControl]]:
+    """`postgres`, with the control a fault test needs."""
     pg = _pg_bin()
     folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
@@ -95,9 +132,12 @@ def postgres(folder: Path) -> Iterator[Postgres]:
     if started.returncode != 0:
         log = (folder / "log").read_text(errors="replace") if (folder / "log").exists() else ""
         raise ServerMissing(f"pg_ctl start failed: {started.stderr.strip()} {log[-500:]}")
+    control = PostgresControl(data, tuple(ctl), options)
     try:
-        yield Postgres("127.0.0.1", port, user)
+        yield Postgres("127.0.0.1", port, user), control
     finally:
+        with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
+            control.resume()  # a paused cluster ignores the stop
         subprocess.run(_as_unprivileged([*ctl, "-m", "immediate", "stop"]), capture_output=True, check=False)
 
 
@@ -126,36 +166,69 @@ def _weed() -> str:
     return found
 
 
+def seaweedfs_ports() -> dict[str, int]:
+    """Free loopback ports for each of `weed server`'s parts and their gRPC sides."""
+    names = ("master", "volume", "filer", "s3")
+    return {name: free_port() for name in names} | {f"{name}.grpc": free_port() for name in names}
+
+
 @contextmanager
-def seaweedfs(folder: Path) -> Iterator[ObjectStore]:
-    """`weed server -s3` (master, volume, filer, S3 gateway) on free loopback ports; stopped afterwards."""
-    weed = _weed()
+def seaweedfs(folder: Path, ports: dict[str, int] | None = None, *, gateway: bool = True) -> Iterator[ObjectStore]:
+    """`weed server -s3` (master, volume, filer, S3 gateway) on free loopback ports, or `ports`; stopped
+    afterwards. Without `gateway`, the rest alone: `s3_gateway` starts (and stops, and starts again) one."""
     folder.mkdir(parents=True, exist_ok=True)
-    ports = {name: free_port() for name in ("master", "volume", "filer", "s3")}
-    grpc = {name: free_port() for name in ports}
-    args = [weed, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={folder}", "-filer", "-s3"]
+    given = ports or seaweedfs_ports()
+    ports = {name: port for name, port in given.items() if "." not in name and (gateway or name != "s3")}
+    grpc = {name: given[f"{name}.grpc"] for name in ports}
+    args = [_weed(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={folder}", "-filer"]
+    args += ["-s3"] if gateway else []
     args += [f"-{name}.port={port}" for name, port in ports.items()]
     args += [f"-{name}.port.grpc={port}" for name, port in grpc.items()]
     # the gateway's side servers listen on fixed ports another run may hold: not needed here
-    args += ["-s3.port.iceberg=0", "-s3.port.lance=0"]
+    args += ["-s3.port.iceberg=0", "-s3.port.lance=0"] if gateway else []
     # each bucket is a collection that takes volumes of its own (sparse files): room for every test's bucket
     args += ["-master.volumeSizeLimitMB=32", "-volume.max=400", "-master.telemetry=false"]
-    log = open(folder / "weed.log", "wb")  # noqa: SIM115 (it outlives this statement: the server writes it)
-    process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    endpoint = f"http://127.0.0.1:{given['s3']}"
+    with _running(args, folder, "weed.log", endpoint if gateway else f"http://127.0.0.1:{ports['filer']}"):
+        yield ObjectStore(endpoint)
+
+
+@contextmanager
+def s3_gateway(folder: Path, ports: dict[str, int]) -> Iterator[ObjectStore]:
+    """`weed s3` alone, in front of the filer of a `seaweedfs(folder, ports, gateway=False)`; stopped afterwards."""
+    # the filer as host:port.grpcPort: without the gRPC port SeaweedFS assumes port + 10000
+    args = [
+        _weed(),
+        "s3",
+        f"-filer=127.0.0.1:{ports['filer']}.{ports['filer.grpc']}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+    ]
+    args += [f"-port={ports['s3']}", f"-port.grpc={ports['s3.grpc']}", "-port.iceberg=0", "-port.lance=0"]
     endpoint = f"http://127.0.0.1:{ports['s3']}"
+    with _running(args, folder, "gateway.log", endpoint):
+        yield ObjectStore(endpoint)
+
+
+@contextmanager
+def _running(args: list[str], folder: Path, log_name: str, endpoint: str) -> Iterator[None]:
+    """`args` run in `folder` until the `with` ends, once `endpoint` answers (and stores objects, for a gateway)."""
+    log = open(folder / log_name, "ab")  # noqa: SIM115 (it outlives this statement: the server writes it)
+    process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    gateway = "-s3" in args or args[1] == "s3"
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                said = (folder / "weed.log").read_text(errors="replace")[-800:]
-                raise ServerMissing(f"weed server exited ({process.returncode}): {said}")
+                said = (folder / log_name).read_text(errors="replace")[-800:]
+                raise ServerMissing(f"weed {args[1]} exited ({process.returncode}): {said}")
             with contextlib.suppress(httpx.TransportError):
-                if httpx.get(endpoint, timeout=2).status_code < 500 and _writable(endpoint):
+                if httpx.get(endpoint, timeout=2).status_code < 500 and (not gateway or _writable(endpoint)):
                     break
             if time.monotonic() > deadline:
-                raise ServerMissing("weed server -s3 did not answer within 60 s")
+                raise ServerMissing(f"weed {args[1]} did not answer within 60 s")
             time.sleep(0.3)
-        yield ObjectStore(endpoint)
+        yield
     finally:
         process.terminate()
         try:
@@ -178,7 +251,8 @@ def _writable(endpoint: str) -> bool:
         aws_secret_access_key="probe",
     )
     try:
-        client.create_bucket(Bucket="ready-probe")
+        with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):  # a gateway started again
+            client.create_bucket(Bucket="ready-probe")
         client.put_object(Bucket="ready-probe", Key="probe", Body=b"ok")
     except Exception:
         return False

@@ -250,6 +250,8 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
         "first_screen_events",
         "body_cap",
         "read_cache_mb",
+        "database_seconds",
+        "database_connections",
         "index_workers",
         "audit_days",
         "token_attempts",

@@ -468,6 +468,8 @@ class ListingJson(Twin):
     loaded: int  # every session loaded, chosen or not
     sessions: list[ListedSessionJson]
     refused: list[RefusedJson]
+    # the store's role (catalog, blobs) while it does not answer: its uploads are listed as last read
+    unavailable: str | None = None
 
 
 class UploadSessionJson(EntryJson):

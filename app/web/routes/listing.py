@@ -400,6 +400,7 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
         ],
         # files that hold no session have no project: only an identity that sees every project sees them
         "refused": [] if who.scoped else [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
+        "unavailable": down.role if (down := state.registry.unavailable) is not None else None,
     }
 
 

@@ -67,6 +67,16 @@ class Finder:
             self._found_at = now
 
 
+    def pending(self, state: WebState) -> int:
+        """How many listed sessions the next search indexes first; raises Unavailable when an index that
+        must be asked does not answer."""
+        entries = state.registry.entries()
+        if self.uploads is None:
+            return self.index.pending(entries)
+        local = [e for e in entries if e.upload is None]
+        return self.index.pending(local) + self.uploads.pending([e for e in entries if e.upload is not None])
+
+
 def keep_index(app: FastAPI) -> None:
     """Open the app's search index (in its data dir; in memory for a server that keeps no data) and have it
     follow the registry: the rows of a session that goes (a deleted upload, a vanished file) go too."""
@@ -84,7 +94,7 @@ def team_index(state: WebState) -> PgCorpusIndex | None:
     catalog = state.store.catalog if state.store is not None else None
     if not isinstance(catalog, PostgresCatalog):
         return None
-    return PgCorpusIndex(catalog.url)
+    return PgCorpusIndex(catalog.url, catalog.waits)
 
 
 def finder_of(request: Request) -> Finder:

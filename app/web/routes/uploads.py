@@ -8,6 +8,7 @@ while it is counted against `max_upload_mb`; the carrier is told by content.
 
 from __future__ import annotations
 
+import itertools
 import os
 import zipfile
 from collections.abc import Callable, Iterator
@@ -425,8 +426,13 @@ def upload_raw(request: Request, state: State, who: Who, digest: str) -> Respons
     local = store.local_path(upload)
     if local.is_file():  # the embedded store's blob, or a copy cached or assembled here
         return _attachment(str(local), upload.name)
-    return StreamingResponse(  # straight from its parts in the store: nothing lands on this machine's disk
-        store.chunks(upload),
+    # straight from its parts in the store: nothing lands on this machine's disk. Its first bytes are asked
+    # for before the answer starts, so a store that does not answer is a 503, not a 200 with no body; one that
+    # stops answering midway aborts the connection, and the client sees fewer bytes than Content-Length says
+    chunks = store.chunks(upload)
+    first = next(chunks, b"")
+    return StreamingResponse(
+        itertools.chain((first,), chunks),
         media_type="application/octet-stream",
         headers={"Content-Disposition": _disposition(upload.name), "Content-Length": str(upload.size)},
     )
