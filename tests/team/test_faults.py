@@ -8,6 +8,7 @@ answer and nothing the server prints may show."""
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -52,6 +53,16 @@ class Engines:
         self._gateway = ExitStack()
         self.objects = self._gateway.enter_context(s3_gateway(self.folder, self.ports))
         return self.objects
+
+    @property
+    def gateway_up(self) -> bool:
+        return self._gateway is not None
+
+    def kill_gateway(self) -> None:
+        """SIGKILL, as a crash: its connections drop at once (a graceful stop would let them finish)."""
+        filer = f"-filer=127.0.0.1:{self.ports['filer']}."
+        subprocess.run(["pkill", "-KILL", "-f", f"weed s3 {filer}"], check=True)
+        self.stop_gateway()
 
     def stop_gateway(self) -> None:
         assert self._gateway is not None
@@ -227,3 +238,34 @@ def test_a_stopped_object_store_is_a_503_never_a_404_a_short_200_or_no_hits(engi
         assert httpx.get(f"{b.url}/readyz", timeout=WAIT).json()["ready"] is True
     for process in (a, b):
         assert PASSWORD not in process.said()
+
+
+def test_a_download_the_object_store_drops_midway_is_cut_off_not_ended(engines: Engines, tmp_path: Path) -> None:
+    """The bytes of a 40 MB upload streamed from the store to a client: the gateway killed once the client
+    has some of them. The client sees a connection closed short of `Content-Length`, never a whole-looking
+    answer."""
+    options = engines.options()
+    env = engines.objects.env()
+    body = jsonl_bytes("a-long-one", turns=20_000)
+    with (
+        serve_process([], tmp_path / "a", options=options, env=env) as a,
+        serve_process([], tmp_path / "b", options=options, env=env) as b,
+    ):
+        sent = httpx.post(f"{a.url}/api/uploads", params={"name": "session.jsonl"}, content=body, timeout=WAIT)
+        assert sent.status_code == 201, sent.text
+        digest = sent.json()["upload"]["digest"]
+        got = bytearray()
+
+        def read_on(download: httpx.Response) -> None:
+            for chunk in download.iter_bytes():
+                got.extend(chunk)
+                if len(got) >= 1_000_000 and engines.gateway_up:
+                    engines.kill_gateway()
+
+        with httpx.stream("GET", f"{b.url}/uploads/{digest}/raw", timeout=WAIT) as download:
+            assert download.status_code == 200 and int(download.headers["content-length"]) == len(body)
+            with pytest.raises(httpx.RemoteProtocolError):  # closed short of its length: not an answer that ended
+                read_on(download)
+        assert 1_000_000 <= len(got) < len(body)
+        engines.start_gateway()
+        assert httpx.get(f"{b.url}/uploads/{digest}/raw", timeout=WAIT).content == body
