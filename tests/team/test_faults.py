@@ -152,6 +152,8 @@ def test_a_paused_database_is_a_prompt_503_and_local_sessions_answer(engines: En
             listing = httpx.get(f"{url}/api/sessions", timeout=WAIT).json()
             assert listing["unavailable"] == "catalog"  # the uploads shown are as last read, and it says so
             assert {s["id"] for s in listing["sessions"]} == {"on-my-disk", "in-the-store"}
+            page = httpx.get(f"{url}/", timeout=WAIT)
+            assert page.status_code == 200 and 'data-unavailable="catalog"' in page.text  # the list's notice
         finally:
             engines.control.resume()
         after = httpx.get(f"{url}/api/uploads", timeout=WAIT)
