@@ -9,6 +9,7 @@ while it is counted against `max_upload_mb`; the carrier is told by content.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import zipfile
 from collections.abc import Callable, Iterator
@@ -44,6 +45,7 @@ from ..state import SessionEntry, State, WebState, Who
 from ..views import Served, page_and_twin, page_or_twin
 
 router = APIRouter()
+_log = logging.getLogger(__name__)
 CHUNK = 1 << 20
 
 
@@ -175,7 +177,12 @@ def _over_quota(state: WebState, request: Request, name: str, size: int) -> JSON
 
 
 def _no_room(name: str, exc: OSError) -> JSONResponse:
-    return _refusal(507, "storage", f"{name}: the data folder could not keep the upload: {exc.strerror or exc}")
+    """507 with the system's reason (a full disk); an object store's own words, which name its bucket and
+    endpoint, go to the server's log only."""
+    if exc.strerror is None:
+        _log.warning("an upload was not kept: %s", exc)
+    why = exc.strerror or "the store refused it"
+    return _refusal(507, "storage", f"{name}: the upload store could not keep the upload: {why}")
 
 
 @router.post(
