@@ -18,7 +18,8 @@ import re
 import threading
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar
 
@@ -316,7 +317,9 @@ class Registry:
         self._refused: list[NotASession] = []
         # each key's log, prefix and derived values, least recently used first out past `cache_bytes`
         self._cache: SessionCache[CachedLog] = SessionCache(cache_bytes)
-        self._reading = threading.RLock()  # one read or extension of a log at a time
+        # one read, extension or derivation of a session's log at a time, each session apart: a long one of
+        # one session never holds up reading another (`_reading`)
+        self._readers: dict[str, threading.RLock] = {}
         self._headers: HeaderCache = {}
         self._basis: int | None = None  # the catalog version the entries were made from
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
@@ -486,7 +489,7 @@ class Registry:
         """The session read at its current file version: read on when the file only grew, afresh when it
         was rewritten. None when the key answers no more: its file is gone, or holds another session now
         (sessions are found again first, so a key answers for what its file holds). Raises NotASessionLog."""
-        with self._reading:
+        with self._reading(key):
             for _ in range(2):  # a second look once sessions were found again
                 entry = self.entry(key)
                 if entry is None:
@@ -499,6 +502,17 @@ class Registry:
                     return log
                 self.refresh()
             return None
+
+    @contextmanager
+    def _reading(self, *keys: str) -> Iterator[None]:
+        """The reading locks of `keys`, taken in one order (their names') whoever asks, so two requests
+        each needing two sessions never wait for each other."""
+        with self._lock:
+            locks = [self._readers.setdefault(k, threading.RLock()) for k in sorted(set(keys))]
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
+            yield
 
     def _read(self, key: str, entry: Entry) -> SessionLog | None:
         """`entry`'s log at its file's current version; None when the file no longer starts with the
@@ -582,25 +596,33 @@ class Registry:
         except OSError:
             return None
 
-    def derived(self, key: str, name: str, build: Callable[[SessionLog], T]) -> T:
-        """`build(log)` computed once per file version of the session (rows, anchors, search text)."""
+    def derived(self, key: str, name: str, build: Callable[[SessionLog], T], also: tuple[str, ...] = ()) -> T:
+        """`build(log)` computed once per file version of the session (rows, anchors, search text); `also`
+        names other sessions `build` reads (a comparison's other side), none of them read on meanwhile."""
         log = self.log(key)
         if log is None:
             raise SessionGone(key)
-        return self.derived_of(key, name, log, build)
+        return self.derived_of(key, name, log, build, also)
 
-    def derived_of(self, key: str, name: str, log: SessionLog, build: Callable[[SessionLog], T]) -> T:
+    def derived_of(
+        self, key: str, name: str, log: SessionLog, build: Callable[[SessionLog], T], also: tuple[str, ...] = ()
+    ) -> T:
         """`build(log)` kept while `log` is the one this registry holds for `key` (a prefix, too)."""
         with self._lock:
             cached = self._cache.derived(key, name)
         if cached is not None and cached[0] is log:
             found: T = cached[1]  # the value `build` made for this name, kept under it
             return found
-        with self._reading:
+        with self._reading(key, *also):
+            with self._lock:  # built meanwhile by the request this one waited for: not built twice
+                cached = self._cache.derived(key, name)
+            if cached is not None and cached[0] is log:
+                again: T = cached[1]
+                return again
             value = build(log)
-        weight = approx_bytes(value, apart=[log])
-        with self._lock:
-            self._cache.keep_derived(key, name, log, value, weight)
+            weight = approx_bytes(value, apart=[log])
+            with self._lock:
+                self._cache.keep_derived(key, name, log, value, weight)
         return value
 
     def reweigh(self, key: str, name: str) -> None:

@@ -67,7 +67,7 @@ def _compared(state: WebState, a: str, b: str, who: Identity) -> Compared:
         comparison = compare_logs(log_a, log_b)
         return log_b, comparison, layout(comparison)
 
-    kept_b, comparison, view = state.registry.derived(entry_a.key, name, build)
+    kept_b, comparison, view = state.registry.derived(entry_a.key, name, build, also=(entry_b.key,))
     assert kept_b is log_b
     return Compared(entry_a, entry_b, comparison, view)
 

@@ -66,7 +66,6 @@ class Finder:
             state.registry.refresh()
             self._found_at = now
 
-
     def pending(self, state: WebState) -> int:
         """How many listed sessions the next search indexes first; raises Unavailable when an index that
         must be asked does not answer."""
