@@ -321,6 +321,12 @@ class Settings:
         "(the first search over a large root); 1 reads them in the server's own process. Give it the cores "
         "the server may take.",
     )
+    search_wait_ms: int = setting(
+        2000,
+        "How long a search waits, in ms, for the sessions that arrived or changed since the last to be indexed "
+        "(in the background, by one worker of each process) before it answers with what is indexed and says how "
+        "many sessions are still pending; it never indexes them itself.",
+    )
     body_cap: int = setting(
         TEXT_LIMIT,
         "Longest body a transcript row shows at first, in UTF-16 code units (as JavaScript counts them); "

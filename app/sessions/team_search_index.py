@@ -66,6 +66,7 @@ class PgCorpusIndex:
         self._connections = Connections(url, "index", waits)
         self._connection = self._connections.connection
         self._lock = threading.Lock()  # one indexer per process: two searches must not read one upload twice
+        self._listing = threading.Lock()  # `_unlisted`, which a query reads while a pass indexes
         self._basis: int | None = None  # the catalog version `_indexed` was checked at
         self._indexed: set[str] = set()
         # (digest, member) of each session the index held at `_basis` that this process did not list
@@ -105,7 +106,9 @@ class PgCorpusIndex:
             if moved:
                 # what the index holds that this process does not list: few (an upload another process
                 # catalogued a moment ago, an earlier upload of a session in a store or ZIP holding current ones)
-                self._unlisted = sorted(held - {(e.upload, e.source.member or "") for e in entries if e.upload})
+                unlisted = sorted(held - {(e.upload, e.source.member or "") for e in entries if e.upload})
+                with self._listing:
+                    self._unlisted = unlisted
         return indexed
 
     def pending(self, entries: Sequence[Entry]) -> int:
@@ -169,7 +172,7 @@ class PgCorpusIndex:
         which no count may include. With `only`, of those uploaded sessions alone (what a reader may see)."""
         if query.empty:
             return Found([], 0, 0)
-        with self._lock:
+        with self._listing:
             unlisted = self._unlisted
         where: list[str] = ["TRUE"]
         args: list[object] = []

@@ -253,6 +253,7 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
         "database_seconds",
         "database_connections",
         "index_workers",
+        "search_wait_ms",
         "audit_days",
         "token_attempts",
         "session_hours",

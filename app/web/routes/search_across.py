@@ -8,9 +8,12 @@ request's identity sees (docs/decisions/0020-access-control.md): no hidden sessi
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import groupby
 from typing import Any
 
@@ -50,12 +53,47 @@ FIND_EVERY = 2.0
 
 class Finder:
     """The app's search indexes, and when the sessions it searches were last found again on disk: `index` for
-    sessions on this machine's disk, `uploads` for a team store's uploads (None: they are on disk too)."""
+    sessions on this machine's disk, `uploads` for a team store's uploads (None: they are on disk too).
+
+    Indexing is never a search's own work (issue 33: twenty fresh uploads made the next search take minutes,
+    and anyone who may upload could do that to everyone): one worker thread brings both indexes up to date, a
+    pass at a time; a search asks for a pass and waits for it at most `search_wait_ms`, then answers from the
+    indexes as they stand and says how many sessions are still pending."""
 
     def __init__(self, index: CorpusIndex, uploads: PgCorpusIndex | None = None) -> None:
         self.index = index
         self.uploads = uploads
         self._found_at = -math.inf
+        # its thread goes when the app does: an idle worker holds only a weak reference to its pool
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="dsh-inspect-index")
+        self._asking = threading.Lock()
+        self._queued: Future[int] | None = None
+
+    def pass_after_now(self, state: WebState) -> Future[int]:
+        """A pass that starts after this call (the one queued and not started yet, else a new one): its
+        result is how many sessions it indexed, or what stopped it (Unavailable)."""
+        with self._asking:
+            queued = self._queued
+            if queued is not None and not queued.running() and not queued.done():
+                return queued
+            self._queued = self._worker.submit(self.bring_up_to_date, state)
+            return self._queued
+
+    def bring_up_to_date(self, state: WebState) -> int:
+        """One pass: the sessions found again, then every one new or changed indexed (the local ones in
+        `index_workers` processes when many); how many it indexed."""
+        self.find_sessions(state)
+        entries = state.registry.entries()
+        local = [e for e in entries if e.upload is None] if self.uploads is not None else entries
+        workers = FanOut(state.settings.index_workers, state.registry.limits)
+        indexed = bring_up_to_date(self.index, local, _reader(state), fan_out=workers)
+        if self.uploads is not None:
+            # every upload, whoever asks: the team index keeps itself to the whole list (what it leaves out of
+            # its counts)
+            indexed += self.uploads.bring_up_to_date(
+                [e for e in entries if e.upload is not None], _upload_reader(state)
+            )
+        return indexed
 
     def find_sessions(self, state: WebState) -> None:
         """Find the sessions on disk again (new files, vanished ones) unless that was done a moment ago; and
@@ -66,10 +104,10 @@ class Finder:
             state.registry.refresh()
             self._found_at = now
 
-    def pending(self, state: WebState) -> int:
-        """How many listed sessions the next search indexes first; raises Unavailable when an index that
-        must be asked does not answer."""
-        entries = state.registry.entries()
+    def pending(self, state: WebState, entries: list[Entry] | None = None) -> int:
+        """How many of `entries` (every listed session) a pass has yet to index; raises Unavailable when an
+        index that must be asked does not answer."""
+        entries = state.registry.entries() if entries is None else entries
         if self.uploads is None:
             return self.index.pending(entries)
         local = [e for e in entries if e.upload is None]
@@ -152,35 +190,44 @@ class SearchJson(Twin):
     total: int
     sessions: int
     shown: int
-    indexed: int  # sessions this search indexed first (new, or changed since they were indexed)
+    indexed: int  # sessions indexed by the pass this search waited for (new, or changed since)
+    # sessions it may see not indexed yet when it answered: their hits are not among these; ask again
+    pending: int
     hits: list[SearchHitJson]
 
 
 def search_results(state: WebState, finder: Finder, search: Search, who: Identity) -> SearchJson:
-    """The hits of `search` over every loaded session `who` sees, each with its session and a link to its row."""
-    finder.find_sessions(state)
+    """The hits of `search` over every loaded session `who` sees, each with its session and a link to its row:
+    from the indexes once the pass asked for now is done, or `search_wait_ms` has passed (then some sessions
+    are pending, and the answer says how many)."""
+    indexed = 0
+    if not search.empty:
+        indexing = finder.pass_after_now(state)
+        with contextlib.suppress(TimeoutError):  # answered from what is indexed; the pass goes on
+            # a scoped identity is not told how many sessions a pass indexed: it indexes every one
+            counted = indexing.result(timeout=state.settings.search_wait_ms / 1000)
+            indexed = 0 if who.scoped else counted
     entries = state.entries(who)
+    # counted before the query: a session indexed in between is found, never counted pending and missed alike
+    pending = finder.pending(state, entries) if not search.empty else 0
     local = [e for e in entries if e.upload is None] if finder.uploads is not None else entries
-    workers = FanOut(state.settings.index_workers, state.registry.limits)
-    indexed = bring_up_to_date(finder.index, local, _reader(state), fan_out=workers) if not search.empty else 0
     result: Found = finder.index.query(search, [e.source for e in local])
     by_identity = {identity(e.source): e for e in local}
     if finder.uploads is not None:
         uploaded = {upload_identity(e): e for e in entries if e.upload is not None}
-        if not search.empty:
-            # every upload, whoever asks: the team index keeps itself to the whole list (what it leaves out of
-            # its counts), so a scoped identity is not told how many of them this search indexed
-            every = [e for e in state.registry.entries() if e.upload is not None]
-            fresh = finder.uploads.bring_up_to_date(every, _upload_reader(state))
-            if not who.scoped:
-                indexed += fresh
         # a scoped identity's search asks the index for the uploads it sees alone: hits and counts both
         result = joined(result, finder.uploads.query(search, only=list(uploaded.values()) if who.scoped else None))
         by_identity |= uploaded
-    hits = [hit_json(by_identity[h.identity], h) for h in result.hits]  # the query asked these sources alone
+    hits = [hit_json(by_identity[h.identity], h) for h in result.hits if h.identity in by_identity]
     asked = SearchAskedJson(q=search.q, kind=search.kind, form=search.form, tool=search.tool, errors=search.errors)
     return SearchJson(
-        query=asked, total=result.total, sessions=result.sessions, shown=len(hits), indexed=indexed, hits=hits
+        query=asked,
+        total=result.total,
+        sessions=result.sessions,
+        shown=len(hits),
+        indexed=indexed,
+        pending=pending,
+        hits=hits,
     )
 
 

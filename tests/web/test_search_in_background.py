@@ -1,0 +1,55 @@
+"""A search never indexes sessions itself (issue 33): a worker does, a pass at a time, and a search waits for
+the pass it asked for at most `search_wait_ms`, then answers from what is indexed and says how many sessions
+are still pending. Here the wait is 1 ms, so the forty new sessions are still being indexed when the first
+search answers: it says so, and the next searches find them all once the pass is done."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+from dsh_inspect.testing.server import live_server
+from dsh_inspect.web.routes.search_across import FIND_EVERY
+
+from tests.support.uploads import jsonl_bytes
+
+SESSIONS = 40
+WAIT = 60
+
+
+def test_a_search_answers_at_once_and_names_the_sessions_still_pending(tmp_path: Path) -> None:
+    for n in range(SESSIONS):
+        (tmp_path / f"s{n:02}.jsonl").write_bytes(jsonl_bytes(f"session-{n:02}", turns=60))
+    with live_server([str(tmp_path)], search_wait_ms=1) as url:
+        first = httpx.get(f"{url}/api/search", params={"q": "Read a.txt"}, timeout=WAIT).json()
+        assert first["pending"] > 0 and first["sessions"] < SESSIONS  # answered before the pass was done
+        assert settled(url)["sessions"] == SESSIONS  # every session found once indexed
+        (tmp_path / "late.jsonl").write_bytes(jsonl_bytes("late-one", turns=60))  # one more, pending in turn
+        time.sleep(FIND_EVERY)  # files on disk are found again at most this often
+        assert settled(url)["sessions"] == SESSIONS + 1
+
+
+def settled(url: str) -> dict:
+    """The search's answer once nothing is pending any more."""
+    deadline = time.monotonic() + WAIT
+    while (found := httpx.get(f"{url}/api/search", params={"q": "Read a.txt"}, timeout=WAIT).json())["pending"]:
+        assert time.monotonic() < deadline, "the pass never finished"
+        time.sleep(0.2)
+    return found
+
+
+def test_the_search_page_says_how_many_sessions_are_pending(tmp_path: Path) -> None:
+    for n in range(SESSIONS):
+        (tmp_path / f"s{n:02}.jsonl").write_bytes(jsonl_bytes(f"session-{n:02}", turns=60))
+    with live_server([str(tmp_path)], search_wait_ms=1) as url:
+        page = httpx.get(f"{url}/search", params={"q": "Read a.txt"}, timeout=WAIT).text
+        assert "data-finder-pending=" in page and "still being indexed" in page
+
+
+def test_with_the_default_wait_a_few_new_sessions_are_found_by_the_first_search(tmp_path: Path) -> None:
+    for n in range(3):
+        (tmp_path / f"s{n}.jsonl").write_bytes(jsonl_bytes(f"few-{n}"))
+    with live_server([str(tmp_path)]) as url:
+        found = httpx.get(f"{url}/api/search", params={"q": "Read a.txt"}, timeout=WAIT).json()
+        assert found["pending"] == 0 and found["sessions"] == 3
