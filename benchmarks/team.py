@@ -107,6 +107,7 @@ def fill_search(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
     """The team's search index of these uploads, its rows written directly (as indexing them would)."""
     import psycopg
     from dsh_inspect.sessions.team_search_index import PgCorpusIndex
+    from dsh_inspect.store.pg_connections import DEFAULT_WAITS
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         cur.executemany("INSERT INTO search_uploads VALUES (%s)", [(u.digest,) for u, _ in uploads])
@@ -118,7 +119,7 @@ def fill_search(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
                     text = f"step {n} of session {i}: read src/module_{(i * 7 + n) % 997}.py; {said}"
                     copy.write_row((u.digest, "", n, f"r{n}", "assistant", False, n, text))
         cur.execute("ANALYZE")
-    return PgCorpusIndex(url)
+    return PgCorpusIndex(url, DEFAULT_WAITS)
 
 
 def _pair(name: str, small: Callable[[], object], large: Callable[[], object], runs: int) -> Figure:
