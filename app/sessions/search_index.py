@@ -354,6 +354,10 @@ class CorpusIndex:
         # one process pool at a time (`bring_up_to_date`): two first searches must not both read every session
         self.fanning = threading.Lock()
         self._db = self._open()
+        # searches read through connections of their own, one a thread, so they run side by side and beside a
+        # pass that writes (WAL: each sees the index as last committed); an index in memory has one connection
+        self._readers = threading.local()
+        self._opened: list[sqlite3.Connection] = []
 
     def _open(self) -> sqlite3.Connection:
         if self.path != ":memory:":
@@ -384,6 +388,23 @@ class CorpusIndex:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            for reader in self._opened:
+                reader.close()
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection to read the index as last committed, for this thread alone; the one connection,
+        locked, for an index in memory."""
+        if self.path == ":memory:":
+            with self._lock:
+                yield self._db
+            return
+        reader: sqlite3.Connection | None = getattr(self._readers, "db", None)
+        if reader is None:
+            reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+            self._readers.db = reader
+            self._opened.append(reader)  # (list.append is atomic: no lock a writer may hold)
+        yield reader
 
     # -- keeping it up to date ------------------------------------------------------------
 
@@ -443,8 +464,11 @@ class CorpusIndex:
         return {name: (size, mtime, inode) for name, size, mtime, inode in found}
 
     def pending(self, entries: Iterable[Entry]) -> int:
-        """How many of `entries` the next search would index first: never indexed, or changed since."""
-        held = self.versions()
+        """How many of `entries` the next search would index first: never indexed, or changed since, as a
+        search reads the index (the last committed pass)."""
+        with self._reading() as db:
+            found = db.execute("SELECT identity, size, mtime_ns, inode FROM sources").fetchall()
+        held = {name: (size, mtime, inode) for name, size, mtime, inode in found}
         count = 0
         for entry in entries:
             try:
@@ -573,11 +597,11 @@ class CorpusIndex:
     # -- asking it --------------------------------------------------------------------------
 
     @contextmanager
-    def _deadline(self) -> Iterator[None]:
-        """A query stopped at `QUERY_SECONDS` (SQLite's progress handler, asked every few thousand steps);
-        raises SearchTooCostly then."""
+    def _deadline(self, db: sqlite3.Connection) -> Iterator[None]:
+        """A query on `db` stopped at `QUERY_SECONDS` (SQLite's progress handler, asked every few thousand
+        steps); raises SearchTooCostly then."""
         stop = time.monotonic() + QUERY_SECONDS
-        self._db.set_progress_handler(lambda: int(time.monotonic() > stop), 10_000)
+        db.set_progress_handler(lambda: int(time.monotonic() > stop), 10_000)
         try:
             yield
         except sqlite3.OperationalError as exc:
@@ -585,7 +609,7 @@ class CorpusIndex:
                 raise SearchTooCostly() from None
             raise
         finally:
-            self._db.set_progress_handler(None, 0)
+            db.set_progress_handler(None, 0)
 
     def query(self, query: Query, sources: Iterable[SessionSource], limit: int = HITS) -> Found:
         """The rows of `sources` matching `query`, in session then row order."""
@@ -608,9 +632,9 @@ class CorpusIndex:
             "FROM row_text t JOIN rows r ON r.id = t.rowid JOIN sources s ON s.id = r.source WHERE "
             + " AND ".join(where)
         )
-        with self._lock, self._deadline():
-            total, sessions = self._db.execute(f"SELECT count(*), count(DISTINCT r.source) {joined}", args).fetchone()
-            found = self._db.execute(
+        with self._reading() as db, self._deadline(db):
+            total, sessions = db.execute(f"SELECT count(*), count(DISTINCT r.source) {joined}", args).fetchone()
+            found = db.execute(
                 f"SELECT s.identity, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, t.text {joined} "
                 "ORDER BY s.identity, r.seq, r.id LIMIT ?",
                 [*args, limit],

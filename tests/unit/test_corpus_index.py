@@ -295,3 +295,22 @@ def test_two_searches_indexing_at_once_index_each_session_once(tmp_path: Path, i
             future.result()
     assert sorted(reads) == sorted(e.key for e in registry.entries())
     assert len(ask(index, registry, "prompt number 2")) == 6
+
+
+def test_searches_answer_while_a_pass_writes(index: CorpusIndex, tmp_path: Path) -> None:
+    """Searches read through connections of their own: they answer side by side while a pass holds the
+    writer's connection (here held as a pass writing a session holds it), from what the index last committed.
+    Before, every search waited for that one connection."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "first.jsonl", turns(2).events, "first")
+    registry = Registry([str(logs)])
+    refresh(index, registry)
+    before = ask(index, registry, "a.txt")
+    assert {sid for sid, _ in before} == {"first"}
+    with index._lock, ThreadPoolExecutor(4) as pool:
+        answers = [pool.submit(ask, index, registry, "a.txt") for _ in range(4)]
+        assert [a.result(timeout=30) for a in answers] == [before] * 4
+    write(logs / "second.jsonl", turns(2).events, "second")
+    refresh(index, registry)
+    assert {sid for sid, _ in ask(index, registry, "a.txt")} == {"first", "second"}

@@ -201,6 +201,7 @@ def search_results(state: WebState, finder: Finder, search: Search, who: Identit
     from the indexes once the pass asked for now is done, or `search_wait_ms` has passed (then some sessions
     are pending, and the answer says how many)."""
     indexed = 0
+    finder.find_sessions(state)  # files that appeared are listed, and counted pending until indexed
     if not search.empty:
         indexing = finder.pass_after_now(state)
         with contextlib.suppress(TimeoutError):  # answered from what is indexed; the pass goes on
