@@ -58,7 +58,8 @@ class Finder:
     Indexing is never a search's own work (issue 33: twenty fresh uploads made the next search take minutes,
     and anyone who may upload could do that to everyone): one worker thread brings both indexes up to date, a
     pass at a time; a search asks for a pass and waits for it at most `search_wait_ms`, then answers from the
-    indexes as they stand and says how many sessions are still pending."""
+    indexes as they stand and says how many sessions are still pending
+    (docs/decisions/0023-indexing-in-the-background.md)."""
 
     def __init__(self, index: CorpusIndex, uploads: PgCorpusIndex | None = None) -> None:
         self.index = index
