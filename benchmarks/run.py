@@ -397,6 +397,15 @@ def whole_visit(server: Server, key: str) -> list[tuple[str, int]]:
     return peaks
 
 
+def settled(server: Server) -> None:
+    """Once nothing is pending for the server's search index: memory is then measured at rest, not while its
+    worker reads the sessions a visit's search asked it to index (docs/decisions/0023-indexing-in-the-background.md)."""
+    conn = server.connect()
+    while orjson.loads(get(conn, "/api/search?q=module"))["pending"]:
+        time.sleep(0.5)
+    conn.close()
+
+
 def small_events_memory(w3: Path, scratch: Path, runs: int) -> tuple[list[Figure], str]:
     """W3 (100 MB of small events) visited whole by a fresh server: its peak resident memory growth against
     W3's size; then four logs of W3's size visited in turn, against one and against `cache_mb`. The note
@@ -427,6 +436,7 @@ def small_events_memory(w3: Path, scratch: Path, runs: int) -> tuple[list[Figure
         after = []
         for key in keys:
             whole_visit(server, key)
+            settled(server)  # the search index's worker, which the visit's searches woke, is done
             time.sleep(1)  # the cache's trimmer hands what it let go back to the OS meanwhile
             after.append((server.memory_kib("VmRSS") - idle) * 1024)
     cache = CACHE_MB * MIB
