@@ -237,8 +237,11 @@ def test_a_stopped_object_store_is_a_503_never_a_404_a_short_200_or_no_hits(engi
             engines.start_gateway()
         assert httpx.get(f"{b.url}/uploads/{digest}/raw", timeout=WAIT).content == body
         assert httpx.get(f"{b.url}/sessions/{key}", timeout=WAIT).status_code == 200
-        hits = httpx.get(f"{b.url}/api/search", params={"q": "its-bytes-are-in-s3"}, timeout=WAIT).json()
-        assert hits["total"] >= 0  # answered from the index again
+        deadline = time.monotonic() + WAIT  # its bytes readable again, the index's worker takes it in
+        while (hits := httpx.get(f"{b.url}/api/search", params={"q": "Read a.txt"}, timeout=WAIT).json())["pending"]:
+            assert time.monotonic() < deadline, "the upload was never indexed"
+            time.sleep(0.2)
+        assert hits["sessions"] == 1 and hits["hits"][0]["key"] == key
         assert httpx.get(f"{b.url}/readyz", timeout=WAIT).json()["ready"] is True
     for process in (a, b):
         assert PASSWORD not in process.said()

@@ -58,7 +58,9 @@ async def _ask(ask: Callable[[], Any]) -> dict[str, Any]:
         return {"ok": False, "error": f"no answer within {ASK_SECONDS:g} s"}
     except Unavailable:
         return {"ok": False, "error": "does not answer"}
-    except OSError as exc:  # an embedded store's folder or file
+    except OSError as exc:  # an embedded store's folder
         return {"ok": False, "error": exc.strerror or "cannot be read"}
+    except Exception as exc:  # an embedded catalog's SQLite error, say: a probe is answered, never a 500
+        return {"ok": False, "error": type(exc).__name__}
     answer: dict[str, Any] = {"ok": True, "ms": round((time.monotonic() - began) * 1000, 1)}
     return answer | (said if isinstance(said, dict) else {})
