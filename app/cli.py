@@ -377,6 +377,20 @@ def build_parser() -> argparse.ArgumentParser:
         for option in SERVE_OPTIONS:
             if option.flag in ("--data-dir", "--store"):
                 option.add_to(each)
+    push = sub.add_parser(
+        "push",
+        help="send sessions to a server: only what it does not hold, a grown log's new bytes alone",
+        description="Send every session under PATH... (dsh roots, session folders, log files) to the server at "
+        "--to: a log the server holds a start of as its new bytes, anything else whole. The API token is read "
+        "from $DSH_INSPECT_TOKEN or --token-file, never from the command line. Exit status: 0 when the "
+        "server holds every session, 1 when it refused one, 2 for a usage or connection error.",
+    )
+    push.add_argument("paths", nargs="+", metavar="PATH", help="dsh roots, session folders or log files")
+    push.add_argument("--to", required=True, metavar="URL", help="the server, e.g. https://inspect.example.com")
+    push.add_argument("--token-file", metavar="FILE", help="a file holding the API token")
+    push.add_argument("--watch", action="store_true", help="keep running, pushing each change within a second")
+    push.add_argument("--json", action="store_true", help="print one JSON object: sessions, sent, bytes, …")
+    push.add_argument("--verify", action="store_true", help="hash every log again instead of trusting the state file")
     search = sub.add_parser(
         "search",
         help="find rows across sessions: prompts, replies, reasoning, tools, commands, errors, contexts",
@@ -443,6 +457,19 @@ def run_command(argv: Sequence[str] | None) -> int:
             projects=getattr(args, "project", ()),
             expires=getattr(args, "expires", None),
             as_json=getattr(args, "json", False),
+            out=sys.stdout,
+            err=sys.stderr,
+        )
+    if args.command == "push":
+        from .commands.push import run_push
+
+        return run_push(
+            args.paths,
+            to=args.to,
+            token_file=args.token_file,
+            as_json=args.json,
+            watch=args.watch,
+            verify=args.verify,
             out=sys.stdout,
             err=sys.stderr,
         )

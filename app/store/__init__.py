@@ -8,7 +8,7 @@ from .blobs import Received, Receiving, valid_digest
 from .catalog import StoredSession, Upload
 from .contents import NoSessions, Refusal
 from .limits import MIB, LimitExceeded, LimitName, Limits, mib
-from .store import ListedHistory, ListedSession, Stored, UploadStore, clean_name
+from .store import ListedHistory, ListedSession, NotHeld, PrefixMismatch, Stored, UploadStore, clean_name
 
 __all__ = [
     "MIB",
@@ -18,6 +18,8 @@ __all__ = [
     "ListedHistory",
     "ListedSession",
     "NoSessions",
+    "NotHeld",
+    "PrefixMismatch",
     "Received",
     "Receiving",
     "Refusal",

@@ -12,9 +12,10 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .limits import LimitExceeded, mib
 
@@ -42,6 +43,8 @@ class Received:
     temp: Path
     digest: str
     size: int
+    # the SHA-256 of its bytes, not finished: what an append to it continues (docs/decisions/0024-push.md)
+    sha: Any = field(default=None, compare=False)
 
 
 class Receiving:
@@ -66,12 +69,29 @@ class Receiving:
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
-        return Received(self.path, self._hash.hexdigest(), self.size)
+        return Received(self.path, self._hash.hexdigest(), self.size, self._hash.copy())
 
     def discard(self) -> None:
         if not self._file.closed:
             self._file.close()
         self.path.unlink(missing_ok=True)
+
+
+def write_whole(final: Path, chunks: Iterable[bytes]) -> None:
+    """`chunks` written to `final` through a temp file beside it, fsynced and renamed: whole or absent.
+    Raises what reading `chunks` raises, leaving nothing behind."""
+    fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name[:8]}-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(name, final)
+        fsync_dir(final.parent)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 def fsync_dir(path: Path) -> None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from .blobs import fanned, fsync_dir, valid_digest
+from .blobs import fanned, valid_digest, write_whole
 
 
 class ReadCache:
@@ -44,18 +43,7 @@ class ReadCache:
         Raises what reading `chunks` raises, leaving nothing behind."""
         final = self.path(digest)
         final.parent.mkdir(mode=0o700, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{digest[:8]}-", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                for chunk in chunks:
-                    f.write(chunk)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(name, final)
-            fsync_dir(final.parent)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
+        write_whole(final, chunks)
         self._mark_read(final)
         self._trim(keep=final)
         return final

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,8 +25,9 @@ from .backends import Blobs, Catalog
 from .blobs import CHUNK, FileBlobs, Received, Receiving, sweep_temps, valid_digest
 from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload
 from .contents import Refusal, read_contents
+from .growing import GrowingCopies
 from .histories import History, State, histories, identity
-from .limits import MIB, READ_CACHE_MB, Limits
+from .limits import MIB, READ_CACHE_MB, LimitExceeded, Limits, mib
 from .pg_connections import DEFAULT_WAITS, Waits
 from .read_cache import ReadCache
 from .unavailable import Unavailable
@@ -35,6 +38,7 @@ ASK_AGAIN_SECONDS = 5.0  # a catalog that did not answer is taken as down this l
 T = TypeVar("T")
 
 APPENDABLE = frozenset({"jsonl", "jsonl-zstd"})
+HASHES_KEPT = 1024  # unfinished SHA-256s of the uploads last stored, for appends to continue (about 0.3 MB)
 
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -76,6 +80,19 @@ class ListedHistory:
     first: ListedSession  # the earliest upload's: what decides its key
 
 
+class NotHeld(Exception):
+    """An append to a session no visible upload holds (or whose base was deleted meanwhile)."""
+
+
+class PrefixMismatch(Exception):
+    """An append whose offset and prefix digest name no upload of the session: the client's log and the
+    server's copy diverged (or the client's view is stale); `held` is what the server has."""
+
+    def __init__(self, held: list[Upload]) -> None:
+        super().__init__("no upload of the session has that offset and digest")
+        self.held = held
+
+
 class UploadStore:
     """Uploads kept in a catalog and blobs (backends.py): embedded in `data_dir` unless `catalog_url` and
     `blobs_url` name others. `data_dir` always holds uploads while they arrive (`tmp/`), and for the team
@@ -101,6 +118,10 @@ class UploadStore:
         self.blobs: Blobs = open_blobs(blobs_url, self.root, read_cache_bytes)
         # uploads stored as parts (a base and a tail), each assembled once into one file to be read
         self.assembled = ReadCache(self.root / "assembled", read_cache_bytes)
+        # the newest state of each version that grew by appends, as one file appends extend in place
+        self.growing = GrowingCopies(self.root / "growing")
+        self._growing: dict[str, list[Upload]] = {}  # a listed upload read from a growing copy → its chain
+        self._hashes: OrderedDict[str, Any] = OrderedDict()  # digest → its bytes' unfinished SHA-256
         self.shared = blobs_url is not None  # the blobs are not this machine's files: no process may assume so
         self._lock = threading.Lock()
         self._listed: tuple[int, list[ListedHistory]] | None = None  # the catalog version it was read at
@@ -171,6 +192,7 @@ class UploadStore:
                     upload, lambda: self.blobs.publish(received), lambda: self.blobs.delete(received.digest)
                 )
             self.unavailable = None  # the catalog answered: the list need not wait to ask it again
+            self._remember(received.digest, received.sha)
             if current is not None:  # the same bytes, uploaded concurrently, won
                 return Stored(current, False, contents.refused)
             return Stored(self.catalog.get(received.digest) or upload, True, contents.refused)
@@ -228,6 +250,104 @@ class UploadStore:
             self.assembled.keep(received.digest, received.temp)  # its whole bytes: the first read copies nothing
         return current
 
+    def held(self, session_id: str, created: int) -> list[Upload]:
+        """The uploads a user sees that hold the one session `session_id` created at `created` (ms), newest
+        first: what a push asks for before it sends (docs/decisions/0024-push.md)."""
+        found = [
+            u
+            for u in self._asked(lambda: self.catalog.holding(session_id))
+            if not u.hidden
+            and len(u.sessions) == 1
+            and (ident := identity(u.sessions[0].header)) is not None
+            and ident[:2] == (session_id, created)
+        ]
+        return sorted(found, key=lambda u: (u.uploaded_at, u.size), reverse=True)
+
+    def append(
+        self,
+        session_id: str,
+        created: int,
+        offset: int,
+        prefix: str,
+        received: Received,
+        by: str | None = None,
+        admit: Callable[[tuple[StoredSession, ...]], None] | None = None,
+    ) -> Stored:
+        """Store `received` as the bytes after the first `offset` of the session's log, whose digest is `prefix`
+        (docs/decisions/0024-push.md): an upload extending the one that holds those bytes. Only the new bytes
+        are read and hashed here; they are not read as a log (its readers read on from the growing copy).
+        Raises NotHeld, PrefixMismatch, or what `admit` raises. The temp file is gone afterwards."""
+        try:
+            held = self.held(session_id, created)
+            if not held:
+                raise NotHeld(session_id)
+            base = next((u for u in held if u.digest == prefix and u.size == offset and u.carrier in APPENDABLE), None)
+            if base is None:
+                raise PrefixMismatch(held)
+            if admit is not None:
+                admit(base.sessions)
+            if received.size + offset > self.limits.max_upload_bytes:
+                raise LimitExceeded(
+                    "max_upload_bytes",
+                    f"the session would be {mib(received.size + offset)}, larger than "
+                    f"{mib(self.limits.max_upload_bytes)}",
+                )
+            sha = self._sha_of(base)
+            with open(received.temp, "rb") as f:
+                while chunk := f.read(CHUNK):
+                    sha.update(chunk)
+            digest = sha.hexdigest()
+            existing = self.catalog.get(digest)
+            if existing is not None and not existing.hidden:  # the same append again: nothing new
+                return Stored(existing, False, ())
+            session = replace(base.sessions[0], digest=digest, verdict="", events=None)
+            upload = replace(
+                base,
+                digest=digest,
+                size=offset + received.size,
+                uploaded_at=time.time_ns() // 1_000_000,
+                sessions=(session,),
+                base=base.digest,
+                tail=received.digest,
+                hidden=False,
+                uploaded_by=by,
+            )
+            try:
+                current = self.catalog.publish(
+                    upload, lambda: self.blobs.publish(received), lambda: self.blobs.delete(received.digest)
+                )
+            except BaseGone as gone:
+                raise NotHeld(session_id) from gone
+            self.unavailable = None
+            self._remember(digest, sha)
+            return Stored(current or self.catalog.get(digest) or upload, current is None, ())
+        finally:
+            received.temp.unlink(missing_ok=True)
+
+    def _sha_of(self, upload: Upload) -> Any:
+        """The unfinished SHA-256 of `upload`'s bytes: kept from when this process stored it, or its bytes
+        hashed again (once: it is kept then)."""
+        with self._lock:
+            kept = self._hashes.get(upload.digest)
+        if kept is not None:
+            return kept.copy()
+        sha = hashlib.sha256()
+        for chunk in self.chunks(upload):
+            sha.update(chunk)
+        if sha.hexdigest() != upload.digest:
+            raise OSError(f"the stored bytes of upload {upload.digest} do not match its digest")
+        self._remember(upload.digest, sha)
+        return sha.copy()
+
+    def _remember(self, digest: str, sha: Any) -> None:
+        if sha is None:
+            return
+        with self._lock:
+            self._hashes[digest] = sha.copy()
+            self._hashes.move_to_end(digest)
+            while len(self._hashes) > HASHES_KEPT:
+                self._hashes.popitem(last=False)
+
     def uploads(self) -> list[Upload]:
         """Every upload a user sees, oldest first."""
         return [u for u in self.catalog.all() if not u.hidden]
@@ -243,13 +363,21 @@ class UploadStore:
 
     def local_path(self, upload: Upload) -> Path:
         """Where this machine reads the upload's bytes (for the team store, or an upload stored as parts,
-        once `fetch` brought them)."""
+        once `fetch` brought them): its first `upload.size` bytes."""
+        with self._lock:
+            chain = self._growing.get(upload.digest)
+        if chain is not None:  # its version's growing copy, which may hold more than it by now: read its size
+            return self.growing.path(chain[0].digest)
         return self.blobs.local_path(upload.digest) if upload.tail is None else self.assembled.path(upload.digest)
 
     def fetch(self, digest: str) -> Path:
         """The upload's bytes as a local file: streamed from the object store, or assembled from its parts,
         first when this machine has no copy. Raises OSError when they cannot be read, Unavailable when the
         store holding them does not answer."""
+        with self._lock:
+            chain = self._growing.get(digest)
+        if chain is not None:
+            return self.growing.bring(chain, self.blobs.chunks)
         upload = self._known(digest)
         if upload.tail is None:
             return self.blobs.fetch(digest)
@@ -261,12 +389,15 @@ class UploadStore:
             yield from self.blobs.chunks(blob)
 
     def _parts(self, upload: Upload) -> list[str]:
-        parts = [upload.blob]
-        below = upload
-        while below.base is not None:
-            below = self._known(below.base)
-            parts.append(below.blob)
-        return parts[::-1]
+        return [u.blob for u in self._chain(upload, self._known)]
+
+    @staticmethod
+    def _chain(upload: Upload, known: Callable[[str], Upload]) -> list[Upload]:
+        """`upload` and the uploads it extends, the one stored whole first."""
+        chain = [upload]
+        while (base := chain[-1].base) is not None:
+            chain.append(known(base))
+        return chain[::-1]
 
     def _known(self, digest: str) -> Upload:
         with self._lock:
@@ -321,20 +452,37 @@ class UploadStore:
         uploads = self.catalog.all()
         if not self.shared:
             uploads = [u for u in uploads if self.blobs.local_path(u.blob).is_file()]
-        out = [self._listed_history(h) for h in histories(uploads)]
+        found = histories(uploads)
+        by_digest = {u.digest: u for u in uploads}
+        # each session's newest upload, when it extends another, is read from its version's growing copy
+        growing: dict[str, list[Upload]] = {}
+        for h in found:
+            if h.current.upload.tail is not None:
+                with contextlib.suppress(KeyError):  # a base whose blob is gone: read as before, and fail so
+                    growing[h.current.upload.digest] = self._chain(h.current.upload, by_digest.__getitem__)
+        with self._lock:
+            self._growing = growing
+        out = [self._listed_history(h) for h in found]
         with self._lock:
             before = set(self._uploads)
             self._listed = (version, out)
-            self._uploads = {u.digest: u for u in uploads}
+            self._uploads = by_digest
+        self.growing.retain(chain[0].digest for chain in growing.values())
         for digest in before - {u.digest for u in uploads if not u.hidden}:
             self.blobs.forget_local(digest)  # deleted by another process: this machine's copies go too
             self.assembled.forget(digest)
         return list(out)
 
     def _listed_history(self, history: History) -> ListedHistory:
+        with self._lock:
+            growing = dict(self._growing)
+
         def listed(state: State) -> ListedSession:
             u, s = state.upload, state.session
-            return ListedSession(u.digest, self.source(u, s), s.header, u.name, u.size, u.uploaded_at, s.events)
+            source = self.source(u, s)
+            if u.digest in growing:
+                source = replace(source, path=str(self.growing.path(growing[u.digest][0].digest)))
+            return ListedSession(u.digest, source, s.header, u.name, u.size, u.uploaded_at, s.events)
 
         return ListedHistory(
             tuple(tuple(listed(s) for s in v) for v in history.versions),

@@ -43,6 +43,7 @@ from .routes import (
     live,
     media,
     messages,
+    pushes,
     search_across,
     sessions,
     signing,
@@ -335,6 +336,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(live.router)
     app.include_router(media.router)
     app.include_router(uploads.router)
+    app.include_router(pushes.router)  # appends of a log's new bytes (dsh-inspect push)
     app.include_router(steps.router)  # what the model read: model views and the context budget
     app.include_router(messages.router)  # message identities
     app.include_router(compare.router)  # two sessions side by side

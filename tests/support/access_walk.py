@@ -43,6 +43,7 @@ def values_for(key: str, digest: str) -> dict[str, str]:
         "message_id": "no-such-message",
         "attachment_id": "no-such-image",
         "name": "no-such-token",
+        "session_id": "no-such-session",
     }
 
 

@@ -12,7 +12,7 @@ import itertools
 import logging
 import os
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -20,28 +20,35 @@ import orjson
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
-from starlette.requests import ClientDisconnect
 
-from ...access import Identity, project_of
+from ...access import Identity
 from ...log.sources import escapes
 from ...sessions.registry import Entry, url_safe_id
 from ...store import (
-    MIB,
     LimitExceeded,
     NoSessions,
-    Refusal,
     Stored,
-    StoredSession,
     Upload,
-    UploadStore,
     clean_name,
     mib,
     valid_digest,
 )
-from ..access import client_of
-from ..present.entries import entry_json
 from ..present.twins import UploadJson, UploadsJson
 from ..state import SessionEntry, State, WebState, Who
+from ..uploading import (
+    NotAdmitted,
+    admit,
+    audit,
+    entries_by_upload,
+    no_room,
+    over_quota,
+    receive_body,
+    refusal,
+    store_of,
+    too_much,
+    upload_json,
+    visible,
+)
 from ..views import Served, page_and_twin, page_or_twin
 
 router = APIRouter()
@@ -49,140 +56,12 @@ _log = logging.getLogger(__name__)
 CHUNK = 1 << 20
 
 
-def _store(state: WebState) -> UploadStore:
-    if state.store is None:
-        raise HTTPException(404, "this server keeps no uploads (start it with --data-dir)")
-    return state.store
-
-
 def _upload(state: WebState, digest: str, who: Identity) -> Upload:
     """The upload, or 404: also for one holding a session `who` may not see (a hidden upload is a missing one)."""
-    upload = _store(state).upload(digest) if valid_digest(digest) else None
+    upload = store_of(state).upload(digest) if valid_digest(digest) else None
     if upload is None or not visible(upload, who):
         raise HTTPException(404, f"no upload {digest!r}")
     return upload
-
-
-def visible(upload: Upload, who: Identity) -> bool:
-    """Whether `who` may see the upload: every session it holds is of a project `who` sees (its bytes hold them all)."""
-    return not who.scoped or all(who.sees_header(s.header) for s in upload.sessions)
-
-
-def admit(who: Identity) -> Callable[[tuple[StoredSession, ...]], None]:
-    """What `who` may upload: a token scoped to projects, only sessions of those projects (never re-labelled)."""
-
-    def check(sessions: tuple[StoredSession, ...]) -> None:
-        others = sorted({project_of(s.header) or "(no cwd)" for s in sessions if not who.sees_header(s.header)})
-        if others:
-            raise NotAdmitted(f"this token may upload sessions of its projects only, not of {', '.join(others)}")
-
-    return check
-
-
-class NotAdmitted(Exception):
-    """An upload holding a session of a project its sender's token may not upload to."""
-
-
-def audit(state: WebState, request: Request, who: Identity, action: str, target: str, status: int) -> None:
-    """Record an upload, download or delete in the audit trail (`outcome` from the status answered)."""
-    if state.access is not None:
-        outcome = "ok" if status < 400 else "denied" if status in (401, 403) else "failed"
-        state.access.auditor.record(who.actor, action, target, client_of(request), outcome, status)
-
-
-def upload_url(digest: str) -> str:
-    return f"/uploads/{digest}"
-
-
-def entries_by_upload(state: WebState, who: Identity) -> dict[str, list[Entry]]:
-    """The loaded sessions of each upload that `who` sees, found in one pass (a list of every upload asks for each)."""
-    grouped: dict[str, list[Entry]] = {}
-    for e in state.registry.uploaded():
-        if not who.sees_header(e.header):
-            continue
-        grouped.setdefault(e.upload or "", []).append(e)
-    return grouped
-
-
-def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]) -> dict[str, Any]:
-    entries = grouped.get(upload.digest, [])
-    verdicts = {s.member: s.verdict for s in upload.sessions}
-    return {
-        "digest": upload.digest,
-        "name": upload.name,
-        "size": upload.size,
-        "carrier": upload.carrier,
-        "media": upload.media,
-        "uploadedAt": upload.uploaded_at,
-        "uploadedBy": upload.uploaded_by,
-        "url": upload_url(upload.digest),
-        "download": f"{upload_url(upload.digest)}/raw",
-        "sessions": [{**entry_json(e), "verdict": verdicts.get(e.source.member)} for e in entries],
-        # its sessions that other uploads hold too (docs/decisions/0018-session-versions.md): a delete leaves them
-        "sessionsKept": sum(1 for e in entries if _other_uploads(e)),
-    }
-
-
-def _other_uploads(entry: Entry) -> int:
-    """How many uploads besides this entry's hold its session."""
-    versions = entry.versions
-    return sum(len(v) for v in versions.versions) - 1 if versions is not None else 0
-
-
-def _refusal(
-    status: int,
-    code: str,
-    message: str,
-    *,
-    setting: str | None = None,
-    hint: str | None = None,
-    refused: tuple[Refusal, ...] = (),
-) -> JSONResponse:
-    detail = f"{message}. {hint}" if hint else message
-    return JSONResponse(
-        {
-            "detail": detail,
-            "error": {"code": code, "setting": setting, "hint": hint},
-            "refused": [{"path": r.part, "reason": r.reason} for r in refused],
-        },
-        status_code=status,
-    )
-
-
-def _too_much(state: WebState, name: str, exc: LimitExceeded) -> JSONResponse:
-    setting, hint = state.settings.raise_hint(exc.limit)
-    return _refusal(413, "limit", f"{name}: refused, {exc.message}", setting=setting, hint=hint)
-
-
-def _over_quota(state: WebState, request: Request, name: str, size: int) -> JSONResponse | None:
-    """A refusal when `size` more bytes would pass what the store may hold (507) or what this client may upload
-    in an hour (429, with `Retry-After`); None when it may be stored (its bytes then count for the hour)."""
-    store = _store(state)
-    cap = state.settings.max_stored_gb * 1024 * MIB
-    held = store.catalog.stored_bytes()
-    if held + size > cap:
-        raise_to = state.settings.max_stored_gb * 2
-        hint = f"delete some uploads, or raise it: dsh-inspect serve --setting max_stored_gb {raise_to}"
-        message = f"{name}: refused, the store holds {mib(held)} of its {mib(cap)}"
-        return _refusal(507, "quota", message, setting="max_stored_gb", hint=hint)
-    quota = state.access.uploads if state.access is not None else None
-    client = client_of(request)
-    if quota is not None and not quota.take(client, size):
-        hint = "wait, or raise it: setting upload_mb_per_hour"
-        message = f"{name}: refused, this client has uploaded its {mib(quota.bytes_per_hour)} for this hour"
-        refused = _refusal(429, "quota", message, setting="upload_mb_per_hour", hint=hint)
-        refused.headers["Retry-After"] = str(quota.retry_after(client))
-        return refused
-    return None
-
-
-def _no_room(name: str, exc: OSError) -> JSONResponse:
-    """507 with the system's reason (a full disk); an object store's own words, which name its bucket and
-    endpoint, go to the server's log only."""
-    if exc.strerror is None:
-        _log.warning("an upload was not kept: %s", exc)
-    why = exc.strerror or "the store refused it"
-    return _refusal(507, "storage", f"{name}: the upload store could not keep the upload: {why}")
 
 
 @router.post(
@@ -220,7 +99,7 @@ def _digest_of(response: Response) -> str | None:
 
 
 async def _create_upload(request: Request, state: WebState, who: Identity, name: str | None) -> Response:
-    store = _store(state)
+    store = store_of(state)
     shown = clean_name(name)
     declared = request.headers.get("content-length", "")
     if (
@@ -229,7 +108,7 @@ async def _create_upload(request: Request, state: WebState, who: Identity, name:
         and len(declared) <= 19
         and int(declared) > store.limits.max_upload_bytes
     ):
-        return _too_much(
+        return too_much(
             state,
             shown,
             LimitExceeded(
@@ -237,27 +116,13 @@ async def _create_upload(request: Request, state: WebState, who: Identity, name:
                 f"the upload is {mib(int(declared))}, larger than {mib(store.limits.max_upload_bytes)}",
             ),
         )
-    try:
-        receiving = store.receive()
-    except OSError as exc:
-        return _no_room(shown, exc)
-    try:
-        async for chunk in request.stream():
-            receiving.write(chunk)
-        received = await run_in_threadpool(receiving.finish)
-    except LimitExceeded as exc:
-        receiving.discard()
-        return _too_much(state, shown, exc)
-    except ClientDisconnect:
-        receiving.discard()
-        return Response(status_code=400)  # nobody is left to read an answer
-    except OSError as exc:
-        receiving.discard()
-        return _no_room(shown, exc)
+    received = await receive_body(request, state, shown)
+    if isinstance(received, Response):
+        return received
     if received.size == 0:
         received.temp.unlink(missing_ok=True)
-        return _refusal(400, "empty", f"{shown}: the upload is empty")
-    over = await run_in_threadpool(_over_quota, state, request, shown, received.size)
+        return refusal(400, "empty", f"{shown}: the upload is empty")
+    over = await run_in_threadpool(over_quota, state, request, shown, received.size)
     if over is not None:
         received.temp.unlink(missing_ok=True)
         return over
@@ -266,13 +131,13 @@ async def _create_upload(request: Request, state: WebState, who: Identity, name:
             store.ingest, received, shown, None if who.everything else who.actor, admit(who)
         )
     except NotAdmitted as exc:
-        return _refusal(403, "project", f"{shown}: refused, {exc}")
+        return refusal(403, "project", f"{shown}: refused, {exc}")
     except LimitExceeded as exc:
-        return _too_much(state, shown, exc)
+        return too_much(state, shown, exc)
     except NoSessions as exc:
-        return _refusal(422, "not-a-session", exc.message, refused=exc.refused)
+        return refusal(422, "not-a-session", exc.message, refused=exc.refused)
     except OSError as exc:
-        return _no_room(shown, exc)
+        return no_room(shown, exc)
     state.registry.refresh()
     body = {
         "upload": upload_json(state, stored.upload, entries_by_upload(state, who)),
@@ -326,7 +191,7 @@ def uploads_listing(state: WebState, who: Identity, limit: int | None, before: s
     every upload, oldest first. With how many there are, how many come before the page, and the next's cursor.
     Only the uploads `who` sees: for a token scoped to projects, paged here rather than by the catalog."""
     state.registry.refresh()
-    store = _store(state)
+    store = store_of(state)
     grouped = entries_by_upload(state, who)
     if who.scoped:
         return _scoped_listing(state, who, grouped, limit, before)
@@ -354,7 +219,7 @@ def _scoped_listing(
     state: WebState, who: Identity, grouped: dict[str, list[Entry]], limit: int | None, before: str | None
 ) -> dict[str, Any]:
     """`uploads_listing` for a token scoped to projects: every upload it sees, paged in memory."""
-    seen = [u for u in _store(state).uploads() if visible(u, who)]  # oldest first
+    seen = [u for u in store_of(state).uploads() if visible(u, who)]  # oldest first
     if limit is None and before is None:
         page, newer, more = seen, 0, False
     else:
@@ -415,7 +280,7 @@ def delete_upload(request: Request, state: State, who: Who, digest: str) -> dict
         upload = _upload(state, digest, who)
         if not who.may_delete(upload.uploaded_by, tuple(s.header for s in upload.sessions)):
             raise HTTPException(403, f"{who.actor} may delete only the uploads it made")
-        if not _store(state).delete(digest):
+        if not store_of(state).delete(digest):
             raise HTTPException(404, f"no upload {digest!r}")
     except HTTPException as exc:
         audit(state, request, who, "delete", digest, exc.status_code)
@@ -428,11 +293,11 @@ def delete_upload(request: Request, state: State, who: Who, digest: str) -> dict
 @router.get("/uploads/{digest}/raw", summary="The uploaded bytes, as sent")
 def upload_raw(request: Request, state: State, who: Who, digest: str) -> Response:
     upload = _upload(state, digest, who)
-    store = _store(state)
+    store = store_of(state)
     audit(state, request, who, "download", digest, 200)
     local = store.local_path(upload)
-    if local.is_file():  # the embedded store's blob, or a copy cached or assembled here
-        return _attachment(str(local), upload.name)
+    if local.is_file():  # the embedded store's blob, or a copy cached, assembled or growing here
+        return _sized_attachment(str(local), upload.name, upload.size)
     # straight from its parts in the store: nothing lands on this machine's disk. Its first bytes are asked
     # for before the answer starts, so a store that does not answer is a 503, not a 200 with no body; one that
     # stops answering midway aborts the connection, and the client sees fewer bytes than Content-Length says
@@ -459,6 +324,9 @@ def session_raw(request: Request, state: State, who: Who, entry: SessionEntry) -
             media_type="application/octet-stream",
             headers={"Content-Disposition": _disposition(filename)},
         )
+    upload = state.store.upload(entry.upload) if entry.upload is not None and state.store is not None else None
+    if upload is not None:  # its first bytes: a growing copy may hold more by now
+        return _sized_attachment(path, os.path.basename(source.display or source.path), upload.size)
     return _attachment(path, os.path.basename(source.display or source.path))
 
 
@@ -497,6 +365,23 @@ def _member_chunks(path: str, member: str) -> Iterator[bytes]:
 
 def _disposition(filename: str) -> str:
     return f"attachment; filename*=utf-8''{quote(filename, safe='')}"
+
+
+def _sized_attachment(path: str, filename: str, size: int) -> StreamingResponse:
+    """The first `size` bytes of the file at `path`, as a download."""
+
+    def chunks() -> Iterator[bytes]:
+        left = size
+        with open(path, "rb") as f:
+            while left > 0 and (chunk := f.read(min(CHUNK, left))):
+                left -= len(chunk)
+                yield chunk
+
+    return StreamingResponse(
+        chunks(),
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": _disposition(filename), "Content-Length": str(size)},
+    )
 
 
 def _attachment(path: str, filename: str) -> FileResponse:

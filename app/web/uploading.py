@@ -1,0 +1,174 @@
+"""What the routes that take uploads share (`/api/uploads`, `/api/pushes`): the store, who may send what,
+the audit trail, an upload's JSON, and the refusals, each naming the setting to raise."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect
+
+from ..access import Identity, project_of
+from ..sessions.registry import Entry
+from ..store import MIB, LimitExceeded, Received, Refusal, StoredSession, Upload, UploadStore, mib
+from .access import client_of
+from .present.entries import entry_json
+from .state import WebState
+
+_log = logging.getLogger(__name__)
+
+
+def store_of(state: WebState) -> UploadStore:
+    if state.store is None:
+        raise HTTPException(404, "this server keeps no uploads (start it with --data-dir)")
+    return state.store
+
+
+def visible(upload: Upload, who: Identity) -> bool:
+    """Whether `who` may see the upload: every session it holds is of a project `who` sees (its bytes hold them all)."""
+    return not who.scoped or all(who.sees_header(s.header) for s in upload.sessions)
+
+
+def admit(who: Identity) -> Callable[[tuple[StoredSession, ...]], None]:
+    """What `who` may upload: a token scoped to projects, only sessions of those projects (never re-labelled)."""
+
+    def check(sessions: tuple[StoredSession, ...]) -> None:
+        others = sorted({project_of(s.header) or "(no cwd)" for s in sessions if not who.sees_header(s.header)})
+        if others:
+            raise NotAdmitted(f"this token may upload sessions of its projects only, not of {', '.join(others)}")
+
+    return check
+
+
+class NotAdmitted(Exception):
+    """An upload holding a session of a project its sender's token may not upload to."""
+
+
+def audit(state: WebState, request: Request, who: Identity, action: str, target: str, status: int) -> None:
+    """Record an upload, download or delete in the audit trail (`outcome` from the status answered)."""
+    if state.access is not None:
+        outcome = "ok" if status < 400 else "denied" if status in (401, 403) else "failed"
+        state.access.auditor.record(who.actor, action, target, client_of(request), outcome, status)
+
+
+def upload_url(digest: str) -> str:
+    return f"/uploads/{digest}"
+
+
+def entries_by_upload(state: WebState, who: Identity) -> dict[str, list[Entry]]:
+    """The loaded sessions of each upload that `who` sees, found in one pass (a list of every upload asks for each)."""
+    grouped: dict[str, list[Entry]] = {}
+    for e in state.registry.uploaded():
+        if not who.sees_header(e.header):
+            continue
+        grouped.setdefault(e.upload or "", []).append(e)
+    return grouped
+
+
+def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]) -> dict[str, Any]:
+    entries = grouped.get(upload.digest, [])
+    verdicts = {s.member: s.verdict or None for s in upload.sessions}  # an append is not read when it arrives
+    return {
+        "digest": upload.digest,
+        "name": upload.name,
+        "size": upload.size,
+        "carrier": upload.carrier,
+        "media": upload.media,
+        "uploadedAt": upload.uploaded_at,
+        "uploadedBy": upload.uploaded_by,
+        "url": upload_url(upload.digest),
+        "download": f"{upload_url(upload.digest)}/raw",
+        "sessions": [{**entry_json(e), "verdict": verdicts.get(e.source.member)} for e in entries],
+        # its sessions that other uploads hold too (docs/decisions/0018-session-versions.md): a delete leaves them
+        "sessionsKept": sum(1 for e in entries if _other_uploads(e)),
+    }
+
+
+def _other_uploads(entry: Entry) -> int:
+    """How many uploads besides this entry's hold its session."""
+    versions = entry.versions
+    return sum(len(v) for v in versions.versions) - 1 if versions is not None else 0
+
+
+def refusal(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    setting: str | None = None,
+    hint: str | None = None,
+    refused: tuple[Refusal, ...] = (),
+    more: dict[str, Any] | None = None,
+) -> JSONResponse:
+    detail = f"{message}. {hint}" if hint else message
+    return JSONResponse(
+        {
+            "detail": detail,
+            "error": {"code": code, "setting": setting, "hint": hint},
+            "refused": [{"path": r.part, "reason": r.reason} for r in refused],
+            **(more or {}),
+        },
+        status_code=status,
+    )
+
+
+def too_much(state: WebState, name: str, exc: LimitExceeded) -> JSONResponse:
+    setting, hint = state.settings.raise_hint(exc.limit)
+    return refusal(413, "limit", f"{name}: refused, {exc.message}", setting=setting, hint=hint)
+
+
+def over_quota(state: WebState, request: Request, name: str, size: int) -> JSONResponse | None:
+    """A refusal when `size` more bytes would pass what the store may hold (507) or what this client may upload
+    in an hour (429, with `Retry-After`); None when it may be stored (its bytes then count for the hour)."""
+    store = store_of(state)
+    cap = state.settings.max_stored_gb * 1024 * MIB
+    held = store.catalog.stored_bytes()
+    if held + size > cap:
+        raise_to = state.settings.max_stored_gb * 2
+        hint = f"delete some uploads, or raise it: dsh-inspect serve --setting max_stored_gb {raise_to}"
+        message = f"{name}: refused, the store holds {mib(held)} of its {mib(cap)}"
+        return refusal(507, "quota", message, setting="max_stored_gb", hint=hint)
+    quota = state.access.uploads if state.access is not None else None
+    client = client_of(request)
+    if quota is not None and not quota.take(client, size):
+        hint = "wait, or raise it: setting upload_mb_per_hour"
+        message = f"{name}: refused, this client has uploaded its {mib(quota.bytes_per_hour)} for this hour"
+        refused = refusal(429, "quota", message, setting="upload_mb_per_hour", hint=hint)
+        refused.headers["Retry-After"] = str(quota.retry_after(client))
+        return refused
+    return None
+
+
+def no_room(name: str, exc: OSError) -> JSONResponse:
+    """507 with the system's reason (a full disk); an object store's own words, which name its bucket and
+    endpoint, go to the server's log only."""
+    if exc.strerror is None:
+        _log.warning("an upload was not kept: %s", exc)
+    why = exc.strerror or "the store refused it"
+    return refusal(507, "storage", f"{name}: the upload store could not keep the upload: {why}")
+
+
+async def receive_body(request: Request, state: WebState, name: str) -> Received | Response:
+    """The request's body in a temp file under the store, counted against `max_upload_mb` as it arrives; or
+    the refusal to answer (a client that left gets a 400 nobody reads, and nothing is kept)."""
+    try:
+        receiving = store_of(state).receive()
+    except OSError as exc:
+        return no_room(name, exc)
+    try:
+        async for chunk in request.stream():
+            receiving.write(chunk)
+        return await run_in_threadpool(receiving.finish)
+    except LimitExceeded as exc:
+        receiving.discard()
+        return too_much(state, name, exc)
+    except ClientDisconnect:
+        receiving.discard()
+        return Response(status_code=400)
+    except OSError as exc:
+        receiving.discard()
+        return no_room(name, exc)
