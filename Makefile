@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: run test test-fast check chromium postgresql bench clean demo team-trial
 
@@ -48,9 +49,14 @@ test: $(STAMP) chromium postgresql check
 test-fast: $(STAMP) check
 	$(BIN)/python -m pytest -m "not browser"
 
+# The benchmarks' own tools (the `bench` extra: Locust for the load test), on top of the test extra.
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
 # Every budget of docs/product.md "Budgets", each a ratio measured side by side in one run; fails
 # when one is missed. Workloads go to benchmarks/out/ (git-ignored), reused while up to date.
-bench: $(STAMP) chromium
+bench: $(BENCH_STAMP) chromium
 	$(BIN)/python -m benchmarks.run
 
 clean:
