@@ -391,6 +391,14 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--watch", action="store_true", help="keep running, pushing each change within a second")
     push.add_argument("--json", action="store_true", help="print one JSON object: sessions, sent, bytes, …")
     push.add_argument("--verify", action="store_true", help="hash every log again instead of trusting the state file")
+    push.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="label every upload this push sends (a CI job's id; repeat for more, at most 20): the server's list "
+        "filters by it (/?label=TEXT), and a log the server holds already gains it too",
+    )
     search = sub.add_parser(
         "search",
         help="find rows across sessions: prompts, replies, reasoning, tools, commands, errors, contexts",
@@ -470,6 +478,7 @@ def run_command(argv: Sequence[str] | None) -> int:
             as_json=args.json,
             watch=args.watch,
             verify=args.verify,
+            labels=args.label,
             out=sys.stdout,
             err=sys.stderr,
         )

@@ -1,5 +1,5 @@
-"""`dsh-inspect push PATH… --to URL [--watch]`: every session under PATH onto a server, sending only what it
-does not hold (docs/decisions/0024-push.md).
+"""`dsh-inspect push PATH… --to URL [--watch] [--label TEXT]…`: every session under PATH onto a server, sending
+only what it does not hold (docs/decisions/0024-push.md).
 
 A plain or zstd log the server holds a prefix of is sent as an append of the bytes after it; any other log
 (new, or rewritten so that no held upload is its prefix), a SQLite store and an export ZIP, whole. Nothing is
@@ -7,13 +7,21 @@ sent twice: before sending, the server is asked what it holds, and a server's co
 refusal says why. What was pushed is remembered in a state file (the log's file identity, size and digest,
 and digests of its first and last bytes), so a log that only grew is not hashed again; `--verify` hashes
 every log again instead.
+
+`--label` labels every upload and append the push sends (a CI job's id, which the server's list filters by); a
+log or file the server holds already is labelled too, so a job run again labels what an earlier run sent: a log
+by an append of no bytes (one request, nothing hashed on the server), any other file by sending it again whole
+when the upload the server holds lacks a label.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import time
+import sqlite3
+import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +34,7 @@ import orjson
 from ..log.sources import UnreadablePath, discover, read_source_header
 from ..settings import default_cache_dir
 from ..store.blobs import CHUNK
+from ..store.catalog import MAX_LABELS, label_problem
 from .progress import Progress
 
 APPENDABLE = frozenset({"jsonl", "jsonl-zstd"})
@@ -33,6 +42,14 @@ WINDOW = 64 * 1024  # the last bytes of a pushed prefix, hashed again to tell a 
 HEAD = 4 * 1024  # its first bytes, likewise
 TRIES = 4  # a request that found no server is tried this often, waiting 1, 2, 4 s between
 TOKEN_ENV = "DSH_INSPECT_TOKEN"
+
+
+class Refused(Exception):
+    """The server refused to say what it holds of one log (a 4xx): that log is refused, the others go on."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
 
 
 class Unreachable(Exception):
@@ -139,13 +156,27 @@ def complete_lines(path: str, size: int) -> int:
 class Pusher:
     """Pushes files to one server over one connection, remembering what it holds in `state`."""
 
-    def __init__(self, url: str, token: str | None, state: PushState, *, verify: bool = False) -> None:
+    def __init__(
+        self, url: str, token: str | None, state: PushState, *, verify: bool = False, labels: Sequence[str] = ()
+    ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.url = url.rstrip("/")
         self.client = httpx.Client(base_url=self.url, headers=headers, timeout=httpx.Timeout(60.0, connect=10.0))
         self.state = state
         self.verify = verify
         self.tally = Tally()
+        self.stop = threading.Event()  # set, the waits between tries end at once (a watch being stopped)
+        self.labels = tuple(dict.fromkeys(labels))  # every upload and append carries them
+        self.kinds: dict[str, str] = {}  # each file's kind, as found
+        self._labelled: dict[str, str] = {}  # a file → the digest of the upload this run labelled of it
+
+    def _params(self, **params: Any) -> dict[str, Any]:
+        """A request's query parameters, with this push's labels."""
+        return {**params, "label": list(self.labels)} if self.labels else params
+
+    def _labelled_already(self, path: str, digest: str) -> bool:
+        """Whether the upload `digest` of `path` needs no labelling: no labels given, or labelled by this run."""
+        return not self.labels or self._labelled.get(path) == digest
 
     def close(self) -> None:
         self.client.close()
@@ -159,9 +190,16 @@ class Pusher:
             if finished_only and kind == "jsonl":
                 size = complete_lines(path, size)
             known = self.state.files.get(path)
-            if size == 0 or (finished_only and known is not None and self._unchanged(path, st, size, known)):
+            if size == 0 or (
+                finished_only
+                and kind != "sqlite"  # a store's changes may lie in its write-ahead log
+                and known is not None
+                and self._unchanged(path, st, size, known)
+                and self._labelled_already(path, known.digest)
+            ):
                 self.tally.skipped += 1  # while watching, a file as it was pushed is not asked about again
                 return
+            self.kinds[path] = kind
             ident = _identity(header) if kind in APPENDABLE else None
             if ident is None:
                 self._whole(path, st, size)
@@ -169,6 +207,8 @@ class Pusher:
                 self._log(path, st, size, *ident)
         except OSError as exc:
             self._refuse(path, 0, f"cannot be read: {exc.strerror or exc}")
+        except Refused as exc:
+            self._refuse(path, exc.status, exc.reason)
 
     @staticmethod
     def _unchanged(path: str, st: os.stat_result, size: int, known: Pushed) -> bool:
@@ -180,11 +220,29 @@ class Pusher:
     # -- a plain or zstd log ---------------------------------------------------------------
 
     def _log(self, path: str, st: os.stat_result, size: int, sid: str, created: int) -> None:
-        url = f"/api/pushes/{quote(sid, safe='')}"
+        # every character escaped, dots too: a client would otherwise fold an id of `..` into the path
+        url = "/api/pushes/" + quote(sid, safe="").replace(".", "%2E")
         for attempt in range(2):  # a second time when the server's copy moved meanwhile (409)
             held = self._held(url, created)
             base = self._base(path, st, size, held, trust=attempt == 0 and not self.verify)
             if base is not None and base[0] == size:
+                if not self._labelled_already(path, base[1]):  # held whole: an append of nothing labels it
+                    answer = self._ask(
+                        "POST",
+                        url,
+                        content=lambda: b"",
+                        params=self._params(created=created),
+                        headers={"Upload-Offset": str(size), "If-Match": f'"{base[1]}"'},
+                    )
+                    if answer.status_code == 409:
+                        continue
+                    if answer.status_code == 404:  # deleted meanwhile: it goes whole
+                        self._whole(path, st, size)
+                        return
+                    if answer.status_code not in (200, 201):
+                        self._refuse(path, answer.status_code, _reason(answer))
+                        return
+                    self._labelled[path] = base[1]
                 self._remember(path, st, size, base[1])
                 self.tally.skipped += 1
                 return
@@ -198,11 +256,13 @@ class Pusher:
                 path,
                 offset,
                 size,
-                params={"created": created},
+                params=self._params(created=created),
                 headers={"Upload-Offset": str(offset), "If-Match": f'"{prefix}"'},
             )
             if answer.status_code in (200, 201):
-                self._remember(path, st, size, answer.json()["upload"]["digest"])
+                digest = answer.json()["upload"]["digest"]
+                self._remember(path, st, size, digest)
+                self._labelled[path] = digest
                 self.tally.sent += 1
                 return
             if answer.status_code == 404:  # deleted meanwhile: it goes whole
@@ -219,7 +279,7 @@ class Pusher:
         if answer.status_code == 404:
             return []
         if answer.status_code != 200:
-            raise Unreachable(f"{self.url}{url}: {answer.status_code} {_reason(answer)}")
+            raise Refused(answer.status_code, _reason(answer))
         return [(h["digest"], h["size"]) for h in answer.json()["held"]]
 
     def _base(
@@ -253,19 +313,42 @@ class Pusher:
     # -- whole files ----------------------------------------------------------------------
 
     def _whole(self, path: str, st: os.stat_result, size: int, held: set[str] | None = None) -> None:
-        digest = _hash_range(path, 0, size)
-        if (held is not None and digest in held) or (
-            held is None and self._ask("GET", f"/api/uploads/{digest}").status_code == 200
-        ):
+        if self.kinds.get(path) == "sqlite":
+            with _snapshot(path) as copy:  # what it holds, its write-ahead log included, as SQLite reads it
+                self._whole_file(path, copy, st, os.path.getsize(copy), held)
+            return
+        self._whole_file(path, path, st, size, held)
+
+    def _whole_file(self, path: str, data: str, st: os.stat_result, size: int, held: set[str] | None) -> None:
+        digest = _hash_range(data, 0, size)
+        found = None if held is not None else self._ask("GET", f"/api/uploads/{digest}")
+        holds = digest in held if held is not None else found is not None and found.status_code == 200
+        if holds and (self._labelled_already(path, digest) or self._labels_held(found)):
             self._remember(path, st, size, digest)
             self.tally.skipped += 1
             return
-        answer = self._send("POST", "/api/uploads", path, 0, size, params={"name": os.path.basename(path)})
+        # new to the server, or held without a label of this push: the same bytes again add theirs
+        answer = self._send("POST", "/api/uploads", data, 0, size, params=self._params(name=os.path.basename(path)))
         if answer.status_code in (200, 201):
             self._remember(path, st, size, digest)
-            self.tally.sent += 1
+            self._labelled[path] = digest
+            if holds:
+                self.tally.skipped += 1
+            else:
+                self.tally.sent += 1
         else:
             self._refuse(path, answer.status_code, _reason(answer))
+
+    def _labels_held(self, found: httpx.Response | None) -> bool:
+        """Whether the upload the server answered with carries every label of this push (a server that keeps
+        no labels says none, and is sent nothing again for them)."""
+        if found is None:
+            return False
+        try:
+            labels = found.json().get("labels")
+        except (ValueError, AttributeError):
+            return False
+        return not isinstance(labels, list) or set(self.labels) <= set(labels)
 
     # -- the wire -------------------------------------------------------------------------
 
@@ -296,7 +379,8 @@ class Pusher:
                     return answer
                 problem = f"{self.url}{url}: {answer.status_code} {_reason(answer)}"
             if attempt < TRIES - 1:
-                time.sleep(wait)
+                if self.stop.wait(wait):
+                    break
                 wait *= 2
         raise Unreachable(problem)
 
@@ -306,6 +390,27 @@ class Pusher:
 
     def _refuse(self, path: str, status: int, reason: str) -> None:
         self.tally.refused.append({"path": path, "status": status, "reason": reason})
+
+
+@contextlib.contextmanager
+def _snapshot(path: str) -> Iterator[str]:
+    """A copy of the SQLite store at `path` taken through SQLite (its write-ahead log included), deleted after."""
+    fd, copy = tempfile.mkstemp(prefix="dsh-inspect-push-", suffix=".sqlite3")
+    os.close(fd)
+    try:
+        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            target = sqlite3.connect(copy)
+            try:
+                source.backup(target)
+                target.execute("PRAGMA journal_mode = delete")
+            finally:
+                target.close()
+        finally:
+            source.close()
+        yield copy
+    finally:
+        os.unlink(copy)
 
 
 def _identity(header: dict[str, Any] | None) -> tuple[str, int] | None:
@@ -352,6 +457,7 @@ def run_push(
     verify: bool,
     out: TextIO,
     err: TextIO,
+    labels: Sequence[str] = (),
 ) -> int:
     """Exit 0 when the server holds every session, 1 when it refused one, 2 for a usage or connection error."""
     try:
@@ -359,11 +465,18 @@ def run_push(
     except OSError as exc:
         err.write(f"dsh-inspect push: --token-file: {exc.strerror or exc}\n")
         return 2
+    for label in labels:
+        if (why := label_problem(label)) is not None:
+            err.write(f"dsh-inspect push: --label: {why}\n")
+            return 2
+    if len(set(labels)) > MAX_LABELS:
+        err.write(f"dsh-inspect push: --label: at most {MAX_LABELS} labels, not {len(set(labels))}\n")
+        return 2
     if not to.startswith(("http://", "https://")):
         err.write(f"dsh-inspect push: --to {to!r}: give the server's URL, http://host:port\n")
         return 2
     state = PushState(state_path(to))
-    pusher = Pusher(to, token, state, verify=verify)
+    pusher = Pusher(to, token, state, verify=verify, labels=labels)
     try:
         if watch:
             from .push_watch import watch_and_push

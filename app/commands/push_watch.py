@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 from collections.abc import Sequence
 from typing import TextIO
@@ -25,19 +24,27 @@ _SQLITE_SIDES = ("-wal", "-shm", "-journal")
 
 
 def watch_and_push(paths: Sequence[str], pusher: Pusher, *, out: TextIO, err: TextIO) -> int:
-    stop = threading.Event()
+    stop = pusher.stop
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a service manager's stop: end after this push
     pending: set[str] = set()
     retry_at = 0.0
 
     def push(changed: set[str]) -> None:
         nonlocal retry_at
+        away = False  # the server did not answer this round: the rest wait for the next try, unasked
         for path in sorted(changed):
+            if stop.is_set():
+                return
+            if path.endswith(".tmp"):  # a file dsh writes before it links it into place under its name
+                continue
             try:
                 files = files_under([path]) if os.path.exists(path) else []
             except UnreadablePath:
                 files = []
             for file, kind, header in files:
+                if away:
+                    pending.add(file)
+                    continue
                 before = (pusher.tally.sent, len(pusher.tally.refused))
                 try:
                     pusher.push(file, kind, header, finished_only=True)
@@ -46,6 +53,7 @@ def watch_and_push(paths: Sequence[str], pusher: Pusher, *, out: TextIO, err: Te
                         err.write(f"dsh-inspect push: {exc}; trying again every {RETRY_SECONDS:g} s\n")
                     pending.add(file)
                     retry_at = time.monotonic() + RETRY_SECONDS
+                    away = True
                     continue
                 pending.discard(file)
                 if pusher.tally.sent > before[0]:

@@ -164,6 +164,7 @@ class Entry:
     unique: str = ""  # its key unique by construction, which always answers for it (README "Session keys")
     versions: Versions | None = None  # an uploaded session's: every upload of it
     as_of: str | None = None  # the upload shown, when it is not the session's newest (a `key@digest12`)
+    labels: tuple[str, ...] = ()  # an uploaded session's: every label of every upload of it (none when served)
 
     @property
     def session_id(self) -> str | None:
@@ -257,6 +258,17 @@ def appended(source: SessionSource, before: Mark, now: FileVersion) -> bool:
     long or longer, the bytes seen unchanged): only then may a read go on from where it stopped. Raises OSError."""
     old = before.version
     return now[2] == old[2] and now[0] >= old[0] and fingerprint(source, old[0]) == before.fingerprint
+
+
+def moved_on(source: SessionSource, before: Mark, now: FileVersion) -> bool:
+    """Whether `source`, another file than the one `before` saw, starts with the bytes it saw: an uploaded
+    session's first append moves it from its upload's file to its version's growing copy
+    (docs/decisions/0024-push.md), which a page follows as an append, not as a rewrite. Raises OSError."""
+    return (
+        source.kind in APPEND_ONLY
+        and now[0] >= before.version[0]
+        and fingerprint(source, before.version[0]) == before.fingerprint
+    )
 
 
 class CachedLog(NamedTuple):
@@ -380,7 +392,7 @@ class Registry:
         states: dict[str, Entry] = {}  # each upload of an uploaded session, at `key@digest12`
         for claim, history in zip(claims[on_disk:], stored, strict=True):
             key = keys.primary[claim.source]
-            entries[key] = replace(entries[key], versions=_versions(key, history))
+            entries[key] = replace(entries[key], versions=_versions(key, history), labels=history.labels)
             states |= _states(entries[key], history)
         by_source = {source_identity(e.source): e for e in entries.values()}
         aliases = {key: by_source[source] for key, source in keys.aliases.items()}
@@ -425,6 +437,11 @@ class Registry:
         except Unavailable:
             return self.store.last_listed(), self.store.listed_version()
         return stored, self.store.listed_version()
+
+    def heard(self) -> int | None:
+        """A count that moves when the store's catalog was changed by any process, where its processes tell each
+        other (PostgreSQL's notices); None where they do not, or without a store: ask `entry` again instead."""
+        return self.store.catalog.heard() if self.store is not None else None
 
     @property
     def unavailable(self) -> Unavailable | None:

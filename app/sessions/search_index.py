@@ -414,7 +414,7 @@ class CorpusIndex:
         session, was a sixth of the cost of indexing a thousand small ones."""
         with self._indexing:
             with self._lock:
-                self._db.execute("BEGIN")
+                self._db.execute("BEGIN IMMEDIATE")  # the write lock first: processes sharing the file wait, not fail
                 self._batching = True
             try:
                 yield
@@ -446,7 +446,7 @@ class CorpusIndex:
                     self._db.execute("RELEASE one")
                 return
             with self._db:
-                self._db.execute("BEGIN")
+                self._db.execute("BEGIN IMMEDIATE")  # the write lock first: processes sharing the file wait, not fail
                 yield self._db
 
     def stale(self, source: SessionSource, version: FileVersion) -> bool:

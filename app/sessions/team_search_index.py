@@ -6,9 +6,11 @@ query means the same: one literal phrase, matched as a substring in any case and
 '%…%'` does the matching, served by a `pg_trgm` GIN index for phrases of three characters or more (Chinese
 included); shorter ones scan, as they do in SQLite.
 
-Uploads are immutable, so an upload is indexed once, whole, by whichever process searches first after it is
+Uploads are immutable, so an upload is indexed once by whichever process's worker finds it first after it is
 catalogued (reading it as a page would, from this machine's read cache), under a transaction-level advisory
-lock on its digest, so two processes never write it twice. Its rows reference its catalog row
+lock on its digest, so two processes never write it twice. An upload appending to an indexed one takes over
+that one's rows (a session's `chain`) and writes only the rows the append added or changed
+(docs/decisions/0024-push.md). Its rows reference its catalog row
 (`ON DELETE CASCADE`): the delete that removes an upload removes its hits, for every process at once
 (docs/decisions/0009-team-store.md).
 """
@@ -31,11 +33,11 @@ from .search_index import (
     Query,
     Reader,
     SearchTooCostly,
+    SessionRows,
     like_pattern,
-    row_words,
+    session_rows,
     snippet,
 )
-from .transcript import Transcript
 
 if TYPE_CHECKING:
     import psycopg
@@ -91,8 +93,6 @@ class PgCorpusIndex:
             moved = version != self._basis
             if moved:  # a delete may have taken rows, a re-upload of the same bytes put none back
                 self._basis, self._indexed = version, set()
-                self._drop(conn, _earlier(entries) - wanted)
-                held = {(d, m) for d, m in conn.execute("SELECT digest, member FROM search_sessions")}
             missing = wanted - self._indexed
             if missing:
                 found = conn.execute("SELECT digest FROM search_uploads WHERE digest = ANY(%s)", (list(missing),))
@@ -104,6 +104,9 @@ class PgCorpusIndex:
                     self._indexed.add(digest)
                     indexed += 1
             if moved:
+                # after the new uploads, which may take over the rows of an earlier one rather than write them
+                self._drop(conn, _earlier(entries) - wanted)
+                held = {(d, m) for d, m in conn.execute("SELECT digest, member FROM search_sessions")}
                 # what the index holds that this process does not list: few (an upload another process
                 # catalogued a moment ago, an earlier upload of a session in a store or ZIP holding current ones)
                 unlisted = sorted(held - {(e.upload, e.source.member or "") for e in entries if e.upload})
@@ -132,36 +135,68 @@ class PgCorpusIndex:
 
     def _index_upload(self, conn: psycopg.Connection[Any], digest: str, entries: list[Entry], read: Reader) -> bool:
         """Index one upload's sessions in one transaction; False when it cannot be now (a session unreadable,
-        or the upload deleted meanwhile). Read before the lock is taken: a read may stream the blob first."""
-        sessions: list[tuple[str, str | None, list[tuple[Any, ...]]]] = []
+        or the upload deleted meanwhile). Read before the lock is taken: a read may stream the blob first. An
+        upload appending to an indexed one takes over its rows and writes only those it adds or changes."""
+        sessions: list[tuple[str, SessionRows]] = []
         for entry in entries:
             read_now = read(entry)
             if read_now is None:
                 return False
-            t, member = read_now[0], entry.source.member or ""
-            if t is None:  # reads as no session log: held with no rows
-                sessions.append((member, None, []))
-                continue
-            sessions.append((member, t.log.title, _rows(digest, member, t)))
+            sessions.append((entry.source.member or "", session_rows(read_now[0])))
+        row = conn.execute("SELECT base FROM uploads WHERE digest = %s", (digest,)).fetchone()
+        base = row[0] if row and len(sessions) == 1 and sessions[0][0] == "" else None
         try:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (digest,))
                 if conn.execute("SELECT 1 FROM search_uploads WHERE digest = %s", (digest,)).fetchone():
                     return True  # another process indexed it while this one read it
                 conn.execute("INSERT INTO search_uploads VALUES (%s)", (digest,))
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO search_sessions VALUES (%s, %s, %s)",
-                        [(digest, member, storable(title) if title else None) for member, title, _ in sessions],
-                    )
-                    with cur.copy(
-                        "COPY search_rows (digest, member, n, anchor, kind, form, tool, error, seq, text) FROM STDIN"
-                    ) as copy:
-                        for _, _, rows in sessions:
-                            for values in rows:
-                                copy.write_row(values)
+                taken = self._take_over(conn, digest, base, sessions[0][1]) if base is not None else False
+                if not taken:
+                    for member, rows in sessions:
+                        found = conn.execute(
+                            "INSERT INTO search_sessions (digest, member, title) VALUES (%s, %s, %s) RETURNING chain",
+                            (digest, member, storable(rows.title) if rows.title else None),
+                        ).fetchone()
+                        assert found is not None
+                        _write_rows(conn, found[0], rows, range(len(rows.keys)))
         except self._psycopg.errors.ForeignKeyViolation:
             return False  # deleted from the catalog since the list was read: nothing to index
+        return True
+
+    @staticmethod
+    def _take_over(conn: psycopg.Connection[Any], digest: str, base: str, rows: SessionRows) -> bool:
+        """Move the rows of `base`'s session to `digest`, which appends to it: its settled rows whose signature is
+        the same stay as they are, the others go, and the rows they became or the append added are written.
+        False when `base` holds no indexed session (never indexed, or another append took its rows)."""
+        found = conn.execute(
+            "SELECT chain FROM search_sessions WHERE digest = %s AND member = '' FOR UPDATE", (base,)
+        ).fetchone()
+        if found is None:
+            return False
+        chain = found[0]
+        before = {
+            key: (n, bytes(signature), settled)
+            for key, n, signature, settled in conn.execute(
+                "SELECT key, n, signature, settled FROM search_rows WHERE chain = %s", (chain,)
+            )
+        }
+        now = {key: i for i, key in enumerate(rows.keys)}
+        kept = {
+            key for key, i in now.items() if key in before and before[key][2] and before[key][1] == rows.signatures[i]
+        }
+        with conn.cursor() as cur:
+            cur.executemany(
+                "DELETE FROM search_rows WHERE chain = %s AND key = %s", [(chain, k) for k in before if k not in kept]
+            )
+            cur.executemany(
+                "UPDATE search_rows SET n = %s WHERE chain = %s AND key = %s",
+                [(now[k], chain, k) for k in kept if before[k][0] != now[k]],
+            )
+        _write_rows(conn, chain, rows, [i for key, i in now.items() if key not in kept])
+        title = storable(rows.title) if rows.title else None
+        conn.execute("UPDATE search_sessions SET digest = %s, title = %s WHERE chain = %s", (digest, title, chain))
+        conn.execute("DELETE FROM search_uploads WHERE digest = %s", (base,))  # an earlier state: searched no more
         return True
 
     # -- asking it --------------------------------------------------------------------------
@@ -177,10 +212,10 @@ class PgCorpusIndex:
         where: list[str] = ["TRUE"]
         args: list[object] = []
         if only is not None:
-            where.append("(r.digest, r.member) IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
+            where.append("(s.digest, s.member) IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
             args += [[e.upload or "" for e in only], [e.source.member or "" for e in only]]
         if unlisted:
-            where.append("(r.digest, r.member) NOT IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
+            where.append("(s.digest, s.member) NOT IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
             args += [[d for d, _ in unlisted], [m for _, m in unlisted]]
         needle = query.needle
         if needle:
@@ -189,16 +224,14 @@ class PgCorpusIndex:
         facets, facet_args = query.facet_clauses("%s")
         where += facets
         args += facet_args
-        joined = "FROM search_rows r WHERE " + " AND ".join(where)
+        joined = "FROM search_rows r JOIN search_sessions s ON s.chain = r.chain WHERE " + " AND ".join(where)
         with self._connection() as conn, conn.transaction(), stopped_at_deadline():
             # a search stopped at QUERY_SECONDS, for this transaction only
             conn.execute(f"SET LOCAL statement_timeout = {int(QUERY_SECONDS * 1000)}")
-            counted = conn.execute(f"SELECT count(*), count(DISTINCT (r.digest, r.member)) {joined}", args).fetchone()
+            counted = conn.execute(f"SELECT count(*), count(DISTINCT r.chain) {joined}", args).fetchone()
             found = conn.execute(
-                "SELECT r.digest, r.member, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, r.text "
-                f"FROM ({'SELECT r.* ' + joined} ORDER BY r.digest, r.member, r.seq, r.n LIMIT %s) r "
-                "JOIN search_sessions s ON s.digest = r.digest AND s.member = r.member "
-                "ORDER BY r.digest, r.member, r.seq, r.n",
+                "SELECT s.digest, s.member, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, r.text "
+                f"{joined} ORDER BY s.digest, s.member, r.seq, r.n LIMIT %s",
                 [*args, limit],
             ).fetchall()
         total, count = counted if counted else (0, 0)
@@ -220,13 +253,33 @@ def stopped_at_deadline() -> Iterator[None]:
         raise SearchTooCostly() from None
 
 
-def _rows(digest: str, member: str, t: Transcript) -> list[tuple[Any, ...]]:
-    """The index's rows of one session, as `search_rows` holds them."""
-    out = []
-    for n, (row, anchor) in enumerate(zip(t.rows, t.anchors, strict=True)):
-        form, tool, error, text = row_words(t, row)
-        out.append((digest, member, n, anchor, row.kind, form, tool, error, row.seq, storable(text)))
-    return out
+def _write_rows(conn: psycopg.Connection[Any], chain: int, rows: SessionRows, which: Sequence[int]) -> None:
+    """Rows `which` of a session's read, as `search_rows` holds them, their words worked out as written."""
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY search_rows (chain, key, n, signature, settled, anchor, kind, form, tool, error, seq, text) "
+            "FROM STDIN"
+        ) as copy,
+    ):
+        for i in which:
+            form, tool, error, text = rows.words[i]
+            copy.write_row(
+                (
+                    chain,
+                    rows.keys[i],
+                    i,
+                    rows.signatures[i],
+                    rows.settled[i],
+                    rows.anchors[i],
+                    rows.kinds[i],
+                    form,
+                    tool,
+                    error,
+                    rows.seqs[i],
+                    storable(text),
+                )
+            )
 
 
 def _earlier(entries: Sequence[Entry]) -> set[str]:

@@ -22,6 +22,11 @@ from .catalog import Upload, UploadPage
 
 
 class Catalog(Protocol):
+    def heard(self) -> int | None:
+        """A count that moves when another process changed the catalog, where processes tell each other (None
+        where they do not: ask `version`)."""
+        ...
+
     def version(self) -> int:
         """A number raised by every add and delete, in any process: unchanged means nothing to read again."""
         ...

@@ -8,11 +8,12 @@ row come and go together. The schema is `migrations/sqlite/` (schema.py).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -52,6 +53,9 @@ class Upload:
     tail: str | None = None  # with a base: the blob of the bytes after the base's
     hidden: bool = False  # deleted by a user, kept as the base of another upload: listed nowhere
     uploaded_by: str | None = None  # the actor that published it (docs/decisions/0020-access-control.md)
+    # what its senders labelled it with (`push --label`, a CI job's id), first given first: the same bytes sent
+    # again add theirs; an extension carries its base's too
+    labels: tuple[str, ...] = ()
 
     @property
     def blob(self) -> str:
@@ -73,15 +77,48 @@ class BaseGone(Exception):
     """The upload an extension was to continue was deleted meanwhile: store it whole instead."""
 
 
-# an `uploads` row (digest, name, size, carrier, media, uploaded_at, base, tail, hidden, uploaded_by): its table
-# is STRICT, and carrier holds only the Kind that `insert` wrote
-_UploadRow = tuple[str, str, int, Kind, int, int, str | None, str | None, int | bool, str | None]
-UPLOAD_COLUMNS = "digest, name, size, carrier, media, uploaded_at, base, tail, hidden, uploaded_by"
+# an `uploads` row (digest, name, size, carrier, media, uploaded_at, base, tail, hidden, uploaded_by, labels): its
+# table is STRICT, carrier holds only the Kind that `insert` wrote, and labels a JSON array of strings
+_UploadRow = tuple[str, str, int, Kind, int, int, str | None, str | None, int | bool, str | None, str]
+UPLOAD_COLUMNS = "digest, name, size, carrier, media, uploaded_at, base, tail, hidden, uploaded_by, labels"
 SELECT_UPLOADS = (
     "SELECT u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden, u.uploaded_by, "
-    "s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict, s.events "
+    "u.labels, s.ordinal, s.kind, s.member, s.session_id, s.header, s.verdict, s.events "
 )
 _FIELDS = len(UPLOAD_COLUMNS.split(","))
+
+
+MAX_LABELS = 20  # the labels one upload or append may be sent with
+LABEL_CHARS = 100  # a label's characters, at most
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def label_problem(label: str) -> str | None:
+    """Why `label` cannot label an upload (never saying it back: it may be long); None when it can."""
+    if not 1 <= len(label) <= LABEL_CHARS:
+        return f"a label is 1 to {LABEL_CHARS} characters, not {len(label)}"
+    if _CONTROL.search(label):
+        return "a label holds no control characters"
+    return None
+
+
+def with_labels(labels: Sequence[str], more: Sequence[str]) -> tuple[str, ...]:
+    """`labels`, then each of `more` they lack, in order: what an upload is labelled once `more` arrive too."""
+    return tuple(dict.fromkeys([*labels, *more]))
+
+
+def labels_text(labels: Sequence[str]) -> str:
+    """Labels as the `labels` column keeps them: a JSON array."""
+    return orjson.dumps(list(labels)).decode()
+
+
+def labels_of(text: str | None) -> tuple[str, ...]:
+    """The `labels` column read back: the strings of its array (anything but an array reads as none)."""
+    try:
+        value = orjson.loads(text or "[]")
+    except orjson.JSONDecodeError:
+        return ()
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def placeholders(mark: str, columns: str = UPLOAD_COLUMNS) -> str:
@@ -142,22 +179,32 @@ class SqliteCatalog:
             conn = self._local.conn = self._connect()
         return conn
 
+    def heard(self) -> None:
+        """Nothing: processes sharing the file learn of a change by asking `version` (one row of a local file)."""
+        return None
+
     def version(self) -> int:
         version: int = self.thread_connection().execute("SELECT version FROM catalog_state").fetchone()[0]
         return version
 
     def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
+        """`Catalog.publish`; the same bytes again add their `labels` to the upload catalogued (which is
+        answered with them), and a hidden upload shown again keeps its labels and gains theirs."""
         with self.connection() as conn, self.writing(conn):
             current = self._get(conn, upload.digest)
             if current is not None and current.hidden:  # the same bytes again, after a user deleted them
                 conn.execute(
-                    "UPDATE uploads SET hidden = 0, uploaded_at = ? WHERE digest = ?",
-                    (upload.uploaded_at, upload.digest),
+                    "UPDATE uploads SET hidden = 0, uploaded_at = ?, labels = ? WHERE digest = ?",
+                    (upload.uploaded_at, labels_text(with_labels(current.labels, upload.labels)), upload.digest),
                 )
                 _bump(conn)
                 return None
-            if current is not None:
-                return current
+            if current is not None:  # the same bytes again: labelled with theirs too
+                labels = with_labels(current.labels, upload.labels)
+                if labels != current.labels:
+                    conn.execute("UPDATE uploads SET labels = ? WHERE digest = ?", (labels_text(labels), upload.digest))
+                    _bump(conn)
+                return replace(current, labels=labels)
             if upload.base is not None and self._get(conn, upload.base) is None:
                 raise BaseGone(upload.base)
             store_blob()
@@ -267,7 +314,19 @@ SESSION_COLUMNS = "digest, ordinal, kind, member, session_id, header, verdict, e
 
 def upload_row(upload: Upload) -> tuple[Any, ...]:
     u = upload
-    return (u.digest, u.name, u.size, u.carrier, u.media, u.uploaded_at, u.base, u.tail, u.hidden, u.uploaded_by)
+    return (
+        u.digest,
+        u.name,
+        u.size,
+        u.carrier,
+        u.media,
+        u.uploaded_at,
+        u.base,
+        u.tail,
+        u.hidden,
+        u.uploaded_by,
+        labels_text(u.labels),
+    )
 
 
 def session_rows(upload: Upload) -> list[tuple[Any, ...]]:
@@ -305,4 +364,4 @@ def uploads_of(rows: Iterable[Sequence[Any]]) -> list[Upload]:
         _, sessions = grouped.setdefault(row[0], (cast(_UploadRow, tuple(row[:_FIELDS])), []))
         if row[_FIELDS] is not None:
             sessions.append(StoredSession(row[0], *row[_FIELDS:]))
-    return [Upload(*h[:6], tuple(s), h[6], h[7], bool(h[8]), h[9]) for h, s in grouped.values()]
+    return [Upload(*h[:6], tuple(s), h[6], h[7], bool(h[8]), h[9], labels_of(h[10])) for h, s in grouped.values()]

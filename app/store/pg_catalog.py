@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .catalog import (
@@ -21,12 +22,15 @@ from .catalog import (
     BaseGone,
     Upload,
     UploadPage,
+    labels_text,
     placeholders,
     session_rows,
     upload_row,
     uploads_of,
+    with_labels,
 )
 from .pg_connections import DEFAULT_WAITS, Connections, Waits
+from .pg_notices import CHANNEL, CatalogNotices
 from .schema import pending
 
 if TYPE_CHECKING:
@@ -46,6 +50,7 @@ class PostgresCatalog:
         self._connection = self._connections.connection
         self.connection = self._connection  # for the access records kept in the same database (pg_access.py)
         self.ping = self._connections.ping
+        self._notices: CatalogNotices | None = None
         with self._connection() as conn, self._connections.unbounded(conn):  # another start may be migrating
             self._migrate(conn)
 
@@ -81,6 +86,13 @@ class PostgresCatalog:
         finally:
             if not conn.closed:
                 conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (digest,))
+
+    def heard(self) -> int | None:
+        """How many changes other processes (or this one) told of since this process began listening; None
+        while it is not (the caller asks `version` instead). The listener starts on the first call."""
+        if self._notices is None:
+            self._notices = CatalogNotices(self.url, self.waits.connect)
+        return self._notices.heard()
 
     def version(self) -> int:
         with self._connection() as conn:
@@ -130,19 +142,28 @@ class PostgresCatalog:
         return UploadPage(tuple(uploads[:limit]), total, newer, len(uploads) > limit)
 
     def publish(self, upload: Upload, store_blob: Callable[[], None], drop_blob: Callable[[], None]) -> Upload | None:
+        """`Catalog.publish`; the same bytes again add their `labels` to the upload catalogued (which is
+        answered with them), and a hidden upload shown again keeps its labels and gains theirs."""
         # an extension's tail is locked too: the sweep takes a blob's lock before it drops an unneeded one
         with self._connection() as conn, self._locked(conn, upload.digest), self._locked(conn, upload.tail):
             current = _get(conn, upload.digest)
             if current is not None and current.hidden:  # the same bytes again, after a user deleted them
                 with conn.transaction():
                     conn.execute(
-                        "UPDATE uploads SET hidden = false, uploaded_at = %s WHERE digest = %s",
-                        (upload.uploaded_at, upload.digest),
+                        "UPDATE uploads SET hidden = false, uploaded_at = %s, labels = %s WHERE digest = %s",
+                        (upload.uploaded_at, labels_text(with_labels(current.labels, upload.labels)), upload.digest),
                     )
                     _bump(conn)
                 return None
-            if current is not None:
-                return current
+            if current is not None:  # the same bytes again: labelled with theirs too (the digest's lock is held)
+                labels = with_labels(current.labels, upload.labels)
+                if labels != current.labels:
+                    with conn.transaction():
+                        conn.execute(
+                            "UPDATE uploads SET labels = %s WHERE digest = %s", (labels_text(labels), upload.digest)
+                        )
+                        _bump(conn)
+                return replace(current, labels=labels)
             store_blob()
             try:
                 with conn.transaction():
@@ -237,6 +258,7 @@ def _count(conn: psycopg.Connection[Any], query: str, args: tuple[Any, ...]) -> 
 
 def _bump(conn: psycopg.Connection[Any]) -> None:
     conn.execute("UPDATE catalog_state SET version = version + 1")
+    conn.execute(f"NOTIFY {CHANNEL}")  # sent when the transaction commits (pg_notices.py)
 
 
 def insert(conn: psycopg.Connection[Any], upload: Upload) -> None:

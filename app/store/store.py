@@ -23,7 +23,7 @@ from ..log.sources import SessionSource
 from .access_records import AccessRecords, SqliteAccess
 from .backends import Blobs, Catalog
 from .blobs import CHUNK, FileBlobs, Received, Receiving, sweep_temps, valid_digest
-from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload
+from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload, with_labels
 from .contents import Refusal, read_contents
 from .growing import GrowingCopies
 from .histories import History, State, histories, identity
@@ -69,6 +69,7 @@ class ListedSession:
     size: int  # the upload's bytes
     uploaded_at: int  # ms since the epoch
     events: int | None  # as stored when uploaded
+    labels: tuple[str, ...] = ()  # the upload's (`Upload.labels`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,7 @@ class ListedHistory:
     versions: tuple[tuple[ListedSession, ...], ...]  # each version's uploads, oldest first; versions likewise
     current: ListedSession  # the newest upload's: what the session's key shows
     first: ListedSession  # the earliest upload's: what decides its key
+    labels: tuple[str, ...] = ()  # every label of every upload of it, the earliest upload's first
 
 
 class NotHeld(Exception):
@@ -145,11 +147,13 @@ class UploadStore:
         name: str | None,
         by: str | None = None,
         admit: Callable[[tuple[StoredSession, ...]], None] | None = None,
+        labels: tuple[str, ...] = (),
     ) -> Stored:
         """Read, then publish and catalogue an upload; raises LimitExceeded or NoSessions, or what `admit`
         raises for the sessions it holds (a token scoped to projects refuses others'). `by` names the actor
         publishing it. An upload whose bytes extend a stored upload of the same session keeps only the bytes
-        after it (decision 0018).
+        after it (decision 0018), and its labels too. `labels` label the upload; bytes stored already gain
+        them (nothing else is stored then).
 
         The temp file is gone afterwards whatever happens (or kept as this machine's copy to read)."""
         shown = clean_name(name)
@@ -158,7 +162,10 @@ class UploadStore:
             if existing is not None and not existing.hidden:
                 if admit is not None:
                     admit(existing.sessions)
-                return Stored(existing, False, ())
+                labelled = self._labelled(existing, labels)
+                if labelled is not None:
+                    return Stored(labelled, False, ())
+                # deleted meanwhile: stored afresh below
             contents = read_contents(str(received.temp), shown, self.limits)
             sessions = tuple(
                 StoredSession(
@@ -184,6 +191,7 @@ class UploadStore:
                 time.time_ns() // 1_000_000,
                 sessions,
                 uploaded_by=by,
+                labels=with_labels((), labels),
             )
             base = self._base_of(received, upload)
             current = self._publish(received, upload, base) if base is not None else None
@@ -238,7 +246,7 @@ class UploadStore:
         tail = _tail(received, base.size, self.tmp)
         try:
             current = self.catalog.publish(
-                replace(upload, base=base.digest, tail=tail.digest),
+                replace(upload, base=base.digest, tail=tail.digest, labels=with_labels(base.labels, upload.labels)),
                 lambda: self.blobs.publish(tail),
                 lambda: self.blobs.delete(tail.digest),
             )
@@ -249,6 +257,22 @@ class UploadStore:
         if current is None:
             self.assembled.keep(received.digest, received.temp)  # its whole bytes: the first read copies nothing
         return current
+
+    def _labelled(self, upload: Upload, labels: tuple[str, ...]) -> Upload | None:
+        """`upload` labelled with `labels` too (the same bytes sent again with labels); None when it was
+        deleted meanwhile (nothing is stored then)."""
+        if set(labels) <= set(upload.labels):
+            return upload
+
+        def gone() -> None:
+            raise BaseGone(upload.digest)  # the catalog would store it afresh: not here, it has no bytes to
+
+        try:
+            current = self.catalog.publish(replace(upload, labels=labels), gone, lambda: None)
+        except BaseGone:
+            return None
+        self.unavailable = None  # the catalog answered
+        return current if current is not None else self.catalog.get(upload.digest)  # shown again: as it is now
 
     def held(self, session_id: str, created: int) -> list[Upload]:
         """The uploads a user sees that hold the one session `session_id` created at `created` (ms), newest
@@ -272,11 +296,14 @@ class UploadStore:
         received: Received,
         by: str | None = None,
         admit: Callable[[tuple[StoredSession, ...]], None] | None = None,
+        labels: tuple[str, ...] = (),
     ) -> Stored:
         """Store `received` as the bytes after the first `offset` of the session's log, whose digest is `prefix`
-        (docs/decisions/0024-push.md): an upload extending the one that holds those bytes. Only the new bytes
-        are read and hashed here; they are not read as a log (its readers read on from the growing copy).
-        Raises NotHeld, PrefixMismatch, or what `admit` raises. The temp file is gone afterwards."""
+        (docs/decisions/0024-push.md): an upload extending the one that holds those bytes, labelled with its
+        labels and `labels`. Only the new bytes are read and hashed here; they are not read as a log (its
+        readers read on from the growing copy). No bytes at all label the upload those `offset` bytes are (a
+        push of a log the server holds whole, run again with labels). Raises NotHeld, PrefixMismatch, or what
+        `admit` raises. The temp file is gone afterwards."""
         try:
             held = self.held(session_id, created)
             if not held:
@@ -292,14 +319,22 @@ class UploadStore:
                     f"the session would be {mib(received.size + offset)}, larger than "
                     f"{mib(self.limits.max_upload_bytes)}",
                 )
+            labels = with_labels(base.labels, labels)
+            if received.size == 0:  # nothing new: those bytes are held, and labelled now
+                labelled = self._labelled(base, labels)
+                if labelled is None:
+                    raise NotHeld(session_id)
+                return Stored(labelled, False, ())
             sha = self._sha_of(base)
             with open(received.temp, "rb") as f:
                 while chunk := f.read(CHUNK):
                     sha.update(chunk)
             digest = sha.hexdigest()
             existing = self.catalog.get(digest)
-            if existing is not None and not existing.hidden:  # the same append again: nothing new
-                return Stored(existing, False, ())
+            if existing is not None and not existing.hidden:  # the same append again: nothing new but its labels
+                labelled = self._labelled(existing, labels)
+                if labelled is not None:
+                    return Stored(labelled, False, ())
             session = replace(base.sessions[0], digest=digest, verdict="", events=None)
             upload = replace(
                 base,
@@ -311,6 +346,7 @@ class UploadStore:
                 tail=received.digest,
                 hidden=False,
                 uploaded_by=by,
+                labels=labels,
             )
             try:
                 current = self.catalog.publish(
@@ -482,12 +518,14 @@ class UploadStore:
             source = self.source(u, s)
             if u.digest in growing:
                 source = replace(source, path=str(self.growing.path(growing[u.digest][0].digest)))
-            return ListedSession(u.digest, source, s.header, u.name, u.size, u.uploaded_at, s.events)
+            return ListedSession(u.digest, source, s.header, u.name, u.size, u.uploaded_at, s.events, u.labels)
 
+        states = sorted((s for v in history.versions for s in v), key=lambda s: s.order)
         return ListedHistory(
             tuple(tuple(listed(s) for s in v) for v in history.versions),
             listed(history.current),
             listed(history.first),
+            with_labels((), [label for s in states for label in s.upload.labels]),
         )
 
     def delete(self, digest: str) -> bool:

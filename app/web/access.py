@@ -78,8 +78,11 @@ ROUTES: Mapping[tuple[str, str], Permission] = {
     ("GET", "/api/uploads/{digest}"): "read",
     ("POST", "/api/uploads"): "upload",
     ("DELETE", "/api/uploads/{digest}"): "delete",
-    ("GET", "/api/pushes/{session_id}"): "upload",  # what a push asks before it sends (docs/decisions/0024-push.md)
-    ("POST", "/api/pushes/{session_id}"): "upload",
+    (
+        "GET",
+        "/api/pushes/{session_id:path}",
+    ): "upload",  # what a push asks before it sends (docs/decisions/0024-push.md)
+    ("POST", "/api/pushes/{session_id:path}"): "upload",
     ("GET", "/uploads/{digest}/raw"): "download",
     ("GET", "/sessions/{key}/raw"): "download",
     # administration

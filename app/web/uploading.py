@@ -4,10 +4,10 @@ the audit trail, an upload's JSON, and the refusals, each naming the setting to 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
-from fastapi import HTTPException, Request
+from fastapi import HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
@@ -15,11 +15,22 @@ from starlette.requests import ClientDisconnect
 from ..access import Identity, project_of
 from ..sessions.registry import Entry
 from ..store import MIB, LimitExceeded, Received, Refusal, StoredSession, Upload, UploadStore, mib
+from ..store.catalog import LABEL_CHARS, MAX_LABELS, label_problem
 from .access import client_of
 from .present.entries import entry_json
 from .state import WebState
 
 _log = logging.getLogger(__name__)
+
+# `?label=…&label=…` of an upload or append (`dsh-inspect push --label`): checked by `checked_labels`
+Labels = Annotated[
+    list[str] | None,
+    Query(
+        description=f"a label for the upload (a CI job's id; repeat for more, at most {MAX_LABELS}): 1 to "
+        f"{LABEL_CHARS} characters, no control characters. The list filters sessions by it (`/?label=`); the "
+        "same bytes sent again gain the labels they carry",
+    ),
+]
 
 
 def store_of(state: WebState) -> UploadStore:
@@ -55,6 +66,21 @@ def audit(state: WebState, request: Request, who: Identity, action: str, target:
         state.access.auditor.record(who.actor, action, target, client_of(request), outcome, status)
 
 
+def checked_labels(values: Sequence[str] | None) -> tuple[str, ...] | JSONResponse:
+    """The `label` parameters, each once, in the order given; or the 422 that says which is wrong and why,
+    never saying it back (it may be long)."""
+    values = values or ()
+    for n, label in enumerate(values, 1):
+        which = f"query parameter `label` ({n} of {len(values)})" if len(values) > 1 else "query parameter `label`"
+        if (why := label_problem(label)) is not None:
+            return refusal(422, "bad-label", f"{which}: {why}", more={"parameter": "label"})
+    labels = tuple(dict.fromkeys(values))
+    if len(labels) > MAX_LABELS:
+        why = f"at most {MAX_LABELS} labels an upload, not {len(labels)}"
+        return refusal(422, "bad-label", f"query parameter `label`: {why}", more={"parameter": "label"})
+    return labels
+
+
 def upload_url(digest: str) -> str:
     return f"/uploads/{digest}"
 
@@ -80,6 +106,7 @@ def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]
         "media": upload.media,
         "uploadedAt": upload.uploaded_at,
         "uploadedBy": upload.uploaded_by,
+        "labels": list(upload.labels),
         "url": upload_url(upload.digest),
         "download": f"{upload_url(upload.digest)}/raw",
         "sessions": [{**entry_json(e), "verdict": verdicts.get(e.source.member)} for e in entries],

@@ -85,7 +85,7 @@ def test_processes_searching_together_write_each_uploads_rows_once(team_store: T
         assert {r["sessions"] for r in results} == {6}
         with psycopg.connect(team_store.store) as conn:
             uploads = conn.execute("SELECT count(*) FROM search_uploads").fetchone()
-            rows = conn.execute("SELECT count(*) FROM search_rows GROUP BY digest").fetchall()
+            rows = conn.execute("SELECT count(*) FROM search_rows GROUP BY chain").fetchall()
         assert uploads == (6,) and len(rows) == 6 and len(set(rows)) == 1, "each upload's rows written once"
         assert [search(s, q=RULE)["indexed"] for s in (a, b)] == [0, 0], "nothing left to index in either"
         assert search(a, q="3号店")["sessions"] == 1

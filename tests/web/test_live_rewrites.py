@@ -10,7 +10,6 @@ rewritten with another session answers 404 at once, and the open page is told it
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -26,6 +25,7 @@ from dsh_inspect.web.routes.live import Tail, page_mark
 from dsh_inspect.web.state import WebState
 
 from tests.support.builders import LogBuilder, header
+from tests.support.live_stream import live_tail
 from tests.support.rows import attrs, flow_rows, one, parse, text
 from tests.support.server import live_server
 
@@ -44,47 +44,6 @@ def rewrite_in_place(path: Path, data: bytes) -> None:
         f.write(data)
         f.truncate()
     assert path.stat().st_ino == inode
-
-
-class Stream:
-    """The events of one page's live tail, read as they come."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self._lines = response.iter_lines()
-
-    def connected(self) -> bool:
-        return next(self._lines) == ": connected"
-
-    def next(self) -> tuple[str, str]:
-        event, data = "", []
-        for line in self._lines:
-            if line.startswith("event: "):
-                event = line.removeprefix("event: ")
-            elif line.startswith("data:"):
-                data.append(line.removeprefix("data:").removeprefix(" "))
-            elif not line and event:
-                return event, "\n".join(data)
-        raise AssertionError("the live tail ended")
-
-    def until(self, event: str) -> str:
-        """The data of the next `event`, the ones before it skipped (generous waits: a poll is 0.25 s)."""
-        for _ in range(50):
-            name, data = self.next()
-            if name == event:
-                return data
-        raise AssertionError(f"no {event!r} event")
-
-
-@contextmanager
-def live_tail(server: str, key: str) -> Iterator[Stream]:
-    """The live tail of `key`'s page, opened as the page would open it."""
-    page = httpx.get(f"{server}/sessions/{key}")
-    assert page.status_code == 200
-    (url,) = attrs(page.text, "[data-live]", "sse-connect")
-    with httpx.stream("GET", f"{server}{url}", timeout=httpx.Timeout(30)) as response:
-        stream = Stream(response)
-        assert stream.connected()
-        yield stream
 
 
 @pytest.fixture

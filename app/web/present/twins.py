@@ -427,6 +427,7 @@ class ListedSessionJson(EntryJson):
     created: str | None
     project: str | None
     project_name: str | None
+    labels: list[str]  # every label of every upload of it (`push --label`); none for a session served from disk
     title: str | None  # None for an identity that may list but not read (`metrics`): its id stands in
     summary: SummaryJson | None  # None until the log is read (`summaries` asks for every one)
     generation: GenerationMarkJson | None  # an earlier generation says it is one
@@ -437,6 +438,7 @@ class ListFiltersJson(Twin):
     project: str
     carrier: str
     errors: bool
+    label: str
 
 
 class ListChoicesJson(Twin):
@@ -486,6 +488,7 @@ class UploadJson(Twin):
     media: int  # export images it holds
     uploaded_at: int
     uploaded_by: str | None  # the actor that sent it (`token:NAME`); None without access control
+    labels: list[str]  # what its senders labelled it with (`push --label`), first given first
     url: str
     download: str
     sessions: Sequence[UploadSessionJson]

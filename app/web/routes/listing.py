@@ -77,6 +77,7 @@ class ListQuery:
     carrier: str = ""
     errors: bool = False
     page: int = 1
+    label: str = ""  # only the sessions an upload of which carries it (`push --label`)
 
     def url(self, **change: Any) -> str:
         """The list's URL for these choices with `change` made; choices left at their default are left out."""
@@ -88,6 +89,7 @@ class ListQuery:
                 ("verdict", chosen.verdict),
                 ("project", chosen.project),
                 ("carrier", chosen.carrier),
+                ("label", chosen.label),
                 ("errors", chosen.errors),
                 ("sort", chosen.sort if (chosen.sort, chosen.order) != ("created", "desc") else ""),
                 ("order", chosen.order if (chosen.sort, chosen.order) != ("created", "desc") else ""),
@@ -122,10 +124,13 @@ def list_query(
     project: Annotated[str, Query(description="only sessions whose header `cwd` is this")] = "",
     carrier: Annotated[str, Query(description="only sessions stored in this carrier (`jsonl`, `sqlite`, …)")] = "",
     errors: Annotated[bool, Query(description="only sessions with a row that reports an error")] = False,
+    label: Annotated[
+        str, Query(description="only uploaded sessions an upload of which carries this label (`push --label`)")
+    ] = "",
 ) -> ListQuery:
     if verdict and verdict not in WORDS.verdicts:
         raise HTTPException(422, f"no verdict {verdict!r}; known: {', '.join(WORDS.verdicts)}")
-    return ListQuery(q, sort, order, verdict, project, carrier, errors)
+    return ListQuery(q, sort, order, verdict, project, carrier, errors, label=label)
 
 
 # the reader's choices, as the page and its JSON twin both take them
@@ -326,6 +331,7 @@ def row(entry: Entry, found: dict[str, Any] | None, content: bool) -> dict[str, 
         "created": created(entry),
         "project": cwd or None,
         "projectName": posixpath.basename(cwd.rstrip("/")) or cwd or None,
+        "labels": list(entry.labels),  # its uploads' (none for a session served from disk)
         "title": _shown_title(entry, found) if content else None,
         "summary": withheld(found, content) if found is not None else None,
     }
@@ -338,7 +344,9 @@ def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, who: Identit
     entries = [
         e
         for e in loaded
-        if (not choice.project or _cwd(e) == choice.project) and (not choice.carrier or e.source.kind == choice.carrier)
+        if (not choice.project or _cwd(e) == choice.project)
+        and (not choice.carrier or e.source.kind == choice.carrier)
+        and (not choice.label or choice.label in e.labels)
     ]
     entries = [e for e in entries if _matches(state, e, needle, reads(who, e))]
     if choice.reads_logs:
@@ -384,6 +392,7 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
             "project": choice.project,
             "carrier": choice.carrier,
             "errors": choice.errors,
+            "label": choice.label,
         },
         "choices": _choices(loaded, choice),
         "page": page,

@@ -28,7 +28,17 @@ from ...log.records import NotASessionLog
 from ...log.sources import RecordChanged, SessionSource
 from ...sessions.archive import media_of
 from ...sessions.keys import session_url
-from ...sessions.registry import Entry, FileVersion, Mark, SessionGone, appended, file_version, fingerprint, mark_at
+from ...sessions.registry import (
+    Entry,
+    FileVersion,
+    Mark,
+    SessionGone,
+    appended,
+    file_version,
+    fingerprint,
+    mark_at,
+    moved_on,
+)
 from ...sessions.transcript import Transcript
 from ..access import client_of, still_valid
 from ..present.entries import related_sessions
@@ -42,6 +52,7 @@ from ..views import From
 
 router = APIRouter()
 POLL_SECONDS = 0.25
+ASK_ANYWAY_SECONDS = 5.0  # an uploaded session's live page asks the catalog this often without a notice
 RECHECK_SECONDS = 5.0  # how often an open stream asks whether its token is still usable
 # Rows sent again to a page whose log moved on before it connected (or that connects again): those of
 # the turn its last row is in, at least RESENT and at most RESENT_AT_MOST, and none before its first
@@ -166,9 +177,23 @@ class Tail:
         self.head = ""  # the title and facts the page has, as `head_html` renders them
         self.showing = True  # the page shows a log that is there (no "gone" notice)
         self.seen: Seen | None = None
+        self.uploaded = entry.upload is not None
+        self.heard: int | None = None  # the catalog's notices counted at the last look that asked it
+        self.asked = 0.0  # (monotonic) when that was
 
     def look(self) -> Seen:
-        """The file the key names now (the one last followed while it names none) and its version."""
+        """The file the key names now (the one last followed while it names none) and its version. An uploaded
+        session's changes come through the catalog: where its processes tell each other of changes, it is asked
+        only after a notice (or every ASK_ANYWAY_SECONDS), not at every poll."""
+        heard = self.state.registry.heard() if self.uploaded else None
+        if (
+            heard is not None
+            and heard == self.heard
+            and self.seen is not None
+            and time.monotonic() - self.asked < ASK_ANYWAY_SECONDS
+        ):
+            return self.seen
+        self.heard, self.asked = heard, time.monotonic()
         entry = self.state.registry.entry(self.key)
         source = entry.source if entry is not None else self.source
         try:
@@ -218,10 +243,10 @@ class Tail:
             return self.gone()
         entry, log, script, now = read
         try:
-            grew = (
-                appended_to is not None
-                and entry.source == self.source
-                and appended(entry.source, appended_to, now.version)
+            grew = appended_to is not None and (
+                appended(entry.source, appended_to, now.version)
+                if entry.source == self.source
+                else moved_on(entry.source, appended_to, now.version)
             )
         except OSError:
             grew = False

@@ -20,9 +20,11 @@ from ...access import Identity
 from ...store import LimitExceeded, NotHeld, PrefixMismatch, Stored, Upload
 from ..state import State, WebState, Who
 from ..uploading import (
+    Labels,
     NotAdmitted,
     admit,
     audit,
+    checked_labels,
     entries_by_upload,
     no_room,
     over_quota,
@@ -37,7 +39,7 @@ from ..uploading import (
 
 router = APIRouter()
 
-SessionId = Annotated[str, Path(min_length=1, max_length=400, description="the session's id (its header's `id`)")]
+SessionId = Annotated[str, Path(min_length=1, max_length=10_000, description="the session's id (its header's `id`)")]
 Created = Annotated[int, Query(ge=0, lt=1 << 53, description="the session's `createdAt` (ms), as its header says")]
 _ETAG = re.compile(r'(?:W/)?"?([0-9a-f]{64})"?')
 
@@ -61,7 +63,7 @@ def _not_held(session_id: str) -> JSONResponse:
 
 
 @router.get(
-    "/api/pushes/{session_id}",
+    "/api/pushes/{session_id:path}",
     summary="What the server holds of a session: each upload's size and digest, newest first",
     responses={404: {"description": "No upload holds the session (`error.code` is `not-held`)"}},
 )
@@ -73,15 +75,16 @@ def pushed(state: State, who: Who, session_id: SessionId, created: Created) -> R
 
 
 @router.post(
-    "/api/pushes/{session_id}",
+    "/api/pushes/{session_id:path}",
     status_code=201,
     summary="Append a log's new bytes to the upload its first `Upload-Offset` bytes are",
     responses={
-        200: {"description": "These bytes were appended already: nothing new"},
+        200: {"description": "These bytes were appended already, or none were sent: nothing new but its `label`s"},
         400: {"description": "`Upload-Offset` or `If-Match` is missing or malformed"},
         403: {"description": "The token may not push sessions of this project"},
         404: {"description": "No upload holds the session (`not-held`): send it whole"},
         409: {"description": "No upload of the session is those bytes (`prefix-mismatch`); `held` says what is"},
+        422: {"description": "A `label` is refused (`bad-label`): 1 to 100 characters, no control characters"},
         413: {"description": "A limit was exceeded; the answer names the setting"},
     },
     openapi_extra={
@@ -96,14 +99,21 @@ def pushed(state: State, who: Who, session_id: SessionId, created: Created) -> R
         },
     },
 )
-async def push(request: Request, state: State, who: Who, session_id: SessionId, created: Created) -> Response:
-    response = await _push(request, state, who, session_id, created)
+async def push(
+    request: Request, state: State, who: Who, session_id: SessionId, created: Created, label: Labels = None
+) -> Response:
+    response = await _push(request, state, who, session_id, created, label)
     await run_in_threadpool(audit, state, request, who, "push", session_id[:200], response.status_code)
     return response
 
 
-async def _push(request: Request, state: WebState, who: Identity, session_id: str, created: int) -> Response:
+async def _push(
+    request: Request, state: WebState, who: Identity, session_id: str, created: int, label: list[str] | None
+) -> Response:
     store = store_of(state)
+    labels = checked_labels(label)
+    if isinstance(labels, Response):
+        return labels
     offset_text = request.headers.get("upload-offset", "")
     match = _ETAG.fullmatch(request.headers.get("if-match", "").strip())
     if not (offset_text.isascii() and offset_text.isdigit() and len(offset_text) <= 15) or match is None:
@@ -123,7 +133,7 @@ async def _push(request: Request, state: WebState, who: Identity, session_id: st
     by = None if who.everything else who.actor
     try:
         stored: Stored = await run_in_threadpool(
-            store.append, session_id, created, offset, prefix, received, by, admit(who)
+            store.append, session_id, created, offset, prefix, received, by, admit(who), labels
         )
     except NotHeld:
         return _not_held(session_id)

@@ -36,9 +36,11 @@ from ...store import (
 from ..present.twins import UploadJson, UploadsJson
 from ..state import SessionEntry, State, WebState, Who
 from ..uploading import (
+    Labels,
     NotAdmitted,
     admit,
     audit,
+    checked_labels,
     entries_by_upload,
     no_room,
     over_quota,
@@ -69,9 +71,9 @@ def _upload(state: WebState, digest: str, who: Identity) -> Upload:
     status_code=201,
     summary="Upload a log, a zstd log, a SQLite store or an export ZIP",
     responses={
-        200: {"description": "The same bytes were already stored"},
+        200: {"description": "The same bytes were already stored (they gain the `label`s sent)"},
         413: {"description": "A limit was exceeded; the answer names the setting"},
-        422: {"description": "Not a dsh session log; the answer says where reading stopped"},
+        422: {"description": "Not a dsh session log (the answer says where reading stopped), or a `label` refused"},
     },
     openapi_extra={
         "requestBody": {
@@ -82,9 +84,9 @@ def _upload(state: WebState, digest: str, who: Identity) -> Upload:
     },
 )
 async def create_upload(
-    request: Request, state: State, who: Who, name: str | None = Query(None, max_length=1000)
+    request: Request, state: State, who: Who, name: str | None = Query(None, max_length=1000), label: Labels = None
 ) -> Response:
-    response = await _create_upload(request, state, who, name)
+    response = await _create_upload(request, state, who, name, label)
     target = _digest_of(response) or clean_name(name)
     await run_in_threadpool(audit, state, request, who, "upload", target, response.status_code)
     return response
@@ -98,9 +100,14 @@ def _digest_of(response: Response) -> str | None:
     return found if isinstance(found, str) else None
 
 
-async def _create_upload(request: Request, state: WebState, who: Identity, name: str | None) -> Response:
+async def _create_upload(
+    request: Request, state: WebState, who: Identity, name: str | None, label: list[str] | None
+) -> Response:
     store = store_of(state)
     shown = clean_name(name)
+    labels = checked_labels(label)
+    if isinstance(labels, Response):
+        return labels
     declared = request.headers.get("content-length", "")
     if (
         declared.isascii()
@@ -128,7 +135,7 @@ async def _create_upload(request: Request, state: WebState, who: Identity, name:
         return over
     try:
         stored: Stored = await run_in_threadpool(
-            store.ingest, received, shown, None if who.everything else who.actor, admit(who)
+            store.ingest, received, shown, None if who.everything else who.actor, admit(who), labels
         )
     except NotAdmitted as exc:
         return refusal(403, "project", f"{shown}: refused, {exc}")
