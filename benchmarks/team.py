@@ -111,13 +111,19 @@ def fill_search(url: str, uploads: list[tuple[Upload, bytes]]) -> Any:
 
     with psycopg.connect(url) as conn, conn.cursor() as cur:
         cur.executemany("INSERT INTO search_uploads VALUES (%s)", [(u.digest,) for u, _ in uploads])
-        cur.executemany("INSERT INTO search_sessions VALUES (%s, '', %s)", [(u.digest, u.name) for u, _ in uploads])
-        with cur.copy("COPY search_rows (digest, member, n, anchor, kind, error, seq, text) FROM STDIN") as copy:
+        cur.executemany(
+            "INSERT INTO search_sessions (digest, member, title) VALUES (%s, '', %s)",
+            [(u.digest, u.name) for u, _ in uploads],
+        )
+        chains = dict(cur.execute("SELECT digest, chain FROM search_sessions").fetchall())
+        with cur.copy(
+            "COPY search_rows (chain, key, n, signature, settled, anchor, kind, error, seq, text) FROM STDIN"
+        ) as copy:
             for i, (u, _) in enumerate(uploads):
                 for n in range(ROWS):
                     said = f"{PHRASE}，不含运费。" if i == 7 and n == 3 else f"ran pytest -q tests/test_{i % 97}.py"
                     text = f"step {n} of session {i}: read src/module_{(i * 7 + n) % 997}.py; {said}"
-                    copy.write_row((u.digest, "", n, f"r{n}", "assistant", False, n, text))
+                    copy.write_row((chains[u.digest], f"r{n}", n, b"", True, f"r{n}", "assistant", False, n, text))
         cur.execute("ANALYZE")
     return PgCorpusIndex(url, DEFAULT_WAITS)
 
