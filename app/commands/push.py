@@ -117,12 +117,8 @@ def state_path(url: str) -> Path:
 
 def _hash_range(path: str, start: int, end: int) -> str:
     sha = hashlib.sha256()
-    with open(path, "rb") as f:
-        f.seek(start)
-        left = end - start
-        while left > 0 and (chunk := f.read(min(CHUNK, left))):
-            sha.update(chunk)
-            left -= len(chunk)
+    for chunk in _chunks(path, start, end):
+        sha.update(chunk)
     return sha.hexdigest()
 
 
@@ -167,7 +163,6 @@ class Pusher:
         self.tally = Tally()
         self.stop = threading.Event()  # set, the waits between tries end at once (a watch being stopped)
         self.labels = tuple(dict.fromkeys(labels))  # every upload and append carries them
-        self.kinds: dict[str, str] = {}  # each file's kind, as found
         self._labelled: dict[str, str] = {}  # a file → the digest of the upload this run labelled of it
 
     def _params(self, **params: Any) -> dict[str, Any]:
@@ -199,12 +194,11 @@ class Pusher:
             ):
                 self.tally.skipped += 1  # while watching, a file as it was pushed is not asked about again
                 return
-            self.kinds[path] = kind
             ident = _identity(header) if kind in APPENDABLE else None
             if ident is None:
-                self._whole(path, st, size)
+                self._whole(path, kind, st, size)
             else:
-                self._log(path, st, size, *ident)
+                self._log(path, kind, st, size, *ident)
         except OSError as exc:
             self._refuse(path, 0, f"cannot be read: {exc.strerror or exc}")
         except Refused as exc:
@@ -219,7 +213,7 @@ class Pusher:
 
     # -- a plain or zstd log ---------------------------------------------------------------
 
-    def _log(self, path: str, st: os.stat_result, size: int, sid: str, created: int) -> None:
+    def _log(self, path: str, kind: str, st: os.stat_result, size: int, sid: str, created: int) -> None:
         # every character escaped, dots too: a client would otherwise fold an id of `..` into the path
         url = "/api/pushes/" + quote(sid, safe="").replace(".", "%2E")
         for attempt in range(2):  # a second time when the server's copy moved meanwhile (409)
@@ -237,7 +231,7 @@ class Pusher:
                     if answer.status_code == 409:
                         continue
                     if answer.status_code == 404:  # deleted meanwhile: it goes whole
-                        self._whole(path, st, size)
+                        self._whole(path, kind, st, size)
                         return
                     if answer.status_code not in (200, 201):
                         self._refuse(path, answer.status_code, _reason(answer))
@@ -247,7 +241,7 @@ class Pusher:
                 self.tally.skipped += 1
                 return
             if base is None:
-                self._whole(path, st, size, held={d for d, _ in held})
+                self._whole(path, kind, st, size, held={d for d, _ in held})
                 return
             offset, prefix = base
             answer = self._send(
@@ -266,7 +260,7 @@ class Pusher:
                 self.tally.sent += 1
                 return
             if answer.status_code == 404:  # deleted meanwhile: it goes whole
-                self._whole(path, st, size)
+                self._whole(path, kind, st, size)
                 return
             if answer.status_code != 409:
                 self._refuse(path, answer.status_code, _reason(answer))
@@ -274,7 +268,7 @@ class Pusher:
         self._refuse(path, 409, "the server's copy kept changing while this log was pushed")
 
     def _held(self, url: str, created: int) -> list[tuple[str, int]]:
-        """What the server holds of the session: (digest, size) of each upload of it, of this carrier."""
+        """What the server holds of the session: (digest, size) of each upload of it."""
         answer = self._ask("GET", url, params={"created": created})
         if answer.status_code == 404:
             return []
@@ -312,8 +306,8 @@ class Pusher:
 
     # -- whole files ----------------------------------------------------------------------
 
-    def _whole(self, path: str, st: os.stat_result, size: int, held: set[str] | None = None) -> None:
-        if self.kinds.get(path) == "sqlite":
+    def _whole(self, path: str, kind: str, st: os.stat_result, size: int, held: set[str] | None = None) -> None:
+        if kind == "sqlite":
             with _snapshot(path) as copy:  # what it holds, its write-ahead log included, as SQLite reads it
                 self._whole_file(path, copy, st, os.path.getsize(copy), held)
             return
