@@ -233,7 +233,11 @@ def test_a_real_sessions_first_screen_shows_no_unfolded_bookkeeping_row(
         assert bookkeeping.evaluate_all("rows => rows.filter(r => r.getClientRects().length > 0).length") == total
 
 
-def test_bookkeeping_rows_arriving_live_fold_too(page: Page, server: str, root: Path) -> None:
+@pytest.mark.parametrize("when", ["while-following", "before-the-tail-connected"])
+def test_bookkeeping_rows_arriving_live_fold_too(page: Page, server: str, root: Path, when: str) -> None:
+    """Rows appended while the page follows fold as they arrive. Appended before the tail connected (or
+    while it reconnected), the tail sends the last turn again, its own fold with it: each run of rows is
+    still folded once, in its own fold, as the server draws it."""
     b = LogBuilder()
     b.turn(1, "first prompt")
     first = len(b.events)
@@ -242,13 +246,19 @@ def test_bookkeeping_rows_arriving_live_fold_too(page: Page, server: str, root: 
     b.add("request/header", {"header": {"config": dict(PROVIDER)}, "reason": "change"})
     b.add("step/start", {"turn": 2, "step": 1})
     b.user("second prompt")
-    path = write_artifact(root, header("live-folds"), [b.events[:first]], "none")
-    page.goto(f"{server}/sessions/live-folds")
+    key = f"live-folds-{when}"
+    path = write_artifact(root, header(key), [b.events[:first]], "none")
+    if when == "before-the-tail-connected":
+        page.route(f"**/sessions/{key}/live?*", lambda route: (append_batch(path, b.events[first:]), route.continue_()))
+    page.goto(f"{server}/sessions/{key}")
     expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
-    append_batch(path, b.events[first:])
+    if when == "while-following":
+        append_batch(path, b.events[first:])
     expect(page.get_by_text("second prompt", exact=True)).to_be_visible(timeout=10000)
-    live = page.locator("[data-fold][data-fold-live]")
-    expect(live).to_have_count(1)
+    folds = page.locator("[data-fold]")
+    expect(folds).to_have_count(2)  # turn 1's request/header, and turn 2's bookkeeping
+    live = folds.filter(has=page.locator('[data-event-type="session/title"]'))
+    expect(live).to_have_attribute("data-fold-live", "")
     head = live.get_by_role("button", name="2 events: session/title, request/header")
     expect(head).to_have_attribute("aria-expanded", "false")
     bookkeeping = page.locator(".flow-item[data-bookkeeping]")
