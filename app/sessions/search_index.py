@@ -49,6 +49,9 @@ INDEX_FILE = "search-index.sqlite3"  # in the data dir, beside the uploads
 TRIGRAM = 3  # the shortest query the trigram index answers; shorter ones scan (`LIKE`)
 SNIPPET_CHARS = 160  # about two lines of context around the first match
 BATCH = 100  # sessions indexed per commit: what a crash can cost, and how long a query may wait
+WRITE_WAIT_SECONDS = (
+    60.0  # the writer (the index worker, nobody waits on it) waits this long for another process's pass
+)
 # Stale sessions that make reading them on every core worth a process pool's start (tens of ms, more for the
 # first pool of a process, which starts the fork server): a first search, not the few a live log touches.
 FAN_OUT_FROM = 64
@@ -362,7 +365,7 @@ class CorpusIndex:
     def _open(self) -> sqlite3.Connection:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=WRITE_WAIT_SECONDS, check_same_thread=False, isolation_level=None)
         try:
             version = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
         except sqlite3.DatabaseError:
@@ -371,7 +374,7 @@ class CorpusIndex:
             db.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(self.path + suffix).unlink(missing_ok=True)
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db = sqlite3.connect(self.path, timeout=WRITE_WAIT_SECONDS, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")  # derived data: a crash costs a reindex, never a wrong answer
         db.executescript(_SCHEMA)

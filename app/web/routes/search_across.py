@@ -9,6 +9,7 @@ request's identity sees (docs/decisions/0020-access-control.md): no hidden sessi
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import threading
@@ -21,6 +22,7 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from markupsafe import Markup
 
 from ...access import Identity
+from ...log.sources import SessionSource
 from ...sessions.hits import SearchHitJson, hit_json
 from ...sessions.registry import Entry, Mark
 from ...sessions.search_index import (
@@ -44,6 +46,7 @@ from ..state import State, WebState, Who
 from ..views import RowKind, SearchText, Served, fields, page_and_twin, page_or_twin
 
 router = APIRouter()
+_log = logging.getLogger(__name__)
 
 
 # How long sessions found on disk stay good enough for a search: finding a thousand again costs more than a
@@ -80,6 +83,12 @@ class Finder:
             self._queued = self._worker.submit(self.bring_up_to_date, state)
             return self._queued
 
+    def forget_later(self, sources: list[SessionSource]) -> None:
+        """Have the worker drop these sources' rows, after any pass under way. A delete never waits for the
+        index's write lock, which another process's pass may hold a while; searches ask only for the sources
+        listed, so rows not dropped yet are found by none."""
+        self._worker.submit(self.index.forget, sources).add_done_callback(_told)
+
     def bring_up_to_date(self, state: WebState) -> int:
         """One pass: the sessions found again, then every one new or changed indexed (the local ones in
         `index_workers` processes when many); how many it indexed."""
@@ -115,14 +124,22 @@ class Finder:
         return self.index.pending(local) + self.uploads.pending([e for e in entries if e.upload is not None])
 
 
+def _told(done: Future[int]) -> None:
+    """A failed forget, logged: its rows stay in the file (found by no search) until the source is indexed again."""
+    failed = done.exception()
+    if failed is not None:
+        _log.warning("the search index kept a gone session's rows: %s", failed)
+
+
 def keep_index(app: FastAPI) -> None:
     """Open the app's search index (in its data dir; in memory for a server that keeps no data) and have it
     follow the registry: the rows of a session that goes (a deleted upload, a vanished file) go too."""
     state: WebState = app.state.web
     data_dir = state.settings.data_dir
     index = CorpusIndex(os.path.join(data_dir, INDEX_FILE) if data_dir else None)
-    state.registry.on_forget(index.forget)
-    app.state.finder = Finder(index, team_index(state))
+    finder = Finder(index, team_index(state))
+    state.registry.on_forget(finder.forget_later)
+    app.state.finder = finder
 
 
 def team_index(state: WebState) -> PgCorpusIndex | None:
