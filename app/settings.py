@@ -344,13 +344,20 @@ class Settings:
 
     upload_mb_per_hour: int = setting(
         4096,
-        "Most one client may upload in an hour, in MiB (counted per server process); past it an upload is refused "
-        "with 429 and `Retry-After`, so no one uploader fills the store for everyone.",
+        "Most one client may upload in an hour, in MiB (counted per server process), coming back as the hour goes "
+        "and at most one largest upload (`max_upload_mb`) at once; past it an upload is refused with 429 and "
+        "`Retry-After`, so no one uploader fills the store or keeps every process reading for everyone.",
     )
     max_stored_gb: int = setting(
         1024,
         "Most the store may hold, in GiB, counted as the uploads' sizes (an upload stored as the bytes after another "
         "counts whole); past it an upload is refused with 507 until some are deleted.",
+    )
+    max_project_gb: int = setting(
+        256,
+        "Most one project's uploads may hold, in GiB (a project is a session header's `cwd`; an upload counts whole "
+        "towards each project it holds a session of); past it an upload of that project is refused with 507, so no "
+        "one project fills the store for the others.",
     )
     live_streams_per_client: int = setting(
         32,

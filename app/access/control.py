@@ -21,11 +21,17 @@ class AccessControl:
 
     @classmethod
     def over(
-        cls, records: AccessRecords, *, attempts_per_minute: int, audit_days: int, upload_bytes_per_hour: int
+        cls,
+        records: AccessRecords,
+        *,
+        attempts_per_minute: int,
+        audit_days: int,
+        upload_bytes_per_hour: int,
+        largest_upload: int,
     ) -> AccessControl:
         return cls(
             Tokens(records),
             FailedAttempts(attempts_per_minute),
             Auditor(records, audit_days),
-            UploadQuota(upload_bytes_per_hour),
+            UploadQuota(upload_bytes_per_hour, largest_upload),
         )

@@ -388,6 +388,13 @@ class UploadStore:
         """Every upload a user sees, oldest first."""
         return [u for u in self.catalog.all() if not u.hidden]
 
+    def catalogued(self) -> list[Upload]:
+        """Every upload the catalog holds, hidden ones too (their bytes are kept), as `sessions` read them: read
+        again only when the catalog's version moved."""
+        self.sessions()
+        with self._lock:
+            return list(self._uploads.values())
+
     def newest(self, limit: int) -> list[Upload]:
         """The first page of uploads, newest first, read through the catalog's index."""
         return self.catalog.newest(limit)

@@ -293,6 +293,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
             attempts_per_minute=settings.token_attempts,
             audit_days=settings.audit_days,
             upload_bytes_per_hour=settings.upload_mb_per_hour * MIB,
+            largest_upload=settings.max_upload_mb * MIB,
         )
         if store is not None
         else None

@@ -44,19 +44,51 @@ def visible(upload: Upload, who: Identity) -> bool:
     return not who.scoped or all(who.sees_header(s.header) for s in upload.sessions)
 
 
-def admit(who: Identity) -> Callable[[tuple[StoredSession, ...]], None]:
-    """What `who` may upload: a token scoped to projects, only sessions of those projects (never re-labelled)."""
+def admit(state: WebState, who: Identity, received: Received) -> Callable[[tuple[StoredSession, ...]], None]:
+    """What `who` may upload: a token scoped to projects, only sessions of those projects (never re-labelled);
+    and the bytes `received` only where no project they hold would pass `max_project_gb`."""
 
     def check(sessions: tuple[StoredSession, ...]) -> None:
         others = sorted({project_of(s.header) or "(no cwd)" for s in sessions if not who.sees_header(s.header)})
         if others:
             raise NotAdmitted(f"this token may upload sessions of its projects only, not of {', '.join(others)}")
+        full = fullest_project(store_of(state), sessions, received, state.settings.max_project_gb * 1024 * MIB)
+        if full is not None:
+            raise ProjectFull(*full)
 
     return check
 
 
+def fullest_project(
+    store: UploadStore, sessions: tuple[StoredSession, ...], received: Received, cap: int
+) -> tuple[str, int, int] | None:
+    """The project of `sessions` that the bytes `received` would take past `cap`, with what it holds and `cap`;
+    None when none would, or when those bytes are catalogued already (the same upload again stores nothing)."""
+    catalogued = store.catalogued()
+    if any(u.digest == received.digest for u in catalogued):
+        return None
+    projects = {project_of(s.header) for s in sessions}
+    held = dict.fromkeys(projects, 0)
+    for upload in catalogued:
+        for project in {project_of(s.header) for s in upload.sessions} & projects:
+            held[project] += upload.size
+    over = [(p, n) for p, n in held.items() if n + received.size > cap]
+    if not over:
+        return None
+    project, holds = max(over, key=lambda found: found[1])
+    return project or "(no cwd)", holds, cap
+
+
 class NotAdmitted(Exception):
     """An upload holding a session of a project its sender's token may not upload to."""
+
+
+class ProjectFull(Exception):
+    """An upload that would take a project past what it may hold (`max_project_gb`)."""
+
+    def __init__(self, project: str, holds: int, cap: int) -> None:
+        super().__init__(f"the project {project} holds {mib(holds)} of its {mib(cap)}")
+        self.project, self.holds, self.cap = project, holds, cap
 
 
 def audit(state: WebState, request: Request, who: Identity, action: str, target: str, status: int) -> None:
@@ -148,9 +180,15 @@ def too_much(state: WebState, name: str, exc: LimitExceeded) -> JSONResponse:
     return refusal(413, "limit", f"{name}: refused, {exc.message}", setting=setting, hint=hint)
 
 
+def project_full(state: WebState, name: str, exc: ProjectFull) -> JSONResponse:
+    raise_to = state.settings.max_project_gb * 2
+    hint = f"delete some of its uploads, or raise it: dsh-inspect serve --setting max_project_gb {raise_to}"
+    return refusal(507, "quota", f"{name}: refused, {exc}", setting="max_project_gb", hint=hint)
+
+
 def over_quota(state: WebState, request: Request, name: str, size: int) -> JSONResponse | None:
     """A refusal when `size` more bytes would pass what the store may hold (507) or what this client may upload
-    in an hour (429, with `Retry-After`); None when it may be stored (its bytes then count for the hour)."""
+    at this rate (429, with `Retry-After`); None when it may be stored (its bytes then count for the hour)."""
     store = store_of(state)
     cap = state.settings.max_stored_gb * 1024 * MIB
     held = store.catalog.stored_bytes()
@@ -163,9 +201,12 @@ def over_quota(state: WebState, request: Request, name: str, size: int) -> JSONR
     client = client_of(request)
     if quota is not None and not quota.take(client, size):
         hint = "wait, or raise it: setting upload_mb_per_hour"
-        message = f"{name}: refused, this client has uploaded its {mib(quota.bytes_per_hour)} for this hour"
+        message = (
+            f"{name}: refused, this client may upload {mib(quota.bytes_per_hour)} an hour, "
+            f"at most {mib(quota.held_at_most)} at once, and has sent that for now"
+        )
         refused = refusal(429, "quota", message, setting="upload_mb_per_hour", hint=hint)
-        refused.headers["Retry-After"] = str(quota.retry_after(client))
+        refused.headers["Retry-After"] = str(quota.retry_after(client, size))
         return refused
     return None
 

@@ -22,12 +22,14 @@ from ..state import State, WebState, Who
 from ..uploading import (
     Labels,
     NotAdmitted,
+    ProjectFull,
     admit,
     audit,
     checked_labels,
     entries_by_upload,
     no_room,
     over_quota,
+    project_full,
     receive_body,
     refusal,
     store_of,
@@ -133,7 +135,7 @@ async def _push(
     by = None if who.everything else who.actor
     try:
         stored: Stored = await run_in_threadpool(
-            store.append, session_id, created, offset, prefix, received, by, admit(who), labels
+            store.append, session_id, created, offset, prefix, received, by, admit(state, who, received), labels
         )
     except NotHeld:
         return _not_held(session_id)
@@ -147,6 +149,8 @@ async def _push(
         )
     except NotAdmitted as exc:
         return refusal(403, "project", f"{session_id[:80]}: refused, {exc}")
+    except ProjectFull as exc:
+        return project_full(state, session_id[:80], exc)
     except LimitExceeded as exc:
         return too_much(state, session_id, exc)
     except OSError as exc:

@@ -38,12 +38,14 @@ from ..state import SessionEntry, State, WebState, Who
 from ..uploading import (
     Labels,
     NotAdmitted,
+    ProjectFull,
     admit,
     audit,
     checked_labels,
     entries_by_upload,
     no_room,
     over_quota,
+    project_full,
     receive_body,
     refusal,
     store_of,
@@ -135,10 +137,12 @@ async def _create_upload(
         return over
     try:
         stored: Stored = await run_in_threadpool(
-            store.ingest, received, shown, None if who.everything else who.actor, admit(who), labels
+            store.ingest, received, shown, None if who.everything else who.actor, admit(state, who, received), labels
         )
     except NotAdmitted as exc:
         return refusal(403, "project", f"{shown}: refused, {exc}")
+    except ProjectFull as exc:
+        return project_full(state, shown, exc)
     except LimitExceeded as exc:
         return too_much(state, shown, exc)
     except NoSessions as exc:
