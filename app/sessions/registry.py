@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 import re
+import sqlite3
 import threading
 import zlib
 from collections import Counter, OrderedDict
@@ -439,9 +440,14 @@ class Registry:
         return stored, self.store.listed_version()
 
     def heard(self) -> int | None:
-        """A count that moves when the store's catalog was changed by any process, where its processes tell each
-        other (PostgreSQL's notices); None where they do not, or without a store: ask `entry` again instead."""
-        return self.store.catalog.heard() if self.store is not None else None
+        """A count that moves when the store's catalog was changed by any process (PostgreSQL's notices, SQLite's
+        version row); None while it cannot tell, or without a store: ask `entry` again instead."""
+        if self.store is None:
+            return None
+        try:
+            return self.store.catalog.heard()
+        except (Unavailable, sqlite3.Error):
+            return None
 
     @property
     def unavailable(self) -> Unavailable | None:

@@ -181,19 +181,19 @@ class Tail:
         self.heard: int | None = None  # the catalog's notices counted at the last look that asked it
         self.asked = 0.0  # (monotonic) when that was
 
+    def quiet(self) -> bool:
+        """Whether the log cannot have changed since the last look, asked without blocking: an uploaded
+        session's changes come through the catalog, which tells of any (PostgreSQL's notices, SQLite's version
+        row), so it is looked at again only after one (or every ASK_ANYWAY_SECONDS)."""
+        if not self.uploaded or self.seen is None:
+            return False
+        heard = self.state.registry.heard()
+        return heard is not None and heard == self.heard and time.monotonic() - self.asked < ASK_ANYWAY_SECONDS
+
     def look(self) -> Seen:
-        """The file the key names now (the one last followed while it names none) and its version. An uploaded
-        session's changes come through the catalog: where its processes tell each other of changes, it is asked
-        only after a notice (or every ASK_ANYWAY_SECONDS), not at every poll."""
-        heard = self.state.registry.heard() if self.uploaded else None
-        if (
-            heard is not None
-            and heard == self.heard
-            and self.seen is not None
-            and time.monotonic() - self.asked < ASK_ANYWAY_SECONDS
-        ):
-            return self.seen
-        self.heard, self.asked = heard, time.monotonic()
+        """The file the key names now (the one last followed while it names none) and its version; it may
+        read the catalog again (a refresh), so a stream asks it in a worker thread."""
+        self.heard, self.asked = (self.state.registry.heard() if self.uploaded else None), time.monotonic()
         entry = self.state.registry.entry(self.key)
         source = entry.source if entry is not None else self.source
         try:
@@ -367,7 +367,7 @@ async def live(
                 if not await run_in_threadpool(still_valid, request):
                     return
                 checked = time.monotonic()
-            if tail.look() == tail.seen:
+            if tail.quiet() or await run_in_threadpool(tail.look) == tail.seen:
                 continue
             for message in await run_in_threadpool(tail.safely, tail.follow):
                 yield message
