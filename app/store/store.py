@@ -390,7 +390,10 @@ class UploadStore:
 
     def catalogued(self) -> list[Upload]:
         """Every upload the catalog holds, hidden ones too (their bytes are kept), as `sessions` read them: read
-        again only when the catalog's version moved."""
+        again only when the catalog's version moved. An upload asks the catalog itself, never the answer
+        "down a moment ago" pages get: it may answer again by now."""
+        self.catalog.version()
+        self.unavailable = None  # the catalog answered
         self.sessions()
         with self._lock:
             return list(self._uploads.values())
