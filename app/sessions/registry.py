@@ -323,6 +323,9 @@ class Registry:
         self.store = store
         self.limits = limits
         self._lock = threading.Lock()
+        # one refresh at a time: many asking at once (every open live tail after an upload) wait for the one
+        # under way, and then find nothing left to do, rather than each finding every session again
+        self._refreshing = threading.RLock()
         self._entries: dict[str, Entry] = {}
         self._aliases: dict[str, Entry] = {}  # other keys that mean one session alone: its unique key, its id
         self._ambiguous: dict[str, tuple[Entry, ...]] = {}  # short keys several copies share: a chooser
@@ -347,6 +350,10 @@ class Registry:
 
     def refresh(self) -> None:
         """Find sessions again: new files appear, vanished ones go."""
+        with self._refreshing:
+            self._refresh()
+
+    def _refresh(self) -> None:
         refused: list[NotASession] = []
         # (source, header, upload digest, group): a group is what the user named, so
         # sessions found under one PATH (or in one upload) can link to each other

@@ -126,6 +126,8 @@ class UploadStore:
         self._hashes: OrderedDict[str, Any] = OrderedDict()  # digest → its bytes' unfinished SHA-256
         self.shared = blobs_url is not None  # the blobs are not this machine's files: no process may assume so
         self._lock = threading.Lock()
+        # one reading of the catalog's sessions at a time: those asking meanwhile take what it read
+        self._reading = threading.Lock()
         self._listed: tuple[int, list[ListedHistory]] | None = None  # the catalog version it was read at
         self._uploads: dict[str, Upload] = {}  # every upload as `sessions` last read them, hidden ones too
         self.unavailable: Unavailable | None = None  # the catalog's failure to answer, until it answers again
@@ -495,6 +497,14 @@ class UploadStore:
             listed = self._listed
         if listed is not None and listed[0] == version:
             return list(listed[1])
+        with self._reading:
+            with self._lock:
+                listed = self._listed
+            if listed is not None and listed[0] == version:  # read while this waited
+                return list(listed[1])
+            return self._read_sessions(version)
+
+    def _read_sessions(self, version: int) -> list[ListedHistory]:
         uploads = self.catalog.all()
         if not self.shared:
             uploads = [u for u in uploads if self.blobs.local_path(u.blob).is_file()]
