@@ -321,6 +321,12 @@ class Settings:
         "(the first search over a large root); 1 reads them in the server's own process. Give it the cores "
         "the server may take.",
     )
+    list_wait_ms: int = setting(
+        1000,
+        "How long the session list, sorted or filtered by a fact of the read (tokens, turns, verdict, a title), "
+        "waits, in ms, for sessions not read yet (read in the background, two at a time per process) before it "
+        "answers with those read and says how many are still being read; it shows them once they are.",
+    )
     search_wait_ms: int = setting(
         2000,
         "How long a search waits, in ms, for the sessions that arrived or changed since the last to be indexed "
@@ -363,6 +369,13 @@ class Settings:
         32,
         "Live tails one client may hold open at once (a page open on a session holds one); past it, another is "
         "refused with 429 until one closes.",
+    )
+    server_seconds_per_minute: int = setting(
+        15,
+        "Seconds of a server process's time one client may take in a minute (while n requests are in flight, "
+        "each is charged 1/n of each second); past it, its requests get 429 and `Retry-After` until enough of the "
+        "minute has passed, so no one client slows everyone's pages. Static files, health probes and live tails "
+        "are not counted.",
     )
     session_hours: int = setting(
         12,

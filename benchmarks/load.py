@@ -52,6 +52,7 @@ from tests.support.runs import tool_run, write_log
 
 SECONDS = float(os.environ.get("DSH_INSPECT_LOAD_SECONDS", "60"))
 WARMUP_SECONDS = min(20.0, SECONDS)
+KEEPER_ADDRESS = "127.0.0.3"  # neither a reader's (127.0.1.N) nor the abuser's (127.0.0.2)
 RUNS = int(os.environ.get("DSH_INSPECT_LOAD_RUNS", "3"))
 USERS = 20  # well-behaved users; the abuser is one more
 REST_SECONDS = 5  # between runs, once the uploads a run made are deleted and the indexes settled
@@ -209,8 +210,13 @@ def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figur
         # two processes on one data folder; given an empty folder to serve, so only the uploads are listed
         servers = [stack.enter_context(serve_process([str(empty)], data)) for _ in range(2)]
         hosts = [s.url for s in servers]
-        stack.push(lambda kind, *_: kind is not None and keep_logs(servers, out))  # on failure, for a look
+        stack.push(lambda kind, *_: kind is not None and keep_logs(servers, out))  # on failure too
         client = stack.enter_context(httpx.Client(timeout=300))
+        # what is done between runs, from an address of its own: the seeding client has had far more than its
+        # share of the servers' time (server_seconds_per_minute) and is refused while users are about
+        keeper = stack.enter_context(
+            httpx.Client(timeout=300, transport=httpx.HTTPTransport(local_address=KEEPER_ADDRESS))
+        )
         found = fixtures(w, folder / "fixtures", hosts)
         started = time.perf_counter()
         keys, seeded = seed(client, hosts, logs)
@@ -233,8 +239,8 @@ def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figur
             nonlocal deleted
             seen = locust(fixtures_file, seconds, abuser)
             errors.extend(seen["errors"])
-            deleted += forget_since(client, hosts[0], seeded, errors)
-            settle(client, hosts)
+            deleted += forget_since(keeper, hosts[0], seeded, errors)
+            settle(keeper, hosts)
             time.sleep(REST_SECONDS)  # what the run left to do (the cache's trimmer, closing tails) is done
             return seen
 
@@ -243,8 +249,7 @@ def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figur
             for abuser in (False, True):
                 results[abuser].append(run(SECONDS, abuser))
         logged, printed = five_hundreds(servers), tracebacks(servers)
-        if errors or printed or logged:
-            keep_logs(servers, out)
+        keep_logs(servers, out)  # each request's route, client and time: where the time went
 
     without = statistics.median(r["reader"]["p95"] for r in results[False])
     with_abuser = statistics.median(r["reader"]["p95"] for r in results[True])

@@ -41,6 +41,7 @@ APPENDABLE = frozenset({"jsonl", "jsonl-zstd"})
 WINDOW = 64 * 1024  # the last bytes of a pushed prefix, hashed again to tell a log that only grew
 HEAD = 4 * 1024  # its first bytes, likewise
 TRIES = 4  # a request that found no server is tried this often, waiting 1, 2, 4 s between
+LONGEST_PAUSE = 60.0  # a 429's Retry-After waited out (then asked again, TRIES in all); a longer one is refused
 TOKEN_ENV = "DSH_INSPECT_TOKEN"
 
 
@@ -362,6 +363,7 @@ class Pusher:
         then Unreachable. A body is sent afresh each try."""
         wait = 1.0
         for attempt in range(TRIES):
+            pause = wait
             try:
                 answer = self.client.request(method, url, content=content() if content else None, **kw)
             except httpx.TransportError as exc:
@@ -369,11 +371,13 @@ class Pusher:
             else:
                 if answer.status_code == 401:
                     raise Unreachable(f"{self.url} refused the token: {_reason(answer)}")
-                if answer.status_code not in (502, 503, 504):
-                    return answer
+                later = _later(answer)
+                if answer.status_code not in (502, 503, 504) and (later is None or attempt == TRIES - 1):
+                    return answer  # a 429 asked again this often is the server's answer: refused for now
                 problem = f"{self.url}{url}: {answer.status_code} {_reason(answer)}"
+                pause = later if later is not None else wait
             if attempt < TRIES - 1:
-                if self.stop.wait(wait):
+                if self.stop.wait(pause):
                     break
                 wait *= 2
         raise Unreachable(problem)
@@ -412,6 +416,18 @@ def _identity(header: dict[str, Any] | None) -> tuple[str, int] | None:
     if isinstance(sid, str) and sid and isinstance(created, int) and not isinstance(created, bool):
         return sid, created
     return None
+
+
+def _later(answer: httpx.Response) -> float | None:
+    """The seconds a 429 asks to wait (a client past its share of the server's time), when short enough to
+    wait out here; None for any other answer, or a wait as long as an upload quota's hour."""
+    if answer.status_code != 429:
+        return None
+    try:
+        seconds = float(answer.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds <= LONGEST_PAUSE else None
 
 
 def _reason(answer: httpx.Response) -> str:

@@ -254,6 +254,7 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
         "database_connections",
         "index_workers",
         "search_wait_ms",
+        "list_wait_ms",
         "audit_days",
         "token_attempts",
         "session_hours",
@@ -261,6 +262,7 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
         "upload_mb_per_hour",
         "max_stored_gb",
         "max_project_gb",
+        "server_seconds_per_minute",
     }
     assert Settings().with_setting("window_rows", "30").window_rows == 30
     assert Settings().body_cap == 20_000 and Settings().with_setting("body_cap", "500").body_cap == 500
