@@ -212,6 +212,14 @@ class Latest(Generic[K, V]):
         self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
 
+    def peek(self, key: K) -> V | None:
+        """The value under `key` when kept, else None; made by nothing."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
     def get(self, key: K, build: Callable[[], V]) -> V:
         """The value under `key`, made by `build` when not kept (outside the lock: others need not wait)."""
         with self._lock:

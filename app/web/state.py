@@ -31,6 +31,7 @@ from .present.clock import WallClock
 from .present.model_views import message_url
 from .present.strings import Strings, count, strings_for
 from .present.wording import WORDS
+from .read_ahead import ReadAhead
 from .sign_in import SignIn
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -95,6 +96,7 @@ def compile_templates(templates: Jinja2Templates) -> None:
 
 
 KEPT_LISTS = 32  # session-list choices (search, filters, sort) kept; the least recently asked go first
+KEPT_SUMMARIES = 20_000  # sessions' list facts kept (a few hundred bytes each)
 
 
 @dataclass
@@ -109,7 +111,11 @@ class WebState:
     # What the session list made of one registry version, by (version, choice): each recent choice's sessions
     # in order, the filters' values. Sorting every loaded session costs ~5 µs a session; kept, a warm request
     # only slices its page, and a moved version asks afresh (the old ones age out).
-    lists: Latest[tuple[int, Hashable], Any] = field(default_factory=lambda: Latest(KEPT_LISTS))
+    lists: Latest[tuple[Hashable, ...], Any] = field(default_factory=lambda: Latest(KEPT_LISTS))
+    # What the list shows of each session read, by (key, file version): kept apart from the read logs, which
+    # the read cache lets go (a large upload pushes out many), so a list never reads a log twice for them
+    summaries: Latest[tuple[str, Hashable], dict[str, Any]] = field(default_factory=lambda: Latest(KEPT_SUMMARIES))
+    read_ahead: ReadAhead[dict[str, Any]] = field(default_factory=ReadAhead)
 
     def __post_init__(self) -> None:
         # Row views carry their bodies whole; the row templates cut them to this (rows/_body.html).

@@ -357,6 +357,8 @@ EN: dict[str, str] = {
     "unavailable.blobs": "The object store holding uploads",
     "unavailable.index": "The search index (PostgreSQL)",
     "unavailable.retry": "Try again",
+    "list.reading": "Sessions still being read: {count}. This order and these filters leave them out until they "
+    "are read; the list shows them then.",
     "list.unavailable": "{what} does not answer: uploaded sessions are listed as they were last read, so one "
     "may be missing, or gone since.",
     "chooser.title": "{id}: more than one session",
@@ -864,6 +866,7 @@ ZH: dict[str, str] = {
     "unavailable.blobs": "保存上传内容的对象存储",
     "unavailable.index": "搜索索引（PostgreSQL）",
     "unavailable.retry": "重试",
+    "list.reading": "仍在读取的会话：{count} 个。此排序和筛选在读取完成前不计入它们；读取完成后列表会显示。",
     "list.unavailable": "{what}没有响应：已上传的会话按上次读取时列出，可能有缺失，或此后已被删除。",
     "chooser.title": "{id}：不止一个会话",
     "chooser.lead": "已载入的 {count} 个会话使用此 id，各有其专属的键：",

@@ -472,6 +472,9 @@ class ListingJson(Twin):
     refused: list[RefusedJson]
     # the store's role (catalog, blobs) while it does not answer: its uploads are listed as last read
     unavailable: str | None = None
+    # sessions a sort or filter by a fact of the read could not tell of yet (read in the background): sorted
+    # last, or left out of what a filter keeps, until they are read
+    reading: int = 0
 
 
 class UploadSessionJson(EntryJson):

@@ -21,6 +21,7 @@ import bisect
 import posixpath
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlencode
 
@@ -34,7 +35,7 @@ from ...history.session import SessionLog
 from ...history.tokens import session_usage
 from ...model.text import one_line
 from ...sessions.keys import session_url
-from ...sessions.registry import Entry
+from ...sessions.registry import Entry, file_version
 from ..present.clock import WallClock
 from ..present.entries import entry_json
 from ..present.generation_facts import generation_mark
@@ -187,15 +188,28 @@ def summary_of(log: SessionLog) -> dict[str, Any]:
     }
 
 
+def _kept_as(entry: Entry) -> tuple[str, Hashable] | None:
+    """What the session's summary is kept under (`WebState.summaries`): its key and file version; None when its
+    file is not on this machine (a team store's upload out of the read cache): it is read then."""
+    try:
+        return entry.key, file_version(entry.source)
+    except OSError:
+        return None
+
+
 def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
     """The summary when this file version has been read; None when it has not."""
-    found: dict[str, Any] | None = state.registry.peek(entry.key, "summary")
-    return found
+    kept = _kept_as(entry)
+    return state.summaries.peek(kept) if kept is not None else None
 
 
 def summary(state: WebState, entry: Entry) -> dict[str, Any]:
+    """The summary, read once per file version (a log that cannot be read: unreadable, and read again next time)."""
+    kept = _kept_as(entry)
     try:
-        return state.registry.derived(entry.key, "summary", summary_of)
+        if kept is None:
+            return state.registry.derived(entry.key, "summary", summary_of)
+        return state.summaries.get(kept, lambda: state.registry.derived(entry.key, "summary", summary_of))
     except Exception as exc:
         return {
             "title": None,
@@ -236,17 +250,30 @@ def _created_at(entry: Entry) -> float:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _matches(state: WebState, entry: Entry, needle: str, content: bool) -> bool:
-    """Whether `needle` is in the session's key, id, path or project, or, for a reader of its `content`, in its
-    title or first prompt."""
-    if not needle:
-        return True
+def summaries_within(state: WebState, entries: Sequence[Entry]) -> tuple[dict[str, dict[str, Any]], int]:
+    """Each session's summary by key, those not read yet read in the background and waited for at most
+    `list_wait_ms` (`read_ahead.py`); and how many are still being read, left out."""
+    found: dict[str, dict[str, Any]] = {}
+    unread: dict[str, Callable[[], dict[str, Any]]] = {}
+    for e in entries:
+        kept = cached_summary(state, e)
+        if kept is not None:
+            found[e.key] = kept
+        else:
+            unread[e.key] = partial(summary, state, e)
+    read, pending = state.read_ahead.gather(unread, state.settings.list_wait_ms / 1000)
+    return {**found, **read}, pending
+
+
+def _header_matches(entry: Entry, needle: str) -> bool:
+    """Whether `needle` is in the session's key, id, path or project: what most searches are answered by,
+    without reading the log."""
     facts = [entry.key, entry.session_id or "", entry.source.label, _cwd(entry)]
-    if any(needle in f.lower() for f in facts):
-        return True  # header facts answer most searches without reading the log
-    if not content:
-        return False
-    found = summary(state, entry)  # a title search reads each session once, then hits the cache
+    return any(needle in f.lower() for f in facts)
+
+
+def _text_matches(found: dict[str, Any], needle: str) -> bool:
+    """Whether `needle` is in the session's title or first prompt."""
     return any(needle in (found.get(name) or "").lower() for name in ("plainTitle", "title", "firstPrompt"))
 
 
@@ -337,9 +364,18 @@ def row(entry: Entry, found: dict[str, Any] | None, content: bool) -> dict[str, 
     }
 
 
-def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, who: Identity) -> tuple[Entry, ...]:
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The sessions a choice keeps, in its order, and how many it could not tell of yet (being read)."""
+
+    entries: tuple[Entry, ...]
+    reading: int
+
+
+def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, who: Identity) -> Chosen:
     """The loaded sessions `choice` keeps (its page aside), in its order; sorted and searched by what a reader
-    of `content` or not is shown, so neither the order nor the matches tell a title it may not read."""
+    of `content` or not is shown, so neither the order nor the matches tell a title it may not read. A session
+    still being read is left out of a search or filter by what the read tells, and sorted last."""
     needle = choice.q.strip().lower()
     entries = [
         e
@@ -348,13 +384,22 @@ def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, who: Identit
         and (not choice.carrier or e.source.kind == choice.carrier)
         and (not choice.label or choice.label in e.labels)
     ]
-    entries = [e for e in entries if _matches(state, e, needle, reads(who, e))]
+    by_header = {e.key for e in entries if not needle or _header_matches(e, needle)}
+    # a title search reads the sessions their header does not answer for, once; a sort or filter by a fact of
+    # the read, every one
+    wanted = [e for e in entries if choice.reads_logs or (e.key not in by_header and reads(who, e))]
+    found, reading = summaries_within(state, wanted)
+    entries = [
+        e
+        for e in entries
+        if e.key in by_header or (reads(who, e) and e.key in found and _text_matches(found[e.key], needle))
+    ]
+    summaries: dict[str, dict[str, Any]] = {}
     if choice.reads_logs:
-        summaries = {e.key: withheld(summary(state, e), reads(who, e)) for e in entries}
-        entries = [e for e in entries if _kept(summaries[e.key], choice)]
-    else:
-        summaries = {}
-    return tuple(_ordered(entries, summaries, choice))
+        summaries = {e.key: withheld(found[e.key], reads(who, e)) for e in entries if e.key in found}
+        filtered = bool(choice.verdict or choice.errors)
+        entries = [e for e in entries if (_kept(summaries[e.key], choice) if e.key in summaries else not filtered)]
+    return Chosen(tuple(_ordered(entries, summaries, choice)), reading)
 
 
 def sight(identity: Identity) -> Hashable:
@@ -376,9 +421,12 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
     version = state.registry.version  # read before what is made of it: a change meanwhile shows next request
     seen = sight(who)
     loaded = state.lists.get((version, ("loaded", seen)), lambda: loaded_facts(state.entries(who)))
-    entries = state.lists.get(
-        (version, (replace(choice, page=1), seen)), lambda: chosen(state, state.entries(who), choice, who)
+    # made again once a read under way for it has ended, as well as when the sessions moved
+    picked: Chosen = state.lists.get(
+        (version, state.read_ahead.ended, (replace(choice, page=1), seen)),
+        lambda: chosen(state, state.entries(who), choice, who),
     )
+    entries = picked.entries
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
     page = min(max(choice.page, 1), pages)
@@ -402,7 +450,7 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
         # a choice that read every summary shows them all; else the page's that were read, the rest filled in later
         "sessions": [
             {
-                **row(e, summary(state, e) if choice.reads_logs else cached_summary(state, e), reads(who, e)),
+                **row(e, cached_summary(state, e), reads(who, e)),  # a choice that read them: every one
                 "generation": generation_mark(state, e),  # an earlier generation says it is one
             }
             for e in shown
@@ -410,6 +458,7 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
         # files that hold no session have no project: only an identity that sees every project sees them
         "refused": [] if who.scoped else [{"path": r.path, "reason": r.reason} for r in state.registry.refused()],
         "unavailable": down.role if (down := state.registry.unavailable) is not None else None,
+        "reading": picked.reading,
     }
 
 
