@@ -111,8 +111,14 @@ def settle(client: httpx.Client, hosts: list[str], timeout: float = 900) -> None
 
 def prime(client: httpx.Client, hosts: list[str]) -> None:
     """What a first visit to each server costs, paid before the warm-up: the list sorted by tokens (every
-    session's facts read), the long session whole and its comparison with its copy."""
+    session's facts read: asked again until none is still being read), the long session whole and its
+    comparison with its copy."""
     for host in hosts:
+        deadline = time.monotonic() + 900
+        while client.get(f"{host}/api/sessions", params={"sort": "tokens", "order": "desc"}).json()["reading"]:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the list's facts were not read")
+            time.sleep(0.5)
         for path in (
             "/?sort=tokens&order=desc",
             f"/sessions/{LONG_ID}/facts",
