@@ -466,20 +466,21 @@ class CorpusIndex:
             found = self._db.execute("SELECT identity, size, mtime_ns, inode FROM sources").fetchall()
         return {name: (size, mtime, inode) for name, size, mtime, inode in found}
 
-    def pending(self, entries: Iterable[Entry]) -> int:
-        """How many of `entries` the next search would index first: never indexed, or changed since, as a
-        search reads the index (the last committed pass)."""
+    def pending(self, entries: Iterable[Entry]) -> list[Entry]:
+        """Those of `entries` a pass has yet to index: never indexed, or changed since, as a search reads the
+        index (the last committed pass)."""
         with self._reading() as db:
             found = db.execute("SELECT identity, size, mtime_ns, inode FROM sources").fetchall()
         held = {name: (size, mtime, inode) for name, size, mtime, inode in found}
-        count = 0
+        out = []
         for entry in entries:
             try:
                 now = file_version(entry.source)
             except OSError:
                 continue  # gone: the next refresh drops it
-            count += held.get(identity(entry.source)) != now
-        return count
+            if held.get(identity(entry.source)) != now:
+                out.append(entry)
+        return out
 
     def update(self, entry: Entry, t: Transcript | None, mark: Mark) -> IndexUpdate:
         """Index `entry`'s transcript `t`, read at `mark` (taken before the read): only the rows that changed

@@ -114,17 +114,18 @@ class PgCorpusIndex:
                     self._unlisted = unlisted
         return indexed
 
-    def pending(self, entries: Sequence[Entry]) -> int:
-        """How many uploads of `entries` no process has indexed yet (the next search indexes them): one
-        query, which is also the index's answer to whether it is reachable (raises Unavailable)."""
+    def pending(self, entries: Sequence[Entry]) -> list[Entry]:
+        """Those of `entries` whose upload no process has indexed yet, one for each such upload: one query,
+        which is also the index's answer to whether it is reachable (raises Unavailable)."""
         wanted = list({e.upload for e in entries if e.upload is not None})
         with self._connection() as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM unnest(%s::text[]) AS w(digest) "
+            rows = conn.execute(
+                "SELECT w.digest FROM unnest(%s::text[]) AS w(digest) "
                 "WHERE NOT EXISTS (SELECT 1 FROM search_uploads u WHERE u.digest = w.digest)",
                 (wanted,),
-            ).fetchone()
-        return int(row[0]) if row else 0
+            ).fetchall()
+        unindexed = {digest for (digest,) in rows}
+        return list({e.upload: e for e in reversed(entries) if e.upload in unindexed}.values())
 
     def _drop(self, conn: psycopg.Connection[Any], digests: set[str]) -> None:
         """Remove the index rows of these uploads, each under the lock its indexing takes."""

@@ -400,6 +400,12 @@ class UploadStore:
         with self._lock:
             return list(self._uploads.values())
 
+    def size_of(self, digest: str) -> int | None:
+        """The upload's size as `sessions` last read the catalog (None for one it did not find)."""
+        with self._lock:
+            found = self._uploads.get(digest)
+        return found.size if found is not None else None
+
     def newest(self, limit: int) -> list[Upload]:
         """The first page of uploads, newest first, read through the catalog's index."""
         return self.catalog.newest(limit)

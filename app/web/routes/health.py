@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any, Protocol
 
 from fastapi import APIRouter, Request
@@ -24,7 +24,7 @@ RETRY_SECONDS = 5
 
 
 class Indexes(Protocol):
-    def pending(self, state: WebState) -> int: ...
+    def pending(self, state: WebState) -> Sized: ...
 
 
 @router.get("/healthz", summary="Whether the process answers (it asks no dependency)")
@@ -40,7 +40,7 @@ async def readyz(request: Request, state: State) -> JSONResponse:
         checks["blobs"] = state.store.blobs.ping
     indexes: Indexes | None = getattr(request.app.state, "finder", None)
     if indexes is not None:
-        checks["index"] = lambda: {"pending": indexes.pending(state)}
+        checks["index"] = lambda: {"pending": len(indexes.pending(state))}
     answers = await asyncio.gather(*(_ask(ask) for ask in checks.values()))
     found = dict(zip(checks, answers, strict=True))
     ready = all(a["ok"] for a in found.values())

@@ -52,6 +52,9 @@ _log = logging.getLogger(__name__)
 # How long sessions found on disk stay good enough for a search: finding a thousand again costs more than a
 # query (W1: ~25 ms), and a reader refining a search sends one after another. The list finds them every 4 s.
 FIND_EVERY = 2.0
+# bytes of log a pass indexes in a second on a busy machine, an estimate erring low: a search waits for the
+# sessions pending only when they are few enough bytes for its wait (one that does not says what is pending)
+INDEXED_PER_SECOND = 4 * 1024 * 1024
 
 
 class Finder:
@@ -114,14 +117,32 @@ class Finder:
             state.registry.refresh()
             self._found_at = now
 
-    def pending(self, state: WebState, entries: list[Entry] | None = None) -> int:
-        """How many of `entries` (every listed session) a pass has yet to index; raises Unavailable when an
-        index that must be asked does not answer."""
+    def pending(self, state: WebState, entries: list[Entry] | None = None) -> list[Entry]:
+        """Those of `entries` (every listed session) a pass has yet to index (an upload's sessions once, on
+        the team index); raises Unavailable when an index that must be asked does not answer."""
         entries = state.registry.entries() if entries is None else entries
         if self.uploads is None:
             return self.index.pending(entries)
         local = [e for e in entries if e.upload is None]
         return self.index.pending(local) + self.uploads.pending([e for e in entries if e.upload is not None])
+
+
+def indexed_soon(state: WebState, pending: list[Entry], seconds: float) -> bool:
+    """Whether a pass could index `pending` within `seconds`, by their size (an upload's as catalogued, a file's
+    on disk): a search waits for no more (a client uploading large logs one after another would make every
+    search wait its whole bound). A size not known is taken for too large."""
+    size = 0
+    for entry in pending:
+        found = None
+        if entry.upload is not None and state.store is not None:
+            found = state.store.size_of(entry.upload)
+        if found is None:
+            try:
+                found = os.stat(entry.source.path).st_size
+            except OSError:
+                return False
+        size += found
+    return size <= seconds * INDEXED_PER_SECOND
 
 
 def _told(done: Future[int]) -> None:
@@ -220,15 +241,17 @@ def search_results(state: WebState, finder: Finder, search: Search, who: Identit
     are pending, and the answer says how many)."""
     indexed = 0
     finder.find_sessions(state)  # files that appeared are listed, and counted pending until indexed
+    wait = state.settings.search_wait_ms / 1000
     if not search.empty:
         indexing = finder.pass_after_now(state)
-        with contextlib.suppress(TimeoutError):  # answered from what is indexed; the pass goes on
-            # a scoped identity is not told how many sessions a pass indexed: it indexes every one
-            counted = indexing.result(timeout=state.settings.search_wait_ms / 1000)
-            indexed = 0 if who.scoped else counted
+        if indexed_soon(state, finder.pending(state, state.entries(who)), wait):
+            with contextlib.suppress(TimeoutError):  # answered from what is indexed; the pass goes on
+                # a scoped identity is not told how many sessions a pass indexed: it indexes every one
+                counted = indexing.result(timeout=wait)
+                indexed = 0 if who.scoped else counted
     entries = state.entries(who)
     # counted before the query: a session indexed in between is found, never counted pending and missed alike
-    pending = finder.pending(state, entries) if not search.empty else 0
+    pending = len(finder.pending(state, entries)) if not search.empty else 0
     local = [e for e in entries if e.upload is None] if finder.uploads is not None else entries
     result: Found = finder.index.query(search, [e.source for e in local])
     by_identity = {identity(e.source): e for e in local}
