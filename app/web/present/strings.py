@@ -357,8 +357,8 @@ EN: dict[str, str] = {
     "unavailable.blobs": "The object store holding uploads",
     "unavailable.index": "The search index (PostgreSQL)",
     "unavailable.retry": "Try again",
-    "list.reading": "Sessions still being read: {count}. This order and these filters leave them out until they "
-    "are read; the list shows them then.",
+    "list.reading": "Sessions still being read: {count}. Until they are, they are sorted last and left out of "
+    "filters by what a read tells; the list fills them in as they are read.",
     "list.unavailable": "{what} does not answer: uploaded sessions are listed as they were last read, so one "
     "may be missing, or gone since.",
     "chooser.title": "{id}: more than one session",
@@ -866,7 +866,8 @@ ZH: dict[str, str] = {
     "unavailable.blobs": "保存上传内容的对象存储",
     "unavailable.index": "搜索索引（PostgreSQL）",
     "unavailable.retry": "重试",
-    "list.reading": "仍在读取的会话：{count} 个。此排序和筛选在读取完成前不计入它们；读取完成后列表会显示。",
+    "list.reading": "仍在读取的会话：{count} 个。读取完成前，它们排在最后，且不计入按读取内容的筛选；"
+    "读取完成后列表会补上。",
     "list.unavailable": "{what}没有响应：已上传的会话按上次读取时列出，可能有缺失，或此后已被删除。",
     "chooser.title": "{id}：不止一个会话",
     "chooser.lead": "已载入的 {count} 个会话使用此 id，各有其专属的键：",
