@@ -24,7 +24,9 @@ def test_a_large_log_is_read_in_the_background_and_listed_once_read(tmp_path: Pa
         (tmp_path / session_id).mkdir()
         (tmp_path / session_id / "session.jsonl").write_bytes(jsonl_bytes(session_id, turns))
     with live_server([str(tmp_path)], list_wait_ms=1) as url:
+        deadline = time.monotonic() + 60
         while (first := sorted_by_turns(url))["reading"] == 2:  # neither read in a millisecond: the small soon
+            assert time.monotonic() < deadline, "the small session was never read"
             time.sleep(0.01)
         assert first["reading"] == 1  # 11 MB take a while
         assert [s["id"] for s in first["sessions"]] == ["small", "large"]  # the unread one last, for now
