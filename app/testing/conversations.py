@@ -11,10 +11,9 @@ from typing import Any
 
 from ..history.compare import Comparison, compare_logs, divergence_lines
 from ..history.session import SessionLog, load_one
-from .seeding import SeededSession, seed_events, write_seed
+from .seeding import SCAFFOLD_CWD, SeededSession, seed_events, write_seed
 
 Event = dict[str, Any]
-SCAFFOLD_CWD = "/workspace/project"  # where a list of events is said to have run (as the plugin seeds them)
 
 # What `conversation_diff` compares: a log's path, a seeded session, a read log, or a list of events
 # (a fixture's, with or without seq and time).

@@ -1,30 +1,70 @@
-"""Aria snapshots compared with committed goldens, with run-to-run noise replaced by tokens."""
+"""Goldens: what a page shows (its aria snapshot, a text, boxes and styles) compared with a committed file,
+after one normalisation that replaces what differs from run to run, and only that, by tokens.
+
+The rules (`RULES`, applied in order, after a test's own substitutions):
+
+- `{{uuid}}`: any UUID (session and message ids the seeder or a builder made);
+- `{{legacy-id}}`: an upgraded legacy message id, `legacy-message:<session>:<seq>`, raw or in a URL;
+- `{{datetime}}`: an ISO date and time, and whatever an aria `- time:` entry holds (the page's clocks);
+- `{{duration}}`: a duration the page measured: an aria text node that is one (`- text: 12 ms`), or after
+  `TTFT`;
+- `{{path}}`: a temporary path (`/tmp/…`, macOS's `/private/var/…`, `/var/folders/…`);
+- `{{seq}}`: an event's seq where the page links it: a link named `#12`, `/events/12`, `?at=12`.
+
+A fixture's own text is left alone: a `12:30`, a `5 s` or an `issue #4` in a prompt stays as written. A test
+adds its own substitutions as `(pattern, replacement)` pairs (regular expressions, applied first) to any
+golden, or to all of its module's with a `dsh_golden_substitutions` fixture.
+"""
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-_RULES = (
-    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "{{uuid}}"),
-    (re.compile(r"legacy-message:[^:\s\"]+:\d+"), "{{legacy-id}}"),
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?\b"), "{{datetime}}"),
-    (re.compile(r"\b\d{1,2}:\d{2}\b"), "{{clock}}"),
-    (re.compile(r"\b\d+(\.\d+)? ?(ms|s|min)\b"), "{{duration}}"),
-    (re.compile(r"(/tmp|/private/var|/var/folders)/[^\s\"']*"), "{{path}}"),
-    (re.compile(r"#\d+\b"), "#{{seq}}"),
+Substitutions = Iterable[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    name: str
+    pattern: re.Pattern[str]
+    replacement: str
+
+
+RULES = (
+    Rule("uuid", re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "{{uuid}}"),
+    Rule("legacy-id", re.compile(r"legacy-message(?::|%3A)[^\s\"'/]+?(?::|%3A)\d+\b"), "{{legacy-id}}"),
+    Rule(
+        "datetime",
+        re.compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"),
+        "{{datetime}}",
+    ),
+    Rule("time-entry", re.compile(r"^(\s*- time: ).+$", re.M), r"\1{{datetime}}"),
+    Rule("duration", re.compile(r"^(\s*- text: )\d+(?:\.\d+)? ?(?:ms|s|min|h)$", re.M), r"\1{{duration}}"),
+    Rule("ttft", re.compile(r"\bTTFT \d+(?:\.\d+)? ?(?:ms|s|min)\b"), "TTFT {{duration}}"),
+    Rule("path", re.compile(r"(?:/tmp|/private/var|/var/folders)/[^\s\"']*"), "{{path}}"),
+    Rule("seq-link", re.compile(r"(link \"#)\d+\""), r'\1{{seq}}"'),
+    Rule("seq-url", re.compile(r"(/events/|[?&]at=)\d+\b"), r"\1{{seq}}"),
 )
 
 
-def normalize(snapshot: str) -> str:
-    for pattern, token in _RULES:
-        snapshot = pattern.sub(token, snapshot)
-    return snapshot.rstrip() + "\n"
+def normalize(text: str, substitutions: Substitutions = ()) -> str:
+    """`text` with a test's own substitutions, then `RULES`, applied; one final newline."""
+    for pattern, replacement in substitutions:
+        text = re.sub(pattern, replacement, text)
+    for rule in RULES:
+        text = rule.pattern.sub(rule.replacement, text)
+    return text.rstrip() + "\n"
 
 
-def compare(actual: str, path: Path, *, refresh: bool) -> str | None:
-    """None when `actual` matches the golden at `path` (written first, or when refreshing)."""
-    text = normalize(actual)
+def compare(
+    actual: str, path: Path, *, refresh: bool, what: str = "aria snapshot", substitutions: Substitutions = ()
+) -> str | None:
+    """None when `actual` matches the golden at `path` (written first, or when refreshing); else why not."""
+    text = normalize(actual, substitutions)
     if refresh or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -32,7 +72,5 @@ def compare(actual: str, path: Path, *, refresh: bool) -> str | None:
     expected = path.read_text(encoding="utf-8")
     if expected == text:
         return None
-    import difflib
-
     diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "actual"))
-    return f"aria snapshot differs from {path} (rerun with --refresh-goldens to accept):\n{diff}"
+    return f"{what} differs from {path} (rerun with --refresh-goldens to accept):\n{diff}"

@@ -53,11 +53,13 @@ def test_no_layer_names_a_function_after_one_of_its_modules() -> None:
     function of that name would hand the function to whoever asked for the module."""
     import importlib
     import pkgutil
+    import types
 
     clashes = {}
     for folder in sorted(p for p in APP.iterdir() if (p / "__init__.py").is_file()):
         package = importlib.import_module(f"dsh_inspect.{folder.name}")
         modules = {m.name for m in pkgutil.iter_modules(package.__path__)}
-        if clash := set(getattr(package, "__all__", ())) & modules:
+        exported = set(getattr(package, "__all__", ())) & modules  # a module exported as itself is fine
+        if clash := {name for name in exported if not isinstance(getattr(package, name), types.ModuleType)}:
             clashes[folder.name] = sorted(clash)
     assert not clashes, clashes

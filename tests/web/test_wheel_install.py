@@ -108,6 +108,52 @@ FOREIGN = {
             chromium_page.goto(seed_session(EVENTS, placeholders={"cwd": "/srv/their-service"}))
             expect(chromium_page.locator("[data-user-text]")).to_have_text("hello from /srv/their-service")
     """,
+    # Upstream-style scenarios (dsh's own web e2e lane), ported onto the plugin's builders and goldens.
+    "tests/fixtures/seed.jsonl": """
+        {"type":"session","version":0,"id":"{{sessionId}}","createdAt":1784974100747,"cwd":"{{cwd}}/workspace"}
+        {"type":"turn/start","data":{"turn":1}}
+        {"type":"user/message","data":{"id":"m-1","role":"user","content":[{"type":"text","text":"Read a.txt"}],\
+"source":{"kind":"user","rpcId":"{{rpcId}}"}},"surfaceOp":"append"}
+        {"type":"turn/end","data":{"turn":1,"reason":{"kind":"completed"}}}
+    """,
+    "tests/goldens/answer.txt": """
+        The file says alpha.
+    """,
+    "tests/test_upstream_scenarios.py": """
+        import pytest
+        from playwright.sync_api import expect
+
+        from dsh_inspect.testing import SeedError, events as ev
+
+
+        def test_seeded_history_takes_live_instructions(seed_session, append_events, chromium_page):
+            url = seed_session("fixtures/seed.jsonl", cwd="/srv/their-service")
+            chromium_page.goto(url)
+            expect(chromium_page.locator("[data-user-text]")).to_have_text("Read a.txt")
+            append_events(url, [ev.instructions("<system-reminder>Be brief.</system-reminder>", "AGENTS.md")])
+            expect(chromium_page.get_by_role("button", name="Context injection AGENTS.md", exact=True)).to_be_visible()
+
+
+        @pytest.mark.dsh_browser(viewport=(390, 844), color_scheme="dark")
+        def test_a_tool_round_reads_on_a_phone(seed_session, chromium_page, text_golden):
+            chromium_page.goto(seed_session([
+                ev.turn_start(), ev.step_start(), ev.prompt("Read a.txt"),
+                *ev.tool_use("read", {"file_path": "a.txt"}, "alpha"),
+                ev.step_end(), ev.step_start(), ev.answer("The file says alpha.", reasoning="It said alpha."),
+                ev.step_end(), ev.turn_end(),
+            ]))
+            answer = chromium_page.get_by_text("The file says alpha.")
+            expect(answer).to_be_visible()
+            assert chromium_page.evaluate("document.documentElement.scrollWidth") <= 390
+            text_golden(answer.inner_text(), "goldens/answer.txt")
+
+
+        def test_an_event_dsh_would_refuse_fails_at_seed_time(seed_session):
+            no_id = {"type": "user/message", "surfaceOp": "append",
+                     "data": {"role": "user", "content": [], "source": {"kind": "user"}}}
+            with pytest.raises(SeedError, match="event 1 [(]user/message[)]"):
+                seed_session([ev.turn_start(), no_id, ev.turn_end()])
+    """,
 }
 
 # The console script pip writes for pytest's `console_scripts` entry point (`--no-deps` wrote none).
@@ -229,7 +275,8 @@ def test_a_project_with_its_own_app_package_runs_its_plugin_tests(
     done = _run(*command, "-v", cwd=project, env={"HOME": str(tmp_path)})
     assert "test_their_own_app_package_is_the_one_imported PASSED" in done.stdout, done.stdout
     assert "test_a_recorded_history_reads_in_chromium PASSED" in done.stdout, done.stdout
-    assert "2 passed" in done.stdout, done.stdout
+    assert "test_an_event_dsh_would_refuse_fails_at_seed_time PASSED" in done.stdout, done.stdout
+    assert "5 passed" in done.stdout, done.stdout
 
 
 def _version(name: str) -> tuple[int, ...]:
