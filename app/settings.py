@@ -324,8 +324,9 @@ class Settings:
     list_wait_ms: int = setting(
         1000,
         "How long the session list, sorted or filtered by a fact of the read (tokens, turns, verdict, a title), "
-        "waits, in ms, for sessions not read yet (read in the background, two at a time per process) before it "
-        "answers with those read and says how many are still being read; it shows them once they are.",
+        "waits, in ms, for sessions not read yet (read in the background at a lower CPU priority, two at a time per "
+        "process; only for those small enough to be read in that time, the smallest first) before it answers with "
+        "those read and says how many are still being read; it shows them once they are.",
     )
     search_wait_ms: int = setting(
         2000,
@@ -370,12 +371,17 @@ class Settings:
         "Live tails one client may hold open at once (a page open on a session holds one); past it, another is "
         "refused with 429 until one closes.",
     )
+    requests_per_client: int = setting(
+        4,
+        "Requests of one client the server works on at once, per process (a live tail counts while it reads); "
+        "its others wait their turn, so no one client opening many at once takes every worker from the others.",
+    )
     server_seconds_per_minute: int = setting(
         15,
         "Seconds of a server process's time one client may take in a minute (while n requests are in flight, "
         "each is charged 1/n of each second); past it, its requests get 429 and `Retry-After` until enough of the "
-        "minute has passed, so no one client slows everyone's pages. Static files, health probes and live tails "
-        "are not counted.",
+        "minute has passed, so no one client slows everyone's pages. Static files and health probes are not "
+        "counted, and of a live tail only its work (not the time it waits open).",
     )
     session_hours: int = setting(
         12,

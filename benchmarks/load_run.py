@@ -112,7 +112,17 @@ class Client(HttpUser):
     def __init__(self, environment: Environment) -> None:
         self.pool_manager = PoolManager(maxsize=2 * TAILS + 8, source_address=(self.address(), 0))
         super().__init__(environment)
-        resend = ResendOnReset(total=1, connect=0, read=1, redirect=0, status=0, other=0, allowed_methods=None)
+        # a 429's Retry-After is the client's to honour or not: it is answered as it is, never retried here
+        resend = ResendOnReset(
+            total=1,
+            connect=0,
+            read=1,
+            redirect=0,
+            status=0,
+            other=0,
+            allowed_methods=None,
+            respect_retry_after_header=False,
+        )
         for scheme in ("http://", "https://"):
             self.client.mount(scheme, LocustHttpAdapter(pool_manager=self.pool_manager, max_retries=resend))
 

@@ -13,10 +13,13 @@ Counted per process, as the other quotas are: two processes give a client two sh
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 import time
 from collections import Counter, OrderedDict, deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 WINDOW = 60.0  # seconds over which a client's charges are summed
 SLOT = 1.0  # charges ending within this many seconds of each other are kept as one (at most 60 a client)
@@ -93,3 +96,28 @@ class ServerShares:
         if flying:
             self._served += (now - self._at) / flying
         self._at = now
+
+
+class ClientSlots:
+    """At most `per_client` requests of one client at work at once; its others wait their turn, uncharged. A
+    client opening forty requests at once (or forty live tails) would otherwise take every worker thread of
+    the process, and everyone else's pages would queue behind it. One event loop per process: no lock."""
+
+    def __init__(self, per_client: int) -> None:
+        self.per_client = per_client
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._asking: Counter[str] = Counter()
+
+    @asynccontextmanager
+    async def slot(self, client: str) -> AsyncIterator[None]:
+        slots = self._slots.get(client)
+        if slots is None:
+            slots = self._slots[client] = asyncio.Semaphore(self.per_client)
+        self._asking[client] += 1
+        try:
+            async with slots:
+                yield
+        finally:
+            self._asking[client] -= 1
+            if not self._asking[client]:  # forgotten once idle: a semaphore per client ever seen would grow
+                del self._asking[client], self._slots[client]

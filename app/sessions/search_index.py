@@ -40,6 +40,7 @@ from ..history.transcript import KIND_FAMILIES, Row
 from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
 from ..log.records import NotASessionLog
 from ..log.sources import RecordChanged, SessionSource
+from .priority import lower_this_thread
 from .registry import APPEND_ONLY, Entry, FileVersion, Mark, appended, file_version, mark_at
 from .session_search import row_shown
 from .transcript import Transcript, build_transcript
@@ -739,7 +740,7 @@ def _index_on_every_core(
     context.set_forkserver_preload([__name__])
     chunks = [stale[i : i + FAN_OUT_CHUNK] for i in range(0, len(stale), FAN_OUT_CHUNK)]
     workers = min(fan_out.workers, len(chunks))
-    pool = ProcessPoolExecutor(workers, mp_context=context)
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=lower_this_thread)
     try:
         ahead: deque[Future[list[tuple[SessionRows, Mark] | None]]] = deque()
         asked = iter(chunks)

@@ -22,7 +22,6 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access import AccessControl, group_map
-from ..access.shares import ServerShares
 from ..log.records import NotASessionLog
 from ..log.sources import RecordChanged
 from ..sessions.registry import Registry, SessionGone
@@ -317,7 +316,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
             same_site="lax",  # the provider's redirect back is a top-level navigation from its site
             https_only=sign_in.secure,
         )
-    app.add_middleware(FairShare, shares=ServerShares(settings.server_seconds_per_minute))
+    app.add_middleware(FairShare, shares=app.state.web.shares, slots=app.state.web.slots)
     app.add_middleware(SafetyHeaders, settings=settings)
     app.add_middleware(AccessLog, log=open_access_log(settings.access_log), identities=settings.access_control)
     app.add_exception_handler(HTTPException, http_error)

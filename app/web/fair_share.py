@@ -3,8 +3,9 @@
 A client past its share (`server_seconds_per_minute`) is answered 429 with `Retry-After` before any work is
 done for it, after a pause (a tarpit: a client that asks again at once, as a script does, asks once a second
 rather than keeping the event loop busy refusing it). What costs the process little is never counted or
-refused: static files, the health probes, and a live tail's stream (held open, idle, and capped apart by
-`live_streams_per_client`).
+refused: static files and the health probes. A live tail is held open and mostly idle: this door lets it
+through, and the tail itself asks `over_share` before it starts and charges only its work
+(`routes/live.py`; its count is capped apart by `live_streams_per_client`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import re
 
-from fastapi import Request
+from fastapi import Request, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..access.shares import ServerShares
+from ..access.shares import ClientSlots, ServerShares
 from .access import client_of
 from .uploading import refusal
 
@@ -23,32 +24,43 @@ UNCOUNTED = re.compile(r"/static/.*|/healthz|/readyz|/sessions/[^/]+/live")
 TARPIT_SECONDS = 1.0
 
 
-class FairShare:
-    """Plain ASGI middleware: a request is counted from its start until its answer has been sent."""
+async def over_share(shares: ServerShares, client: str) -> Response | None:
+    """None while `client` is within its share; else, after the tarpit's pause, the 429 that says so."""
+    wait = shares.retry_after(client)
+    if wait is None:
+        return None
+    await asyncio.sleep(TARPIT_SECONDS)
+    message = (
+        f"refused, this client has had its share of the server's time for now "
+        f"({shares.seconds_per_minute:g} s of it a minute); try again in {wait} s"
+    )
+    hint = "wait, or raise it: setting server_seconds_per_minute"
+    refused = refusal(429, "quota", message, setting="server_seconds_per_minute", hint=hint)
+    refused.headers["Retry-After"] = str(wait)
+    return refused
 
-    def __init__(self, app: ASGIApp, *, shares: ServerShares) -> None:
+
+class FairShare:
+    """Plain ASGI middleware: a request waits for one of its client's slots, then is counted from then until
+    its answer has been sent."""
+
+    def __init__(self, app: ASGIApp, *, shares: ServerShares, slots: ClientSlots) -> None:
         self.app = app
         self.shares = shares
+        self.slots = slots
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or UNCOUNTED.fullmatch(scope.get("path", "")):
             await self.app(scope, receive, send)
             return
         client = client_of(Request(scope))
-        wait = self.shares.retry_after(client)
-        if wait is not None:
-            await asyncio.sleep(TARPIT_SECONDS)
-            message = (
-                f"refused, this client has had its share of the server's time for now "
-                f"({self.shares.seconds_per_minute:g} s of it a minute); try again in {wait} s"
-            )
-            hint = "wait, or raise it: setting server_seconds_per_minute"
-            refused = refusal(429, "quota", message, setting="server_seconds_per_minute", hint=hint)
-            refused.headers["Retry-After"] = str(wait)
+        refused = await over_share(self.shares, client)
+        if refused is not None:
             await refused(scope, receive, send)
             return
-        began = self.shares.begin(client)
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.shares.end(client, began)
+        async with self.slots.slot(client):
+            began = self.shares.begin(client)
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                self.shares.end(client, began)

@@ -4,17 +4,21 @@ A list sorted or filtered by a fact of the read (tokens, turns, a verdict, a tit
 summary, and a summary not read yet means reading the whole log: a client that uploads large logs would make
 the next person's list read them all before it answered. The reads go to a few workers instead; the list
 waits for them at most `list_wait_ms`, answers with those read and says how many are still being read (its
-page reads itself again, and shows them once they are). A read asked for again while under way is waited
-on, never started twice.
+page reads itself again, and shows them once they are). It waits only for logs small enough to be read in that
+time (a client uploading large logs one after another would make every list wait its whole bound). A read
+asked for again while under way is waited on, never started twice. The workers run niced
+(`sessions/priority.py`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import partial
 from typing import Generic, TypeVar
+
+from ..sessions.priority import lower_this_thread
 
 V = TypeVar("V")
 
@@ -23,7 +27,9 @@ WORKERS = 2  # reads at once, per process
 
 class ReadAhead(Generic[V]):
     def __init__(self, workers: int = WORKERS) -> None:
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="dsh-inspect-read-ahead")
+        self._pool = ThreadPoolExecutor(
+            workers, thread_name_prefix="dsh-inspect-read-ahead", initializer=lower_this_thread
+        )
         self._lock = threading.RLock()  # a read that has ended runs its callback where it is added
         self._under_way: dict[str, Future[V]] = {}
         self._ended = 0
@@ -34,9 +40,11 @@ class ReadAhead(Generic[V]):
         with self._lock:
             return self._ended
 
-    def gather(self, reads: Mapping[str, Callable[[], V]], seconds: float) -> tuple[dict[str, V], int]:
-        """Each read's value by its key, of those done within `seconds` (the others go on); and how many are
-        still under way."""
+    def gather(
+        self, reads: Mapping[str, Callable[[], V]], seconds: float, waited: Collection[str]
+    ) -> tuple[dict[str, V], int]:
+        """Each read's value by its key, of those done once the `waited` ones are (within `seconds` at most;
+        the others go on, and are not waited for); and how many are still under way."""
         futures: dict[str, Future[V]] = {}
         with self._lock:
             for key, read in reads.items():
@@ -45,8 +53,9 @@ class ReadAhead(Generic[V]):
                     found = self._under_way[key] = self._pool.submit(read)
                     found.add_done_callback(partial(self._end, key))
                 futures[key] = found
-        if futures:
-            wait(futures.values(), timeout=seconds)
+        awaited = [f for key, f in futures.items() if key in waited]
+        if awaited:
+            wait(awaited, timeout=seconds)
         done = {key: f.result() for key, f in futures.items() if f.done()}
         return done, len(futures) - len(done)
 

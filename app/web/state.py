@@ -3,6 +3,7 @@ FastAPI dependencies for the reader's language and for "this session, or a 404".
 
 from __future__ import annotations
 
+import os
 import site
 import sys
 from collections import Counter
@@ -18,6 +19,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from ..access import ANONYMOUS, OPEN, AccessControl, Identity
+from ..access.shares import ClientSlots, ServerShares
 from ..forms import RENDERED_FORMS
 from ..history.session import SessionLog
 from ..history.transcript import ROW_KINDS
@@ -116,8 +118,13 @@ class WebState:
     # the read cache lets go (a large upload pushes out many), so a list never reads a log twice for them
     summaries: Latest[tuple[str, Hashable], dict[str, Any]] = field(default_factory=lambda: Latest(KEPT_SUMMARIES))
     read_ahead: ReadAhead[dict[str, Any]] = field(default_factory=ReadAhead)
+    # each client's share of this process's time (`fair_share.py` counts requests, `routes/live.py` a tail's work)
+    shares: ServerShares = field(init=False)
+    slots: ClientSlots = field(init=False)  # each client's requests at work at once (`fair_share.py`)
 
     def __post_init__(self) -> None:
+        self.shares = ServerShares(self.settings.server_seconds_per_minute)
+        self.slots = ClientSlots(self.settings.requests_per_client)
         # Row views carry their bodies whole; the row templates cut them to this (rows/_body.html).
         self.templates.env.globals["body_cap"] = self.settings.body_cap
 
@@ -125,6 +132,17 @@ class WebState:
         t = language(request)
         context = {"t": t, "lang": t.lang, "who": identity(request), **context}
         return self.templates.TemplateResponse(request, name, context)
+
+    def size_of(self, entry: Entry) -> int | None:
+        """The bytes of the session's log: its upload's as catalogued, else its file's on disk; None when
+        neither is known (a file gone)."""
+        found = self.store.size_of(entry.upload) if entry.upload is not None and self.store is not None else None
+        if found is None:
+            try:
+                found = os.stat(entry.source.path).st_size
+            except OSError:
+                return None
+        return found
 
     def entry(self, key: str, identity: Identity = OPEN) -> Entry:
         """The entry for `key` (looking again on disk once); a chooser (AmbiguousKey) when several loaded

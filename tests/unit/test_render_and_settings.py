@@ -263,6 +263,7 @@ def test_settings_are_named_checked_and_explain_how_to_raise_them() -> None:
         "max_stored_gb",
         "max_project_gb",
         "server_seconds_per_minute",
+        "requests_per_client",
     }
     assert Settings().with_setting("window_rows", "30").window_rows == 30
     assert Settings().body_cap == 20_000 and Settings().with_setting("body_cap", "500").body_cap == 500

@@ -44,3 +44,25 @@ def test_a_client_past_its_share_is_refused_and_others_are_not(tmp_path: Path) -
             listed = other.get(f"{url}/api/sessions")  # the other is answered as before
             assert listed.status_code == 200
             assert [s["id"] for s in listed.json()["sessions"]] == ["a"]
+
+
+def test_a_live_tail_is_refused_past_the_share_and_its_work_is_charged(tmp_path: Path) -> None:
+    with live_server([], data_dir=str(tmp_path / "data"), server_seconds_per_minute=1) as url:
+        made = httpx.post(f"{url}/api/uploads", params={"name": "a.jsonl"}, content=jsonl_bytes("a"), timeout=30)
+        key = made.json()["upload"]["sessions"][0]["key"]
+        with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as other:
+            # a tail's open time is not charged: held 1.5 s, it leaves its client within a share of 1 s
+            with other.stream("GET", f"{url}/sessions/{key}/live", timeout=30) as tail:
+                assert tail.status_code == 200
+                time.sleep(1.5)
+            assert other.get(f"{url}/api/sessions").status_code == 200
+            # past the share (a slow upload), it may not open one while somebody else wants the server
+            slow = other.post(
+                f"{url}/api/uploads", params={"name": "b.jsonl"}, content=slowly(jsonl_bytes("b"), 1.5), timeout=30
+            )
+            assert slow.status_code == 201
+            assert httpx.get(f"{url}/api/sessions", timeout=30).status_code == 200
+            refused = other.get(f"{url}/sessions/{key}/live", timeout=30)
+            assert refused.status_code == 429
+            assert refused.json()["error"]["setting"] == "server_seconds_per_minute"
+            assert 1 <= int(refused.headers["retry-after"]) <= 60

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import posixpath
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -49,6 +49,9 @@ router = APIRouter()
 PAGE_SIZE = 50
 SUMMARIES_BODY = 4 << 20  # a page's keys: 50 of them, however long, but not without end
 PROMPT_CHARS = 200  # a first prompt as the list shows it: one line, this long at most
+# Log bytes a summary read gets through in a second on a busy machine (a validating read, niced), with margin: a
+# list waits only for sessions this fast to read within its wait
+READ_PER_SECOND = 8 * 1024 * 1024
 REFRESH_MS = 4000  # how often the list's script looks for new sessions and facts (a test may set it shorter)
 
 SortColumn = Literal[
@@ -252,7 +255,8 @@ def _created_at(entry: Entry) -> float:
 
 def summaries_within(state: WebState, entries: Sequence[Entry]) -> tuple[dict[str, dict[str, Any]], int]:
     """Each session's summary by key, those not read yet read in the background and waited for at most
-    `list_wait_ms` (`read_ahead.py`); and how many are still being read, left out."""
+    `list_wait_ms` if they are small enough to be read by then (`read_ahead.py`); and how many are still being
+    read, left out."""
     found: dict[str, dict[str, Any]] = {}
     unread: dict[str, Callable[[], dict[str, Any]]] = {}
     for e in entries:
@@ -261,8 +265,22 @@ def summaries_within(state: WebState, entries: Sequence[Entry]) -> tuple[dict[st
             found[e.key] = kept
         else:
             unread[e.key] = partial(summary, state, e)
-    read, pending = state.read_ahead.gather(unread, state.settings.list_wait_ms / 1000)
+    seconds = state.settings.list_wait_ms / 1000
+    read, pending = state.read_ahead.gather(unread, seconds, soon_read(state, entries, unread, seconds))
     return {**found, **read}, pending
+
+
+def soon_read(state: WebState, entries: Sequence[Entry], unread: Collection[str], seconds: float) -> set[str]:
+    """The keys of the `unread` sessions worth waiting for: the smallest first, as many as could be read within
+    `seconds` by their size (a size not known is not waited for)."""
+    sizes = sorted((size, e.key) for e in entries if e.key in unread and (size := state.size_of(e)) is not None)
+    budget, waited = seconds * READ_PER_SECOND, set()
+    for size, key in sizes:
+        if size > budget:
+            break
+        budget -= size
+        waited.add(key)
+    return waited
 
 
 def _header_matches(entry: Entry, needle: str) -> bool:

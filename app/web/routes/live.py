@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any, NamedTuple
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -41,6 +41,7 @@ from ...sessions.registry import (
 )
 from ...sessions.transcript import Transcript
 from ..access import client_of, still_valid
+from ..fair_share import over_share
 from ..present.entries import related_sessions
 from ..present.facts import session_json
 from ..present.rows import RowView
@@ -332,7 +333,7 @@ async def live(
     first: From = 0,
     size: int = Query(-1),
     mark: str = Query("", max_length=64),
-) -> StreamingResponse:
+) -> Response:
     """The page's rows as the log changes; `rows`, `from`, `size` and `mark` say what the page was rendered
     from (its rows `from`…`rows` of the file's first `size` bytes)."""
     client = client_of(request)
@@ -342,7 +343,20 @@ async def live(
             f"{state.streams[client]} live tails are open from this client already "
             f"(setting live_streams_per_client); close a page, or raise it",
         )
+    refused = await over_share(state.shares, client)
+    if refused is not None:
+        return refused
     tail = Tail(state, entry, strings, who)
+
+    async def charged(work: Callable[..., Any], *args: Any) -> Any:
+        """`work` in a worker thread, in one of the client's slots, its time charged to the client's share (the
+        idle wait between looks is not: a page open for an hour costs what its updates cost)."""
+        async with state.slots.slot(client):
+            began = state.shares.begin(client)
+            try:
+                return await run_in_threadpool(work, *args)
+            finally:
+                state.shares.end(client, began)
 
     async def stream() -> AsyncIterator[str]:
         state.streams[client] += 1  # counted while it runs (asyncio: one event loop, no lock needed)
@@ -356,7 +370,7 @@ async def live(
 
     async def follow() -> AsyncIterator[str]:
         yield ": connected\n\n"
-        for message in await run_in_threadpool(tail.safely, partial(tail.start, rows, size, mark, first)):
+        for message in await charged(tail.safely, partial(tail.start, rows, size, mark, first)):
             yield message
         # the stream stays open when the log is gone, so the browser sees no error and does not reconnect;
         # it ends when its token is revoked (the browser's reconnect is then refused)
@@ -367,9 +381,9 @@ async def live(
                 if not await run_in_threadpool(still_valid, request):
                     return
                 checked = time.monotonic()
-            if tail.quiet() or await run_in_threadpool(tail.look) == tail.seen:
+            if tail.quiet() or await charged(tail.look) == tail.seen:
                 continue
-            for message in await run_in_threadpool(tail.safely, tail.follow):
+            for message in await charged(tail.safely, tail.follow):
                 yield message
 
     headers: dict[str, Any] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

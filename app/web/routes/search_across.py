@@ -24,6 +24,7 @@ from markupsafe import Markup
 from ...access import Identity
 from ...log.sources import SessionSource
 from ...sessions.hits import SearchHitJson, hit_json
+from ...sessions.priority import lower_this_thread
 from ...sessions.registry import Entry, Mark
 from ...sessions.search_index import (
     HITS,
@@ -72,7 +73,7 @@ class Finder:
         self.uploads = uploads
         self._found_at = -math.inf
         # its thread goes when the app does: an idle worker holds only a weak reference to its pool
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="dsh-inspect-index")
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="dsh-inspect-index", initializer=lower_this_thread)
         self._asking = threading.Lock()
         self._queued: Future[int] | None = None
 
@@ -128,21 +129,11 @@ class Finder:
 
 
 def indexed_soon(state: WebState, pending: list[Entry], seconds: float) -> bool:
-    """Whether a pass could index `pending` within `seconds`, by their size (an upload's as catalogued, a file's
-    on disk): a search waits for no more (a client uploading large logs one after another would make every
-    search wait its whole bound). A size not known is taken for too large."""
-    size = 0
-    for entry in pending:
-        found = None
-        if entry.upload is not None and state.store is not None:
-            found = state.store.size_of(entry.upload)
-        if found is None:
-            try:
-                found = os.stat(entry.source.path).st_size
-            except OSError:
-                return False
-        size += found
-    return size <= seconds * INDEXED_PER_SECOND
+    """Whether a pass could index `pending` within `seconds`, by their size: a search waits for no more (a
+    client uploading large logs one after another would make every search wait its whole bound). A size not
+    known is taken for too large."""
+    sizes = [state.size_of(entry) for entry in pending]
+    return None not in sizes and sum(s for s in sizes if s is not None) <= seconds * INDEXED_PER_SECOND
 
 
 def _told(done: Future[int]) -> None:
