@@ -233,16 +233,20 @@ def search_results(state: WebState, finder: Finder, search: Search, who: Identit
     indexed = 0
     finder.find_sessions(state)  # files that appeared are listed, and counted pending until indexed
     wait = state.settings.search_wait_ms / 1000
+    entries = state.entries(who)
+    # counted before the query: a session indexed in between is found, never counted pending and missed alike
+    pending = 0
     if not search.empty:
         indexing = finder.pass_after_now(state)
-        if indexed_soon(state, finder.pending(state, state.entries(who)), wait):
+        waiting = finder.pending(state, entries)  # a look at every session's file and indexed version: once
+        pending = len(waiting)
+        if waiting and indexed_soon(state, waiting, wait):
             with contextlib.suppress(TimeoutError):  # answered from what is indexed; the pass goes on
                 # a scoped identity is not told how many sessions a pass indexed: it indexes every one
                 counted = indexing.result(timeout=wait)
                 indexed = 0 if who.scoped else counted
-    entries = state.entries(who)
-    # counted before the query: a session indexed in between is found, never counted pending and missed alike
-    pending = len(finder.pending(state, entries)) if not search.empty else 0
+            entries = state.entries(who)
+            pending = len(finder.pending(state, entries))
     local = [e for e in entries if e.upload is None] if finder.uploads is not None else entries
     result: Found = finder.index.query(search, [e.source for e in local])
     by_identity = {identity(e.source): e for e in local}
