@@ -83,13 +83,12 @@ class Chromiums:
             )
         return self._browsers[scrollbars]
 
-    def contexts(self) -> set[Any]:
-        return {context for browser in self._browsers.values() for context in browser.contexts}
-
-    def close_contexts(self, *, except_: set[Any]) -> None:
-        """Close every open context but those in `except_`."""
-        for context in self.contexts() - except_:
-            context.close()
+    def close_contexts_on(self, url: str) -> None:
+        """Close every context with a page open on `url` (a server about to stop)."""
+        for browser in self._browsers.values():
+            for context in browser.contexts:
+                if any(page.url.startswith(url) for page in context.pages):
+                    context.close()
 
     def close(self) -> None:
         for browser in self._browsers.values():

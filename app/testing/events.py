@@ -10,10 +10,12 @@ before it when the session is seeded or appended to:
   everything after them names the turn and step open at that point;
 - `sourceEventSeqs` (`SOURCES`): a tool result cites its call's `tool/call`, an answer the streamed chunks
   of its step, a compaction's checkpoint its start, its summary and what it shadows, as dsh's writers do;
-- what a compaction shadows (`SHADOWED_RANGE`, `SHADOWED_SEQS`, `REPLACE`): the whole surface before it.
+- what a compaction shadows (`SHADOWED_RANGE`, `SHADOWED_SEQS`, `REPLACE`): the whole surface before it, and
+  what its `/compact` command says of it (`COMPACTED`, `SUMMARY_SEQ`).
 
 Pass numbers instead of the tokens to write them yourself. Ids that a test does not give are fresh UUIDs
-(the goldens' normalisation turns them into `{{uuid}}`).
+(`call_<uuid>` for a tool call; the goldens' normalisation turns them into `{{uuid}}`). Keys are written in
+the order dsh writes them.
 
     from dsh_inspect.testing import events as ev
 
@@ -43,8 +45,16 @@ SOURCES = "{{sourceEventSeqs}}"
 SHADOWED_RANGE = "{{shadowedRange}}"
 SHADOWED_SEQS = "{{shadowedSeqs}}"
 REPLACE = "{{replace}}"
-POSITIONAL = (TURN, STEP, SOURCES, SHADOWED_RANGE, SHADOWED_SEQS, REPLACE)
+COMPACTED = "{{compacted}}"  # a `/compact` command's closing words, from the summary it made
+SUMMARY_SEQ = "{{summarySeq}}"
 
+# The framing dsh's compaction writes before a summary (a recorded `/compact`, docs/format.md §5.6)
+CHECKPOINT = (
+    "This is an automatically generated checkpoint condensing an earlier span of the conversation to free up "
+    "context. Treat the captured context as established background and build on it without restating it. "
+    "Continue the task directly from the messages that follow, without acknowledging this checkpoint.\n\n"
+    "<compacted-summary>"
+)
 PROVIDER = "deepseek-official"
 MODEL = "deepseek-v4-flash"
 
@@ -60,7 +70,7 @@ def _text(text: str) -> list[dict[str, Any]]:
 
 
 def _user_message(content: list[dict[str, Any]], source: Mapping[str, Any], message_id: str | None) -> Event:
-    data = {"id": _id(message_id), "role": "user", "content": content, "source": dict(source)}
+    data = {"content": content, "source": dict(source), "role": "user", "id": _id(message_id)}
     return {"type": "user/message", "data": data, "surfaceOp": "append"}
 
 
@@ -105,7 +115,7 @@ def call(name: str, arguments: Mapping[str, Any] | str, *, call_id: str | None =
     """A `tool-call` content block for `answer(calls=…)`: `arguments` as the model wrote them (a mapping is
     written as compact JSON)."""
     raw = arguments if isinstance(arguments, str) else orjson.dumps(dict(arguments)).decode()
-    return {"type": "tool-call", "id": call_id or f"call_{uuid.uuid4().hex[:12]}", "name": name, "arguments": raw}
+    return {"type": "tool-call", "id": call_id or f"call_{uuid.uuid4()}", "name": name, "arguments": raw}
 
 
 def answer(
@@ -129,10 +139,10 @@ def answer(
         *(dict(block) for block in calls),
     ]
     message = {
-        "id": _id(message_id),
         "role": "assistant",
         "content": content,
         "source": {"kind": "model", "provider": provider, "model": model},
+        "id": _id(message_id),
     }
     data: dict[str, Any] = {"turn": turn, "step": step, "message": message}
     if usage is not None:
@@ -162,10 +172,9 @@ def tool_result(
     """The `tool/result` of a call (its id, or its `call(…)` block): `output` as its text; `error`
     (`{"name": …, "code": …}`) for a call that failed outside the tool."""
     callee = call_id if isinstance(call_id, str) else str(call_id["id"])
-    block: dict[str, Any] = {"type": "tool-result", "toolCallId": callee, "content": _text(output)}
-    if is_error:
-        block["isError"] = True
-    message = {"id": _id(message_id), "role": "user", "content": [block], "source": {"kind": "tool", "callId": callee}}
+    block = {"type": "tool-result", "toolCallId": callee, "content": _text(output), "isError": is_error or bool(error)}
+    source = {"kind": "tool", "callId": callee}
+    message = {"source": source, "content": [block], "role": "user", "id": _id(message_id)}
     data: dict[str, Any] = {"turn": turn, "step": step, "message": message}
     if error is not None:
         data["error"] = dict(error)
@@ -197,11 +206,17 @@ def tool_use(
 
 
 def context(
-    text: str, *, kind: str = "plugin", form: str | None = None, message_id: str | None = None, **source: Any
+    text: str,
+    *,
+    kind: str = "plugin",
+    plugin: str | None = None,
+    form: str | None = None,
+    message_id: str | None = None,
+    **source: Any,
 ) -> Event:
-    """A context injected for the model: a `user/message` with source `kind` (a `plugin`'s name goes in
-    `plugin=`), its `form` and the form's fields."""
-    fields = {"kind": kind, **({"form": form} if form else {}), **source}
+    """A context injected for the model: a `user/message` with source `kind` (a `plugin` source names its
+    plugin), its `form` and the form's fields."""
+    fields = {"kind": kind, **({"plugin": plugin} if plugin else {}), **({"form": form} if form else {}), **source}
     return _user_message(_text(text), fields, message_id)
 
 
@@ -216,9 +231,9 @@ def instructions(
     """Instruction files (`AGENTS.md`, …) as dsh's agent-instructions plugin injects them; `baseline` reads
     "loaded", otherwise "added" or "updated"."""
     changes = [{"action": action, "scope": scope, "path": path} for path in paths or ("AGENTS.md",)]
-    extra = {"baseline": True} if baseline else {}
+    extra: dict[str, Any] = {"baseline": True} if baseline else {}
     return context(
-        text, kind="agent-instructions", form="instructions", changes=changes, message_id=message_id, **extra
+        text, kind="agent-instructions", form="instructions", message_id=message_id, **extra, changes=changes
     )
 
 
@@ -228,7 +243,7 @@ def catalog(
     """A skill catalog: `entries` maps each name to its description."""
     listed = [{"name": name, "description": description} for name, description in entries.items()]
     body = text if text is not None else "\n".join(f"- {e['name']}: {e['description']}" for e in listed)
-    extra = {"update": True} if update else {}
+    extra: dict[str, Any] = {"update": True} if update else {}
     return context(body, kind="skill-catalog", form="catalog", entries=listed, message_id=message_id, **extra)
 
 
@@ -326,12 +341,10 @@ def compaction(
             {
                 "type": "user/message",
                 "data": {
-                    "id": str(uuid.uuid4()),
-                    "role": "user",
-                    "content": _text(
-                        f"<context_checkpoint>\n<compacted-summary>\n{summary}\n</compacted-summary>\n</context_checkpoint>"
-                    ),
+                    "content": [*_text(CHECKPOINT), *_text(summary), *_text("</compacted-summary>")],
                     "source": {"kind": "plugin", "plugin": "compact", **owner},
+                    "role": "user",
+                    "id": str(uuid.uuid4()),
                 },
                 "sourceEventSeqs": SOURCES,
                 "surfaceOp": REPLACE,
@@ -340,9 +353,14 @@ def compaction(
     events.append({"type": "compaction/end", "data": {**owner, "turn": turn, **({"error": error} if error else {})}})
     if not manual:
         return events
-    done = {"kind": "error", "text": error} if error else {"kind": "success", "text": "Compacted the history"}
+    done = (
+        {"kind": "error", "text": error}
+        if error
+        else {"kind": "success", "text": COMPACTED, "sourceEventSeq": SUMMARY_SEQ}
+    )
+    run = {"commandId": command, "name": "compact", "args": "", "source": {"kind": "user"}}
     return [
-        {"type": "command/run", "data": {"commandId": command, "name": "compact", "source": {"kind": "user"}}},
+        {"type": "command/run", "data": run},
         *events,
         {"type": "command/done", "data": {"commandId": command, **done}},
     ]

@@ -16,8 +16,8 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def rounded(value: float, precision: int) -> str:
-    number = round(value, precision)
-    return f"{number:.{precision}f}" if precision else str(int(number) if number != 0 else 0)
+    number = round(value, precision) + 0.0  # never "-0"
+    return f"{number:.{precision}f}" if precision else str(int(number))
 
 
 def geometry_text(locators: Mapping[str, Any], styles: Sequence[str] = (), precision: int = 0) -> str:

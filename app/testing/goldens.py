@@ -6,10 +6,11 @@ The rules (`RULES`, applied in order, after a test's own substitutions):
 - `{{uuid}}`: any UUID (session and message ids the seeder or a builder made);
 - `{{legacy-id}}`: an upgraded legacy message id, `legacy-message:<session>:<seq>`, raw or in a URL;
 - `{{datetime}}`: an ISO date and time, and whatever an aria `- time:` entry holds (the page's clocks);
-- `{{duration}}`: a duration the page measured: an aria text node that is one (`- text: 12 ms`), or after
-  `TTFT`;
+- `{{duration}}`: a duration the page measured, in either language: an aria text node that is one
+  (`- text: 12 ms`, `- text: 1 分 5 秒`), or after `TTFT` / `首字`;
 - `{{path}}`: a temporary path (`/tmp/…`, macOS's `/private/var/…`, `/var/folders/…`);
-- `{{seq}}`: an event's seq where the page links it: a link named `#12`, `/events/12`, `?at=12`.
+- `{{seq}}`: an event's seq where the page links it: a link named `#12`, `/events/12` (and `/contexts/`,
+  `/bodies/`, `/message-bodies/`), `?at=12`.
 
 A fixture's own text is left alone: a `12:30`, a `5 s` or an `issue #4` in a prompt stays as written. A test
 adds its own substitutions as `(pattern, replacement)` pairs (regular expressions, applied first) to any
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 Substitutions = Iterable[tuple[str, str]]
+# A duration as the page writes it, in either language (`duration.*` in web/present/strings.py)
+_DURATION = r"\d+(?:\.\d+)? ?(?:ms|s|毫秒|秒)|\d+ min \d+ s|\d+ 分 \d+ 秒"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,11 +46,11 @@ RULES = (
         "{{datetime}}",
     ),
     Rule("time-entry", re.compile(r"^(\s*- time: ).+$", re.M), r"\1{{datetime}}"),
-    Rule("duration", re.compile(r"^(\s*- text: )\d+(?:\.\d+)? ?(?:ms|s|min|h)$", re.M), r"\1{{duration}}"),
-    Rule("ttft", re.compile(r"\bTTFT \d+(?:\.\d+)? ?(?:ms|s|min)\b"), "TTFT {{duration}}"),
-    Rule("path", re.compile(r"(?:/tmp|/private/var|/var/folders)/[^\s\"']*"), "{{path}}"),
+    Rule("duration", re.compile(rf"^(\s*- text: )(?:{_DURATION})$", re.M), r"\1{{duration}}"),
+    Rule("ttft", re.compile(rf"(TTFT |首字 )(?:{_DURATION})"), r"\1{{duration}}"),
+    Rule("path", re.compile(r"(?<![\w./-])(?:/tmp|/private/var|/var/folders)/[^\s\"']*"), "{{path}}"),
     Rule("seq-link", re.compile(r"(link \"#)\d+\""), r'\1{{seq}}"'),
-    Rule("seq-url", re.compile(r"(/events/|[?&]at=)\d+\b"), r"\1{{seq}}"),
+    Rule("seq-url", re.compile(r"(/(?:events|contexts|bodies|message-bodies)/|[?&]at=)\d+\b"), r"\1{{seq}}"),
 )
 
 

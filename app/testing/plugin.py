@@ -13,6 +13,7 @@ recorded conversations part (`conversations.py`).
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,13 +33,6 @@ from .server import live_server
 Event = dict[str, Any]
 COMPRESSIONS: dict[str, Compression] = {"zstd": "zstd", "none": "none"}  # the `dsh_root` marker's choices
 CHROMIUMS = pytest.StashKey[Chromiums]()  # the session's browsers, once a test asked for one
-CONTEXTS_BEFORE = pytest.StashKey[set[Any]]()  # the browser contexts open before a test's setup
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    chromiums = item.config.stash.get(CHROMIUMS, None)
-    item.stash[CONTEXTS_BEFORE] = chromiums.contexts() if chromiums else set()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--refresh-goldens",
         action="store_true",
         default=False,
-        help="rewrite aria goldens from what the page shows now",
+        help="rewrite the goldens (aria, text, geometry) from what the test sees now",
     )
 
 
@@ -86,7 +80,7 @@ class Inspector:
         self,
         source: Path | str | Sequence[Event],
         *,
-        cwd: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
         placeholders: Mapping[str, Any] | None = None,
         session_id: str | None = None,
         validate: bool = True,
@@ -159,11 +153,11 @@ def inspector(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     root.mkdir()
     with live_server([str(root)]) as url:
         yield Inspector(url, root, compression, Path(request.node.path).parent)
-        # Pages this test opened (its own contexts, `chromium_page`'s) may hold live tails open: closed before
-        # the server stops, so that it stops at once and quietly.
+        # Pages open on this server (in the test's own contexts, or `chromium_page`'s) may hold live tails
+        # open: their contexts are closed before the server stops, so that it stops at once and quietly.
         chromiums = request.config.stash.get(CHROMIUMS, None)
         if chromiums:
-            chromiums.close_contexts(except_=request.node.stash.get(CONTEXTS_BEFORE, set()))
+            chromiums.close_contexts_on(url)
 
 
 @pytest.fixture
@@ -246,6 +240,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 def page_settings(request: pytest.FixtureRequest) -> PageSettings:
     """The `dsh_browser` marker's settings (the closest one), checked."""
     marker = request.node.get_closest_marker("dsh_browser")
+    if marker is not None and marker.args:
+        raise pytest.UsageError("dsh_browser takes keyword arguments only: locale, viewport, color_scheme, scrollbars")
     try:
         return PageSettings.of(marker.kwargs if marker else {})
     except (TypeError, ValueError) as exc:

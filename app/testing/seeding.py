@@ -3,6 +3,7 @@ seeder does (docs/format.md §1.5): placeholders realised, a fresh header, seq a
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 import uuid
@@ -76,7 +77,7 @@ def seed_events(
     source: Path | str | Sequence[Event],
     *,
     session_id: str,
-    cwd: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     placeholders: Mapping[str, Any] | None = None,
     now_ms: int | None = None,
 ) -> SeedPlan:
@@ -90,7 +91,7 @@ def seed_events(
     else:
         fixture_header, fixture = {}, [dict(e) for e in source]
     given = dict(placeholders or {})
-    chosen = cwd if cwd is not None else given.get("cwd")
+    chosen = os.fspath(cwd) if cwd is not None else given.get("cwd")
     values: dict[str, Any] = {
         "sessionId": session_id,
         "rpcId": str(uuid.uuid4()),
@@ -142,7 +143,7 @@ class _Positions:
     calls: dict[str, int] = field(default_factory=dict)  # callId → its tool/call's seq
     chunks: list[int] = field(default_factory=list)  # the open step's assistant/chunk seqs not yet cited
     compaction_start: int | None = None
-    summary: tuple[int, list[int]] | None = None  # the last compaction/summary's seq and what it shadowed
+    summary: tuple[int, list[int], Any] | None = None  # the last compaction/summary's seq, what it shadowed, tokens
 
     def fill(self, event: Event) -> Event:
         """`event` with the builders' tokens (`testing.events`) replaced, as dsh's writers would have written it."""
@@ -162,6 +163,12 @@ class _Positions:
             data["shadowedSeqs"] = list(self.surface)
         if kind == "compaction/summary" and data.get("shadowedRange") == builders.SHADOWED_RANGE:
             data["shadowedRange"] = {"start": self.surface[0], "end": self.surface[-1]} if self.surface else None
+        if kind == "command/done" and self.summary is not None:
+            seqs, tokens = self.summary[1], self.summary[2]
+            if data.get("text") == builders.COMPACTED:
+                data["text"] = f"Compacted {len(seqs)} history items (~{tokens} tokens)."
+            if data.get("sourceEventSeq") == builders.SUMMARY_SEQ:
+                data["sourceEventSeq"] = self.summary[0]
         if event.get("surfaceOp") == builders.REPLACE and self.summary is not None:
             shadowed = self.summary[1]
             filled["surfaceOp"] = {"op": "replace", "start": shadowed[0], "end": shadowed[-1]} if shadowed else None
@@ -174,8 +181,8 @@ class _Positions:
         return filled
 
     def _sources(self, kind: Any, data: dict[str, Any]) -> list[int] | None:
-        if kind == "assistant/message":
-            return list(self.chunks)
+        if kind == "assistant/message":  # none streamed: provenance not recorded (`[]` is an empty stream)
+            return list(self.chunks) or None
         if kind == "tool/result":
             message = data.get("message")
             source = message.get("source") if isinstance(message, dict) else None
@@ -197,14 +204,14 @@ class _Positions:
             self.step, self.chunks = data["step"], []
         elif kind == "assistant/chunk":
             self.chunks.append(seq)
-        elif kind == "assistant/message":
+        elif kind in ("assistant/message", "llm/retry", "llm/retry-started"):  # an answer cites its own call's
             self.chunks = []
         elif kind == "tool/call" and isinstance(data.get("callId"), str):
             self.calls[data["callId"]] = seq
         elif kind == "compaction/start":
             self.compaction_start, self.summary = seq, None
         elif kind == "compaction/summary" and isinstance(data.get("shadowedSeqs"), list):
-            self.summary = (seq, list(data["shadowedSeqs"]))
+            self.summary = (seq, list(data["shadowedSeqs"]), data.get("shadowedTokenCount"))
         op = event.get("surfaceOp")
         if op == "append":
             self.surface.append(seq)

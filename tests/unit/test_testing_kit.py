@@ -76,7 +76,8 @@ def test_the_seeder_numbers_turns_and_steps_and_cites_sources() -> None:
     call, result = by_type["tool/call"][0], by_type["tool/result"][0]
     assert result["sourceEventSeqs"] == [call["seq"]]
     assert [e["data"]["turn"] for e in by_type["assistant/message"]] == [1, 1, 2]
-    assert all(e["sourceEventSeqs"] == [] for e in by_type["assistant/message"])  # no chunks were streamed
+    # no chunks were streamed: provenance not recorded (an empty list would say the stream was empty)
+    assert all("sourceEventSeqs" not in e for e in by_type["assistant/message"])
     first, second = by_type["compaction/summary"]
     surface_before = [e["seq"] for e in events if e.get("surfaceOp") == "append" and e["seq"] < first["seq"]]
     assert first["data"]["shadowedSeqs"] == surface_before
@@ -88,8 +89,69 @@ def test_the_seeder_numbers_turns_and_steps_and_cites_sources() -> None:
     # the second compaction shadows the surface as the first left it: its checkpoint and the new prompt
     assert second["data"]["shadowedSeqs"][0] == checkpoint["seq"]
     assert by_type["compaction/start"][1]["data"]["turn"] == 2
-    # dsh's key order
+    # dsh's key order, and its checkpoint text and command closing words (a recorded `/compact`)
     assert list(checkpoint) == ["type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"]
+    texts = [b["text"] for b in checkpoint["data"]["content"]]
+    assert texts[0].endswith("\n\n<compacted-summary>") and texts[1:] == ["We read a.txt.", "</compacted-summary>"]
+    run = next(e for e in events if e["type"] == "command/run" and e["data"]["name"] == "compact")
+    assert run["data"]["args"] == ""
+    done = next(e for e in events if e["type"] == "command/done" and e["data"]["commandId"] == run["data"]["commandId"])
+    compacted = f"Compacted {len(surface_before)} history items (~120 tokens)."
+    assert done["data"] == {
+        "commandId": run["data"]["commandId"],
+        "kind": "success",
+        "text": compacted,
+        "sourceEventSeq": first["seq"],
+    }
+
+
+def test_builders_write_keys_in_dsh_order() -> None:
+    events = seed_events(scenario(), session_id="kit").events
+    first = {e["type"]: e for e in reversed(events)}
+    assert list(first["user/message"]["data"]) == ["content", "source", "role", "id"]
+    assert list(first["assistant/message"]["data"]["message"]) == ["role", "content", "source", "id"]
+    result = first["tool/result"]["data"]["message"]
+    assert list(result) == ["source", "content", "role", "id"]
+    assert result["content"][0]["isError"] is False  # written, as dsh writes it
+    snapshot = CONTEXTS["snapshot"]["data"]["source"]
+    assert list(snapshot)[:3] == ["kind", "plugin", "form"]
+
+
+def test_an_answer_cites_only_the_chunks_of_its_own_call() -> None:
+    chunk = {
+        "type": "assistant/chunk",
+        "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}},
+    }
+    retry = {
+        "type": "llm/retry",
+        "data": {
+            "retryId": "r",
+            "turn": 1,
+            "step": 1,
+            "provider": "p",
+            "mode": "always",
+            "policyKey": "k",
+            "retry": 1,
+            "delayMs": 0,
+            "failure": {"message": "m", "code": "c"},
+        },
+    }
+    events = seed_events(
+        [
+            ev.turn_start(),
+            ev.step_start(),
+            ev.prompt("hi"),
+            chunk,
+            retry,
+            chunk,
+            chunk,
+            ev.answer("x"),
+            ev.step_end(),
+            ev.turn_end(),
+        ],
+        session_id="retry",
+    ).events
+    assert events[7]["sourceEventSeqs"] == [5, 6]
 
 
 def test_appended_builders_continue_from_what_was_seeded() -> None:
@@ -158,7 +220,7 @@ def test_cwd(tmp_path: Path, given: str | None, fixture_cwd: str | None, header_
     fixture = tmp_path / "fixture.jsonl"
     lines = [head, ev.turn_start(1), ev.prompt("in {{cwd}}", message_id="m"), ev.turn_end(1)]
     fixture.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
-    plan = seed_events(fixture, session_id="s", cwd=given)
+    plan = seed_events(fixture, session_id="s", cwd=Path(given) if given else None)  # a path object is a cwd too
     assert plan.header["cwd"] == header_cwd
     assert plan.header["createdAt"] == 5
     assert plan.events[1]["data"]["content"][0]["text"] == f"in {placeholder}"
@@ -178,6 +240,13 @@ def test_cwd(tmp_path: Path, given: str | None, fixture_cwd: str | None, header_
             '- link "{{legacy-id}}":\n  - /url: "#msg-{{legacy-id}}"',
         ),
         ("id 0b0e7e2a-8c1f-4bb8-9f0c-1d2e3f4a5b6c at /tmp/pytest-1/x.jsonl", "id {{uuid}} at {{path}}"),
+        ("- text: 1 分 5 秒", "- text: {{duration}}"),
+        ("- text: 输入 215 首字 12 毫秒", "- text: 输入 215 首字 {{duration}}"),
+        ("- /url: /sessions/s/contexts/8", "- /url: /sessions/s/contexts/{{seq}}"),
+        (
+            "- paragraph: see /home/u/tmp/notes.txt and /var/tmp/x",
+            "- paragraph: see /home/u/tmp/notes.txt and /var/tmp/x",
+        ),
         # a fixture's own text stays as written
         ("- paragraph: Meet at 12:30, wait 5 s, see issue #4", "- paragraph: Meet at 12:30, wait 5 s, see issue #4"),
         ("- text: 5 s later", "- text: 5 s later"),
