@@ -4,8 +4,19 @@ client's are let in at once."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from dsh_inspect.access.shares import ClientSlots
+
+T = TypeVar("T")
+
+
+def run(scenario: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run` in a thread of its own: a browser test's Playwright may hold this thread's event loop."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, scenario).result()
 
 
 def test_a_client_past_its_slots_waits_and_another_is_let_in() -> None:
@@ -28,7 +39,7 @@ def test_a_client_past_its_slots_waits_and_another_is_let_in() -> None:
         await asyncio.gather(*tasks)
         return early, entered
 
-    early, entered = asyncio.run(scenario())
+    early, entered = run(scenario())
     assert early == ["a0", "a1", "r"]  # two of the abuser's, and the reader's at once
     assert sorted(entered) == ["a0", "a1", "a2", "a3", "r"]  # the others in their turn
 
@@ -40,4 +51,4 @@ def test_an_idle_client_is_forgotten() -> None:
             pass
         return slots
 
-    assert not asyncio.run(scenario())._slots
+    assert not run(scenario())._slots
