@@ -73,8 +73,12 @@ class Inspector:
     root: Path
     compression: Compression
     folder: Path = field(default_factory=Path.cwd)
-    sessions: dict[str, SeededSession] = field(default_factory=dict)
     _seeded: dict[str, _Seeded] = field(default_factory=dict, repr=False)
+
+    @property
+    def sessions(self) -> dict[str, SeededSession]:
+        """The sessions seeded so far, by id: their page URLs."""
+        return {sid: seeded.url for sid, seeded in self._seeded.items()}
 
     def seed_session(
         self,
@@ -103,7 +107,6 @@ class Inspector:
             events=len(plan.events),
             last_time=last,
         )
-        self.sessions[sid] = seeded
         self._seeded[sid] = _Seeded(seeded, plan.header, list(plan.events), plan.values)
         return seeded
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..history.session import load_one
 from ..log.jsonl import JsonlScan
 from ..log.plaintext import FilePlaintext
 from ..log.writer import Compression, write_artifact
@@ -155,8 +156,8 @@ class _Positions:
             data["turn"] = self.turn + 1
         if kind == "step/start" and data.get("step") == builders.STEP:
             data["step"] = self.step + 1
-        for key, value in (("turn", self.turn), ("step", self.step)):
-            if data.get(key) == "{{" + key + "}}":
+        for key, token, value in (("turn", builders.TURN, self.turn), ("step", builders.STEP, self.step)):
+            if data.get(key) == token:
                 data[key] = value
         filled = {**event, "data": data}
         if kind == "compaction/summary" and data.get("shadowedSeqs") == builders.SHADOWED_SEQS:
@@ -252,8 +253,6 @@ def seed_problem(
     """What dsh's verdict says of `session` (header and events) when it is not *accepted*, located at the
     event it blames; only events from index `first` on are blamed (earlier ones were seeded before, maybe
     damaged on purpose). `open_turn`: a final turn still open is fine (a live session mid-turn)."""
-    from ..history.session import load_one
-
     with tempfile.TemporaryDirectory(prefix="dsh-seed-check-") as folder:
         log = load_one(str(write_artifact(Path(folder), dict(header), [session], "none")))
     verdict = log.verdict

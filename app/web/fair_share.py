@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import Request, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,6 +42,18 @@ async def over_share(shares: ServerShares, client: str) -> Response | None:
     return refused
 
 
+@asynccontextmanager
+async def charged(shares: ServerShares, slots: ClientSlots, client: str) -> AsyncIterator[None]:
+    """Work done for `client`: begun once one of its slots is free (the wait is not charged), and charged to its
+    share from then until it ends."""
+    async with slots.slot(client):
+        began = shares.begin(client)
+        try:
+            yield
+        finally:
+            shares.end(client, began)
+
+
 class FairShare:
     """Plain ASGI middleware: a request waits for one of its client's slots, then is counted from then until
     its answer has been sent."""
@@ -58,9 +72,5 @@ class FairShare:
         if refused is not None:
             await refused(scope, receive, send)
             return
-        async with self.slots.slot(client):
-            began = self.shares.begin(client)
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                self.shares.end(client, began)
+        async with charged(self.shares, self.slots, client):
+            await self.app(scope, receive, send)

@@ -46,7 +46,7 @@ def test_a_client_past_its_share_is_refused_and_others_are_not(tmp_path: Path) -
             assert [s["id"] for s in listed.json()["sessions"]] == ["a"]
 
 
-def test_a_live_tail_is_refused_past_the_share_and_its_work_is_charged(tmp_path: Path) -> None:
+def test_a_live_tail_is_refused_past_the_share_and_its_open_time_is_not_charged(tmp_path: Path) -> None:
     with live_server([], data_dir=str(tmp_path / "data"), server_seconds_per_minute=1) as url:
         made = httpx.post(f"{url}/api/uploads", params={"name": "a.jsonl"}, content=jsonl_bytes("a"), timeout=30)
         key = made.json()["upload"]["sessions"][0]["key"]

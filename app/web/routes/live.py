@@ -41,7 +41,7 @@ from ...sessions.registry import (
 )
 from ...sessions.transcript import Transcript
 from ..access import client_of, still_valid
-from ..fair_share import over_share
+from ..fair_share import charged, over_share
 from ..present.entries import related_sessions
 from ..present.facts import session_json
 from ..present.rows import RowView
@@ -348,15 +348,11 @@ async def live(
         return refused
     tail = Tail(state, entry, strings, who)
 
-    async def charged(work: Callable[..., Any], *args: Any) -> Any:
-        """`work` in a worker thread, in one of the client's slots, its time charged to the client's share (the
-        idle wait between looks is not: a page open for an hour costs what its updates cost)."""
-        async with state.slots.slot(client):
-            began = state.shares.begin(client)
-            try:
-                return await run_in_threadpool(work, *args)
-            finally:
-                state.shares.end(client, began)
+    async def work(step: Callable[..., Any], *args: Any) -> Any:
+        """`step` in a worker thread, charged to the client (the idle wait between looks is not: a page open
+        for an hour costs what its updates cost)."""
+        async with charged(state.shares, state.slots, client):
+            return await run_in_threadpool(step, *args)
 
     async def stream() -> AsyncIterator[str]:
         state.streams[client] += 1  # counted while it runs (asyncio: one event loop, no lock needed)
@@ -370,7 +366,7 @@ async def live(
 
     async def follow() -> AsyncIterator[str]:
         yield ": connected\n\n"
-        for message in await charged(tail.safely, partial(tail.start, rows, size, mark, first)):
+        for message in await work(tail.safely, partial(tail.start, rows, size, mark, first)):
             yield message
         # the stream stays open when the log is gone, so the browser sees no error and does not reconnect;
         # it ends when its token is revoked (the browser's reconnect is then refused)
@@ -381,9 +377,9 @@ async def live(
                 if not await run_in_threadpool(still_valid, request):
                     return
                 checked = time.monotonic()
-            if tail.quiet() or await charged(tail.look) == tail.seen:
+            if tail.quiet() or await work(tail.look) == tail.seen:
                 continue
-            for message in await charged(tail.safely, tail.follow):
+            for message in await work(tail.safely, tail.follow):
                 yield message
 
     headers: dict[str, Any] = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
