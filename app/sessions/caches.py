@@ -2,8 +2,9 @@
 
 Each key keeps its log, its first-screen prefix and the values derived from either (rows, search
 text, model views), weighed together by an estimate of their bytes; once the total passes the
-limit, the least recently used keys go, whole, and are read again when next asked for. The key in
-use always stays, however large. Nothing here locks: the registry calls it under its own lock.
+limit, the least recently used keys go, whole, and are read again when next asked for (cachetools'
+`LRUCache`, bounded by their weight). The key in use always stays, however large. Nothing here locks:
+the registry calls it under its own lock.
 
 What goes is freed at once, but glibc's allocator keeps freed pages of its heap for later: a
 `Trimmer` hands them back to the OS (`malloc_trim`) off the request path, so that `cache_mb`
@@ -20,10 +21,11 @@ import threading
 import time
 import types
 from array import array
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+
+from cachetools import Cache, LRUCache
 
 from ..history.session import SessionLog
 from ..log.sources import SessionSource
@@ -127,13 +129,38 @@ class _Kept(Generic[C]):
         return self.log_bytes + self.prefix_bytes + sum(b for _, _, b in self.derived.values())
 
 
+class _ByRecency(LRUCache[str, _Kept[C]]):
+    """What each key keeps, the least recently used going first; each that goes asks the trimmer to hand
+    its pages back."""
+
+    def popitem(self) -> tuple[str, _Kept[C]]:
+        gone = super().popitem()
+        TRIMMER.ask()
+        return gone
+
+    def peek(self, key: str) -> _Kept[C] | None:
+        """What `key` keeps, if anything, leaving it as recently used as it was (`LRUCache`'s reads touch)."""
+        return Cache.__getitem__(self, key) if key in self else None
+
+    def untouched(self) -> Iterator[tuple[str, _Kept[C]]]:
+        """Every key and what it keeps, none made more recently used."""
+        return ((key, Cache.__getitem__(self, key)) for key in list(self))
+
+
 class SessionCache(Generic[C]):
     """Per key: one read log (`C`), one prefix, derived values by name; least recently used keys go first."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._kept: OrderedDict[str, _Kept[C]] = OrderedDict()
-        self.size = 0  # the estimated bytes of everything kept
+        # Weighed at most the room: cachetools refuses a value larger than all of it, and the key in use stays
+        # however large (the others go to make room for it). A limit below one byte keeps that key only too.
+        room = max(limit, 1)
+        self._kept: _ByRecency[C] = _ByRecency(room, getsizeof=lambda kept: min(kept.size, room))
+
+    @property
+    def size(self) -> int:
+        """The estimated bytes of everything kept (the key in use counted whole, however large)."""
+        return sum(kept.size for _, kept in self._kept.untouched())
 
     def log(self, key: str, *, touch: bool = True) -> C | None:
         kept = self._get(key, touch)
@@ -151,53 +178,43 @@ class SessionCache(Generic[C]):
     def keep_log(self, key: str, source: SessionSource, log: C, weight: int) -> None:
         """The key's log, read anew or read on: its prefix and everything derived before go."""
         self._drop(key)
-        self._kept[key] = _Kept(source, log, weight)
-        self._settle(key, weight)
+        self._settle(key, _Kept(source, log, weight))
 
     def keep_prefix(self, key: str, prefix: tuple[Any, SessionLog], weight: int) -> None:
         kept = self._for(key, prefix[1].source)
-        change = weight - kept.prefix_bytes
         kept.prefix, kept.prefix_bytes = prefix, weight
-        self._settle(key, change)
+        self._settle(key, kept)
 
     def keep_derived(self, key: str, name: str, log: SessionLog, value: Any, weight: int) -> None:
         kept = self._for(key, log.source)
-        before = kept.derived.get(name)
         kept.derived[name] = (log, value, weight)
-        self._settle(key, weight - (before[2] if before else 0))
+        self._settle(key, kept)
 
     def retain(self, keep: Callable[[str, SessionSource], bool]) -> None:
         """Drop every key (and all it keeps) for which `keep(key, source)` is false."""
-        for key in [k for k, kept in self._kept.items() if not keep(k, kept.source)]:
-            self._drop(key)
+        for key, kept in self._kept.untouched():
+            if not keep(key, kept.source):
+                self._drop(key)
 
     def _get(self, key: str, touch: bool) -> _Kept[C] | None:
-        kept = self._kept.get(key)
-        if kept is not None and touch:
-            self._kept.move_to_end(key)
-        return kept
+        return self._kept.get(key) if touch else self._kept.peek(key)
 
     def _for(self, key: str, source: SessionSource) -> _Kept[C]:
-        kept = self._kept.get(key)
+        kept = self._kept.peek(key)
         if kept is None or kept.source != source:
             self._drop(key)
-            kept = self._kept[key] = _Kept(source)
+            kept = _Kept(source)
         return kept
 
     def _drop(self, key: str) -> None:
-        gone = self._kept.pop(key, None)
-        if gone is not None:
-            self.size -= gone.size
+        if self._kept.pop(key, None) is not None:
             TRIMMER.ask()
 
-    def _settle(self, key: str, change: int) -> None:
-        """`key` most recently used; the least recently used others go while the total is over the limit."""
-        self.size += change
-        self._kept.move_to_end(key)
-        while self.size > self.limit and len(self._kept) > 1:
-            _, gone = self._kept.popitem(last=False)
-            self.size -= gone.size
-            TRIMMER.ask()
+    def _settle(self, key: str, kept: _Kept[C]) -> None:
+        """`key` most recently used, weighed anew; the least recently used others go while the total is over
+        the limit. Taken out first: making room never lets it go (and asks for a trim) on its own account."""
+        self._kept.pop(key, None)
+        self._kept[key] = kept
 
 
 K = TypeVar("K", bound=Hashable)
@@ -208,28 +225,20 @@ class Latest(Generic[K, V]):
     """The latest few values by key, each made once while kept; safe to share between threads."""
 
     def __init__(self, kept: int) -> None:
-        self._kept = kept
-        self._items: OrderedDict[K, V] = OrderedDict()
+        self._items: LRUCache[K, V] = LRUCache(kept)
         self._lock = threading.Lock()
 
     def peek(self, key: K) -> V | None:
         """The value under `key` when kept, else None; made by nothing."""
         with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        return None
+            return self._items.get(key)
 
     def get(self, key: K, build: Callable[[], V]) -> V:
         """The value under `key`, made by `build` when not kept (outside the lock: others need not wait)."""
         with self._lock:
             if key in self._items:
-                self._items.move_to_end(key)
                 return self._items[key]
         value = build()
         with self._lock:
             self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._kept:
-                self._items.popitem(last=False)
         return value

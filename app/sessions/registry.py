@@ -18,11 +18,13 @@ import re
 import sqlite3
 import threading
 import zlib
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, TypeVar
+
+from cachetools import LRUCache
 
 from ..history.session import SessionLog, load_session
 from ..log.plaintext import DEFAULT_LIMITS, MIB, ReadLimits
@@ -191,8 +193,8 @@ APPEND_ONLY = frozenset({"jsonl", "jsonl-zstd"})
 # the same version hashes at most one block, and a check at a new version reads the file once (~35 ms for
 # 100 MB, docs/decisions/0010-rewrite-detection.md).
 BLOCK = 1 << 20
-_RUNNING: OrderedDict[tuple[str, FileVersion], list[int]] = OrderedDict()  # crcs[i]: of the first i blocks
 _RUNNING_KEPT = 64  # file versions whose block CRCs are kept, the least recently used dropped first
+_RUNNING: LRUCache[tuple[str, FileVersion], list[int]] = LRUCache(_RUNNING_KEPT)  # crcs[i]: of the first i blocks
 _running_lock = threading.Lock()
 
 
@@ -238,9 +240,6 @@ def _keep(path: str, version: FileVersion, crcs: list[int]) -> None:
         known = _RUNNING.get((path, version))
         if known is None or len(known) < len(crcs):
             _RUNNING[(path, version)] = crcs
-        _RUNNING.move_to_end((path, version))
-        while len(_RUNNING) > _RUNNING_KEPT:
-            _RUNNING.popitem(last=False)
 
 
 class Mark(NamedTuple):
