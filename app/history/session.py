@@ -11,7 +11,6 @@ import math
 import threading
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 from functools import partial
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
+
+from cachetools import LRUCache
 
 from ..log.diagnostics import Diagnostic, Location
 from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
@@ -181,7 +182,7 @@ class SessionLog:
         # read, and each event of a packed record would parse the whole record again. Bounded (`EVENTS_KEPT`,
         # small records only; one packed record), and shared by the server's threads: the lock guards the
         # order of `_decoded`, and `_last_record` is replaced whole, never changed.
-        self._decoded: OrderedDict[int, Event] = OrderedDict()  # stored seq → its event, least recent first
+        self._decoded: LRUCache[int, Event] = LRUCache(EVENTS_KEPT)  # stored seq → its event
         self._decoded_lock = threading.Lock()
         self._last_record: tuple[int, list[dict[str, Any]]] | None = None  # a packed record's index and events
         # Every stored event as the read parsed it, by seq, for a reader that will ask for each one again (the
@@ -389,15 +390,12 @@ class SessionLog:
             return to_event(self.raw_event(seq), synthetic=True)
         with self._decoded_lock:
             found = self._decoded.get(seq)
-            if found is not None:
-                self._decoded.move_to_end(seq)
-                return found
+        if found is not None:
+            return found
         event = to_event(self.raw_event(seq))
         if self._rec_length[self._event_record[seq]] <= KEPT_RECORD_BYTES:
             with self._decoded_lock:
                 self._decoded[seq] = event
-                if len(self._decoded) > EVENTS_KEPT:
-                    self._decoded.popitem(last=False)
         return event
 
     def events(self, start: int = 0, stop: int | None = None) -> Iterator[Event]:

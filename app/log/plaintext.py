@@ -11,13 +11,13 @@ import bisect
 import io
 import mmap
 import os
-from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple, Protocol
 
 import zstandard
+from cachetools import LRUCache
 
 from .diagnostics import Diagnostic, Location
 
@@ -416,8 +416,10 @@ class ZstdPlaintext:
         self._complete_end: int | None = None
         self.torn_plaintext = bytearray()
         self.problems: list[Diagnostic] = []
-        self._cache: OrderedDict[int, bytes] = OrderedDict()
-        self._cached = 0  # bytes in `_cache`
+        # frame index → its text; each weighs its bytes, at most all the room: cachetools refuses a larger one
+        self._cache: LRUCache[int, bytes] = LRUCache(
+            FRAME_CACHE_BYTES, getsizeof=lambda text: min(len(text), FRAME_CACHE_BYTES)
+        )
 
     @property
     def complete_end(self) -> int | None:
@@ -444,7 +446,6 @@ class ZstdPlaintext:
         # kept current while frames decode: a scan asks it whether a line lies in a complete frame
         self._complete_end = total
         self._cache.clear()
-        self._cached = 0
         framing = self.framing
         dctx = zstandard.ZstdDecompressor()
         if not framing.frames:
@@ -604,19 +605,13 @@ class ZstdPlaintext:
         no further than a read needs, and only as far as the scan read it)."""
         text = self._cache.get(i)
         if text is not None and len(text) >= min(upto, self._size_of(i)):
-            self._cache.move_to_end(i)
             return text
         a, b = self._ranges[i]
         if 0 <= _declared_size(self._buf, a) <= STREAMED_FRAME:
             text = decompress_frame(self._buf[a:b], self._limit)
         else:
             text = self._stream_prefix(a, b, min(self._size_of(i), -(-upto // READ_CHUNK) * READ_CHUNK))
-        if i in self._cache:
-            self._cached -= len(self._cache.pop(i))
         self._cache[i] = text
-        self._cached += len(text)
-        while self._cached > FRAME_CACHE_BYTES and len(self._cache) > 1:
-            self._cached -= len(self._cache.popitem(last=False)[1])
         return text
 
     def _size_of(self, i: int) -> int:

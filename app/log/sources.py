@@ -9,10 +9,11 @@ import os
 import threading
 import zipfile
 import zlib
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Literal, Protocol
+
+from cachetools import LRUCache
 
 from .diagnostics import Diagnostic, Location
 from .dsh_root import FileVersion, RootArtifact, artifact_root, list_root, resolve_root
@@ -218,35 +219,59 @@ def _discover_file(path: str, found: Discovery, *, root: str | None, kind: Kind 
 
 # Open archives by file version, the most recent few: a ZIP's central directory is parsed once, not once
 # for each member read (an export of 10,000 subagent logs parsed its 10,000 entries 10,000 times over).
-_ARCHIVES: OrderedDict[tuple[str, int, int, int], tuple[zipfile.ZipFile, threading.Lock]] = OrderedDict()
+Archive = tuple[zipfile.ZipFile, threading.Lock]  # an open archive, and the lock its opens take
+ArchiveKey = tuple[str, int, int, int]  # its path, size, mtime and inode: the file version it was opened at
 _ARCHIVES_KEPT = 4
+
+
+class _OpenArchives(LRUCache[ArchiveKey, Archive]):
+    """The archives kept open, the least recently used let go first: each one let go is set aside in
+    `let_go`, to be closed once `_archives_lock` is released."""
+
+    def __init__(self, kept: int) -> None:
+        super().__init__(kept)
+        self.let_go: list[Archive] = []
+
+    def popitem(self) -> tuple[ArchiveKey, Archive]:
+        key, archive = super().popitem()
+        self.let_go.append(archive)
+        return key, archive
+
+    def forget(self, path: str, *, but: ArchiveKey | None = None) -> None:
+        """Let every version of `path` go, but one."""
+        self.let_go += [self.pop(k) for k in [k for k in self if k[0] == path and k != but]]
+
+    def closing(self) -> list[Archive]:
+        """The archives let go since the last ask, to be closed."""
+        let_go, self.let_go = self.let_go, []
+        return let_go
+
+
+_ARCHIVES = _OpenArchives(_ARCHIVES_KEPT)
 _archives_lock = threading.Lock()
 
 
-def _archive(path: str) -> tuple[zipfile.ZipFile, threading.Lock]:
+def _archive(path: str) -> Archive:
     """The archive at `path` as it is now, opened once for all its members, and the lock its opens take.
     Raises what `zipfile.ZipFile` raises."""
     st = os.stat(path)
     key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
     with _archives_lock:
         found = _ARCHIVES.get(key)
-        if found is not None:
-            _ARCHIVES.move_to_end(key)
-            return found
+    if found is not None:
+        return found
     opened = (zipfile.ZipFile(path), threading.Lock())
     with _archives_lock:
-        found = _ARCHIVES.setdefault(key, opened)
-        _ARCHIVES.move_to_end(key)
-        stale = [k for k in _ARCHIVES if k[0] == path and k != key]  # older versions of this file
-        stale += [k for k in _ARCHIVES if k[0] != path][: max(len(_ARCHIVES) - len(stale) - _ARCHIVES_KEPT, 0)]
-        closing = [_ARCHIVES.pop(k) for k in stale]
+        _ARCHIVES.forget(path, but=key)  # its older versions
+        found = _ARCHIVES.setdefault(key, opened)  # the least recent others go to make room
+        closing = _ARCHIVES.closing()
     if found is not opened:
         closing.append(opened)
     _close(closing)
     return found
 
 
-def _close(archives: list[tuple[zipfile.ZipFile, threading.Lock]]) -> None:
+def _close(archives: list[Archive]) -> None:
     for zf, lock in archives:
         with lock:  # not while a member is being opened; one already open keeps the file until it is done
             zf.close()
@@ -264,7 +289,8 @@ def open_member(path: str, member: str) -> IO[bytes]:
 def forget_archive(path: str) -> None:
     """Close the archive at `path` if it is open (it was deleted, or will be)."""
     with _archives_lock:
-        closing = [_ARCHIVES.pop(k) for k in [k for k in _ARCHIVES if k[0] == path]]
+        _ARCHIVES.forget(path)
+        closing = _ARCHIVES.closing()
     _close(closing)
 
 

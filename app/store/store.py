@@ -10,7 +10,6 @@ import re
 import tempfile
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import orjson
+from cachetools import LRUCache
 
 from ..log.sources import SessionSource
 from .access_records import AccessRecords, SqliteAccess
@@ -123,7 +123,7 @@ class UploadStore:
         # the newest state of each version that grew by appends, as one file appends extend in place
         self.growing = GrowingCopies(self.root / "growing")
         self._growing: dict[str, list[Upload]] = {}  # a listed upload read from a growing copy → its chain
-        self._hashes: OrderedDict[str, Any] = OrderedDict()  # digest → its bytes' unfinished SHA-256
+        self._hashes: LRUCache[str, Any] = LRUCache(HASHES_KEPT)  # digest → its bytes' unfinished SHA-256
         self.shared = blobs_url is not None  # the blobs are not this machine's files: no process may assume so
         self._lock = threading.Lock()
         # one reading of the catalog's sessions at a time: those asking meanwhile take what it read
@@ -382,9 +382,6 @@ class UploadStore:
             return
         with self._lock:
             self._hashes[digest] = sha.copy()
-            self._hashes.move_to_end(digest)
-            while len(self._hashes) > HASHES_KEPT:
-                self._hashes.popitem(last=False)
 
     def uploads(self) -> list[Upload]:
         """Every upload a user sees, oldest first."""
