@@ -37,7 +37,6 @@ def context_counts(log: SessionLog) -> dict[RenderedForm, int]:
 
 def session_report(log: SessionLog) -> dict[str, Any]:
     """One session's entry in `check --json` (absent facts are null)."""
-    verdict = log.verdict
     return {
         "path": log.source.label,
         "id": log.header.id if log.header else None,
@@ -45,11 +44,7 @@ def session_report(log: SessionLog) -> dict[str, Any]:
         "events": log.stored_count if log.header else None,  # as stored: never the closers dsh would add
         "closers": len(log.closers) if log.header else None,  # those dsh would add on resume
         "messages": log.message_count if log.header else None,
-        "verdict": verdict.category,
-        "accepted": verdict.accepted,
-        "reason": verdict.reason,
-        "location": verdict.location.describe() if verdict.location else None,
-        "repairs": list(verdict.repairs),
+        "verdict": log.verdict.to_json(),  # the shape the session's JSON twin gives it
         "diagnostics": [d.to_json() for d in log.diagnostics],
         "contexts": context_counts(log) if log.header else None,
     }
@@ -140,17 +135,18 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
         for d in found.diagnostics:
             out.write(f"warning: {d.location.describe()}: {d.message}\n")
         for s in sessions:
-            where = f" at {s['location']}" if s["location"] else ""
+            verdict = s["verdict"]
+            where = f" at {verdict['location']}" if verdict["location"] else ""
             counts = (
                 f"{s['events']} events, {s['messages']} messages" if s["events"] is not None else "no readable header"
             )
-            out.write(f"{s['verdict']:<11} {s['path']}  ({s['carrier']}, {counts})\n")
-            if s["verdict"] != "accepted":
-                out.write(f"            {s['reason']}{where}\n")
+            out.write(f"{verdict['category']:<11} {s['path']}  ({s['carrier']}, {counts})\n")
+            if verdict["category"] != "accepted":
+                out.write(f"            {verdict['reason']}{where}\n")
             if "generation" in s:
                 out.write(f"            {generation_line(s['generation'])}\n")
             for d in s["diagnostics"]:
-                if d["severity"] != "info" or s["verdict"] != "accepted":
+                if d["severity"] != "info" or verdict["category"] != "accepted":
                     loc = ", ".join(f"{k} {d[k]}" for k in ("line", "row", "offset") if d[k] is not None)
                     out.write(f"            {d['severity']}: {d['message']}" + (f" ({loc})" if loc else "") + "\n")
         for r in refused:
@@ -158,14 +154,14 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
         for c in changed:
             out.write(f"{'changed':<11} {c['location']}: {c['reason']}; the log changed while it was read\n")
         total = len(sessions)
-        ok = sum(1 for s in sessions if s["accepted"])
+        ok = sum(1 for s in sessions if s["verdict"]["accepted"])
         out.write(
             f"{ok} of {total} session(s) accepted or repaired; {len(refused)} input(s) not session logs"
             + (f"; {len(changed)} changed while read" if changed else "")
             + "\n"
         )
         out.write(f"verdicts as dsh {DSH_RELEASE} gives them\n")
-    bad = any(not s["accepted"] for s in sessions) or bool(refused) or bool(changed)
+    bad = any(not s["verdict"]["accepted"] for s in sessions) or bool(refused) or bool(changed)
     return 1 if bad else 0
 
 

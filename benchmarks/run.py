@@ -512,7 +512,7 @@ if sys.argv[1] == "upload":
     found = read_contents(sys.argv[2], "bench", Limits(max_sessions_per_upload=100_000))
     verdicts = [s.verdict for s in found.sessions]
 elif sys.argv[1] == "check":
-    verdicts = [session_report(load_session(s))["verdict"] for s in discover([sys.argv[2]]).sources]
+    verdicts = [session_report(load_session(s))["verdict"]["category"] for s in discover([sys.argv[2]]).sources]
 else:
     verdicts = [load_session(s).verdict.category for s in discover([sys.argv[2]]).sources]
 took = time.perf_counter() - start

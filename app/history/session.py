@@ -35,6 +35,7 @@ from ..log.sources import (
 from ..model.frozen import freeze
 from ..model.messages import freeze_message
 from ..model.rules import (
+    DSH_RELEASE,
     SURFACE_TYPES,
     UPGRADED_TYPES,
     UpgradeError,
@@ -66,6 +67,17 @@ class Verdict:
     @property
     def accepted(self) -> bool:
         return self.category in ("accepted", "repaired")
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as `check --json` and a session's JSON twin give it, with the dsh release it is of."""
+        return {
+            "category": self.category,
+            "accepted": self.accepted,
+            "reason": self.reason,
+            "location": self.location.describe() if self.location else None,
+            "repairs": list(self.repairs),
+            "dsh": DSH_RELEASE,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,7 +163,7 @@ def test_check_of_tiny_records_answers_in_bounded_memory(tmp_path: Path) -> None
     bomb = tiny_records_zstd(tmp_path / "tiny.jsonl.zstd", 2_000_000)
     peak, out = peak_rss("check", "--json", str(bomb))
     report = orjson.loads(out)
-    assert report["sessions"][0]["verdict"] == "refused"
+    assert report["sessions"][0]["verdict"]["category"] == "refused"
     decoded = 2_000_000 * 3
     assert peak < 3 * decoded + BASELINE, peak
 
@@ -254,7 +254,8 @@ def test_check_and_render_of_a_gigabyte_line_stay_within_the_line_limit(tmp_path
     assert bomb.stat().st_size < 100_000
     peak, out = peak_rss("check", "--json", str(bomb))
     session = orjson.loads(out)["sessions"][0]
-    assert session["verdict"] == "unsupported" and session["reason"] == f"line 3 {LINE_LIMIT}"
+    verdict = session["verdict"]
+    assert verdict["category"] == "unsupported" and verdict["reason"] == f"line 3 {LINE_LIMIT}"
     assert session["events"] == 1
     assert peak < 3 * 64 * MIB + BASELINE, peak
     peak, out = peak_rss("render", str(bomb), "-o", str(tmp_path / "long.html"))
@@ -267,8 +268,8 @@ def test_a_zip_member_with_a_long_line_is_read_as_an_upload_without_holding_it(t
     bomb = long_line_zip(tmp_path / "export.zip", 200 * MIB)
     found = read_contents(str(bomb), "export.zip", Limits())
     assert [s.verdict for s in found.sessions] == ["unsupported"]
-    report = check_json(bomb)["sessions"][0]
-    assert report["reason"] == f"line 3 {LINE_LIMIT}" and report["location"].endswith("line 3, byte 198")
+    verdict = check_json(bomb)["sessions"][0]["verdict"]
+    assert verdict["reason"] == f"line 3 {LINE_LIMIT}" and verdict["location"].endswith("line 3, byte 198")
 
 
 # -- SQLite data blobs ------------------------------------------------------------------------------
@@ -279,8 +280,8 @@ def test_a_sqlite_data_blob_over_the_line_limit_is_not_decoded_past_it(tmp_path:
     assert store.stat().st_size < 200_000
     found = read_contents(str(store), "store.sqlite", Limits())  # within max_decompressed_mb, so accepted
     assert [s.verdict for s in found.sessions] == ["unsupported"]
-    report = check_json(store)["sessions"][0]
-    assert report["reason"] == f"row seq 0's data {LINE_LIMIT}"
+    verdict = check_json(store)["sessions"][0]["verdict"]
+    assert verdict["reason"] == f"row seq 0's data {LINE_LIMIT}"
     peak, _ = peak_rss("check", str(store))
     assert peak < 3 * 64 * MIB + BASELINE, peak
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from dsh_inspect.cli import main, run_check
+from dsh_inspect.model.rules import DSH_RELEASE
 
 from tests.support.builders import header, two_turns
 
@@ -40,11 +41,14 @@ def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
         "events": len(two_turns().events),
         "closers": 0,
         "messages": 8,
-        "verdict": "accepted",
-        "accepted": True,
-        "reason": session["reason"],
-        "location": None,
-        "repairs": [],
+        "verdict": {
+            "category": "accepted",
+            "accepted": True,
+            "reason": "dsh would load this log as it is",
+            "location": None,
+            "repairs": [],
+            "dsh": DSH_RELEASE,
+        },
         "diagnostics": [],
         "contexts": {"instructions": 0, "catalog": 0, "snapshot": 0, "notice": 0, "relay": 0, "recall": 0, "opaque": 0},
     }
@@ -58,7 +62,7 @@ def test_a_refused_log_exits_one_and_locates_the_defect(tmp_path: Path) -> None:
     code, out, _ = check(path)
     assert code == 1
     (session,) = json.loads(out)["sessions"]
-    assert session["verdict"] == "refused" and session["accepted"] is False
+    assert session["verdict"]["category"] == "refused" and session["verdict"]["accepted"] is False
     errors = [d for d in session["diagnostics"] if d["severity"] == "error"]
     assert errors[0]["line"] == 5 and errors[0]["file"] == str(path)
     assert isinstance(errors[0]["offset"], int) and errors[0]["row"] is None
@@ -69,8 +73,8 @@ def test_a_repaired_log_still_exits_zero(tmp_path: Path) -> None:
     code, out, _ = check(path)
     assert code == 0
     (session,) = json.loads(out)["sessions"]
-    assert session["verdict"] == "repaired" and session["accepted"] is True
-    assert session["repairs"] and "closed the open final turn" in session["repairs"][0]
+    assert session["verdict"]["category"] == "repaired" and session["verdict"]["accepted"] is True
+    assert session["verdict"]["repairs"] and "closed the open final turn" in session["verdict"]["repairs"][0]
 
 
 def test_an_input_that_is_not_a_session_log_is_listed_as_refused(tmp_path: Path) -> None:
@@ -130,7 +134,7 @@ def test_the_console_script_checks_the_whole_corpus(corpus_dir: Path) -> None:
     assert result.returncode == 1, "not-sessions/ holds three files that are not session logs"
     doc = json.loads(result.stdout)
     assert len(doc["refused"]) == 3
-    assert all(s["accepted"] for s in doc["sessions"])
+    assert all(s["verdict"]["accepted"] for s in doc["sessions"])
     assert {s["carrier"] for s in doc["sessions"]} >= {"fixture", "jsonl-zstd", "zip"}
     assert "checking" in result.stderr
 
@@ -184,11 +188,11 @@ def test_events_are_the_stored_ones_and_a_refused_log_lists_no_repairs(tmp_path:
     builder.turn(3, close=False)
     repaired = write_log(tmp_path / "open/session.jsonl", builder.events)
     (report,) = json.loads(check(repaired)[1])["sessions"]
-    assert report["verdict"] == "repaired"
+    assert report["verdict"]["category"] == "repaired"
     assert (report["events"], report["closers"]) == (len(builder.events), 1)  # its turn/end
     broken = [*builder.events, {"type": "step/start", "seq": len(builder.events), "time": 0, "data": None}]
     refused = write_log(tmp_path / "refused/session.jsonl", broken)
     (report,) = json.loads(check(refused)[1])["sessions"]
-    assert report["verdict"] == "refused"
+    assert report["verdict"]["category"] == "refused"
     assert report["events"] == len(broken), "stored events, not the closers an open turn would get"
-    assert report["repairs"] == []
+    assert report["verdict"]["repairs"] == []

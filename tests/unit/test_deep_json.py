@@ -180,7 +180,7 @@ def test_check_and_render_read_a_deep_line_and_say_where_it_is_deep(tmp_path: Pa
     lines = log_lines(nested(depth, kind=kind))
     path = write(tmp_path / "session.jsonl", lines)
     session = check_json(path)
-    assert (session["verdict"], session["events"]) == ("accepted", len(lines) - 1)
+    assert (session["verdict"]["category"], session["events"]) == ("accepted", len(lines) - 1)
     shallow = depth + 2 <= MAX_DEPTH  # `x` is level 3 of its line
     assert warnings_of(session) == ([] if shallow else [(WARNING, 2, deep_at(lines, 2))])
     x = load_path(path).raw_event(0)["data"]["x"]
@@ -225,7 +225,7 @@ def test_a_deep_part_anywhere_is_read_and_shown_where_it_lies(
 ) -> None:
     path = write(tmp_path / "session.jsonl", lines)
     session = check_json(path)
-    assert (session["verdict"], session["events"]) == ("accepted", len(lines) - 1)
+    assert (session["verdict"]["category"], session["events"]) == ("accepted", len(lines) - 1)
     assert warnings_of(session) == [(WARNING, number, deep_at(lines, number))]
     log = load_path(path)
     value: Any = thaw(log.header.raw) if log.header is not None and seq is None else log.raw_event(seq or 0)
@@ -258,7 +258,7 @@ def test_a_deep_line_that_is_not_json_is_a_defect_located_where_json_fails(tmp_p
     session = check_json(path)
     defect = next(d for d in session["diagnostics"] if d["code"] == "defect")
     assert (defect["message"], defect["line"]) == (f"not valid JSON: {expected.value}", 2)
-    assert session["verdict"] == "refused" and warnings_of(session) == []
+    assert session["verdict"]["category"] == "refused" and warnings_of(session) == []
     assert "defect" in dict(shown_findings(render_path(str(path))))
 
 
@@ -278,7 +278,7 @@ def test_a_number_past_pythons_limits_is_read_and_judged(
 ) -> None:
     path = write(tmp_path / "session.jsonl", log_lines(literal, keys))
     session = check_json(path)
-    assert session["verdict"] == verdict and reason in session["reason"]
+    assert session["verdict"]["category"] == verdict and reason in session["verdict"]["reason"]
     render_path(str(path))
     if verdict == "accepted":
         assert load_path(path).raw_event(0)["data"]["x"] == float(literal)
@@ -290,7 +290,7 @@ def test_a_deep_line_in_a_zstd_artifact_is_read_and_located(tmp_path: Path) -> N
     batches = [lines[:1]] + [lines[i : i + 5] for i in range(1, len(lines), 5)]  # the header in its own frame
     path.write_bytes(b"".join(zstd_frame(b"".join(x + b"\n" for x in batch)) for batch in batches))
     session = check_json(path)
-    assert (session["verdict"], session["events"]) == ("accepted", 24)
+    assert (session["verdict"]["category"], session["events"]) == ("accepted", 24)
     assert warnings_of(session) == [(WARNING, 2, deep_at(lines, 2))]
 
 
@@ -331,7 +331,7 @@ def test_only_the_deep_line_warns_among_many_full_of_brackets(tmp_path: Path) ->
     lines[deep["seq"] + 1] = with_raw(deep, ("data", "x"), nested(MAX_DEPTH))
     path = write(tmp_path / "session.jsonl", lines)
     session = check_json(path)
-    assert (session["verdict"], session["events"]) == ("accepted", len(log.events))
+    assert (session["verdict"]["category"], session["events"]) == ("accepted", len(log.events))
     assert warnings_of(session) == [(WARNING, deep["seq"] + 2, deep_at(lines, deep["seq"] + 2))]
 
 

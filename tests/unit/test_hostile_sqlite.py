@@ -77,9 +77,10 @@ def test_check_refuses_a_recursive_sessions_view_at_once_naming_it(tmp_path: Pat
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     (session,) = orjson.loads(done.stdout)["sessions"]
-    assert session["verdict"] == "refused"
-    assert "the store's schema is not dsh's schema 17" in session["reason"]
-    assert "sessions is a view, not a table" in session["reason"]
+    verdict = session["verdict"]
+    assert verdict["category"] == "refused"
+    assert "the store's schema is not dsh's schema 17" in verdict["reason"]
+    assert "sessions is a view, not a table" in verdict["reason"]
 
 
 def test_render_of_a_recursive_sessions_view_writes_the_refusal(tmp_path: Path) -> None:
@@ -167,9 +168,10 @@ def test_a_schema_that_is_not_dshs_is_refused_saying_what_differs(
 ) -> None:
     path = store_with_schema(tmp_path / "store.sqlite", statements)
     (session,) = check_json(path)["sessions"]
-    assert session["verdict"] == "refused"
-    assert session["reason"].startswith("the store's schema is not dsh's schema 17")
-    assert said in session["reason"]
+    verdict = session["verdict"]
+    assert verdict["category"] == "refused"
+    assert verdict["reason"].startswith("the store's schema is not dsh's schema 17")
+    assert said in verdict["reason"]
 
 
 def test_a_schema_of_many_objects_names_a_few_and_counts_the_rest(tmp_path: Path) -> None:
@@ -178,8 +180,8 @@ def test_a_schema_of_many_objects_names_a_few_and_counts_the_rest(tmp_path: Path
         tmp_path / "store.sqlite", [canonical("persistence_state"), canonical("sessions"), canonical("events"), *extra]
     )
     (session,) = check_json(path)["sessions"]
-    assert "an extra view 'v0'; an extra view 'v1'" in session["reason"]
-    assert session["reason"].endswith("; and 26 more")
+    assert "an extra view 'v0'; an extra view 'v1'" in session["verdict"]["reason"]
+    assert session["verdict"]["reason"].endswith("; and 26 more")
 
 
 def test_a_read_past_the_time_limit_is_refused_saying_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,8 +267,8 @@ def test_a_damaged_store_is_checked_without_a_traceback(store: Path, tmp_path: P
     doc = orjson.loads(done.stdout)
     assert doc["sessions"] or doc["refused"]
     for session in doc["sessions"]:
-        if session["verdict"] not in ("accepted", "repaired"):
-            assert session["reason"] and session["location"], session  # located
+        if not session["verdict"]["accepted"]:
+            assert session["verdict"]["reason"] and session["verdict"]["location"], session  # located
     for refused in doc["refused"]:
         assert refused["reason"]
 

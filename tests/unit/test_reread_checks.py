@@ -147,4 +147,4 @@ def test_check_over_a_folder_reports_a_file_changed_under_its_read_and_checks_th
     doc = orjson.loads(capsys.readouterr().out)
     assert [c["path"] for c in doc["changed"]] == [str(changing)]
     assert doc["changed"][0]["location"].startswith(f"{changing}, byte ")
-    assert [s["path"] for s in doc["sessions"]] == [str(steady)] and doc["sessions"][0]["accepted"]
+    assert [s["path"] for s in doc["sessions"]] == [str(steady)] and doc["sessions"][0]["verdict"]["accepted"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...history.session import SessionLog
-from ...model.rules import DSH_RELEASE
 from ...sessions.registry import Entry
 from ...sessions.transcript import Transcript
 from .entries import entry_json, versions_json
@@ -15,20 +14,12 @@ from .windows import file_size
 
 def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]:
     """The session's facts; its diagnostics are the page's diagnostic rows, in page order."""
-    verdict = log.verdict
     return {
         **entry_json(entry),
         **versions_json(entry),
         "header": log.header.to_json() if log.header else None,
         "title": log.title,
-        "verdict": {
-            "category": verdict.category,
-            "accepted": verdict.accepted,
-            "reason": verdict.reason,
-            "location": verdict.location.describe() if verdict.location else None,
-            "repairs": list(verdict.repairs),
-            "dsh": DSH_RELEASE,  # the release whose verdict this is
-        },
+        "verdict": log.verdict.to_json(),
         "events": log.stored_count,  # as stored: never the closers dsh would add
         "messages": log.message_count,
         "turns": log.turns,
