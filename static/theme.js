@@ -1,9 +1,11 @@
 // Runs before first paint: apply a remembered theme choice (else the OS preference rules), and the
-// remembered "Show bookkeeping" (inspect.js) so folds do not flash shut first.
-(function () {
+// remembered "Show bookkeeping" (folds.js) so folds do not flash shut first. A classic script, loaded
+// blocking in <head>, not a module: a module always runs deferred, after the page is drawn. It imports
+// nothing and its names stay inside the function, so it sets no global.
+(() => {
   try {
-    var theme = localStorage.getItem("dsh-inspect-theme");
+    const theme = localStorage.getItem("dsh-inspect-theme");
     if (theme === "dark" || theme === "light") document.documentElement.dataset.theme = theme;
     if (localStorage.getItem("dsh-inspect-bookkeeping") === "shown") document.documentElement.dataset.showBookkeeping = "";
-  } catch (e) { /* storage may be unavailable (file://, privacy mode): follow the OS */ }
+  } catch { /* storage may be unavailable (file://, privacy mode): follow the OS */ }
 })();

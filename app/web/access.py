@@ -236,7 +236,7 @@ async def refusal(request: Request, exc: Exception) -> Response:
         headers["Retry-After"] = str(exc.retry_after)
     if exc.status == 401:
         # a page asked for by navigating goes to sign in; anything a page's script or htmx asks for gets 401
-        # with `HX-Redirect`, which htmx and static/inspect.js follow with the whole page, never inside a fragment
+        # with `HX-Redirect`, which htmx and static/request.js follow with the whole page, never inside a fragment
         back = sign_in_url(request)
         headers.update({"WWW-Authenticate": 'Bearer realm="dsh-inspect"', "HX-Redirect": back})
         if navigation(request):

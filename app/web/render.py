@@ -2,10 +2,12 @@
 
 It is the session page itself (same templates, every row at once; a run row
 lists its events, one line each, rather than a row each) in the
-`export.html` layout: CSS and one script inline, each allowed by its hash
-in the file's own CSP, every row body inline in a `<template>`, and the
-images of an export ZIP inline as `data:` URIs, so it opens from `file://`
-with working disclosures and touches no network.
+`export.html` layout: CSS and two scripts inline (theme.js, run before first
+paint, and the rows' ES modules bundled into one, static/export.bundle.js:
+docs/decisions/0027-export-bundle.md), each allowed by its hash in the file's
+own CSP, every row body inline in a `<template>`, and the images of an export
+ZIP inline as `data:` URIs, so it opens from `file://` with working
+disclosures and touches no network.
 
 Nothing in it may need the server: the templates leave out its chrome
 (search, live tail, "Show all") and its links (events, model views, identity
@@ -42,7 +44,9 @@ from .routes.sessions import page_context
 from .state import STATIC, WebState
 
 STYLES = ("inspect.css", "export.css")
-SCRIPTS = ("theme.js", "inspect.js", "export.js")
+THEME_SCRIPT = "theme.js"
+# static/export.js and the modules it imports, bundled by tools/js/bundle.sh (`make check` fails when stale)
+MODULE_SCRIPT = "export.bundle.js"
 # Image bytes one file carries in all: base64 makes them a third larger again, and a page
 # much past 30 MB is slow to open; the images past it are named where they appeared.
 MEDIA_BUDGET = 24 << 20
@@ -55,12 +59,14 @@ class RenderError(Exception):
 @dataclass(frozen=True, slots=True)
 class Assets:
     css: str
-    script: str
+    theme: str  # a classic script: it runs before first paint
+    script: str  # an ES module, deferred like the served page's
 
     @property
     def csp(self) -> str:
+        scripts = f"'{_sha256(self.theme)}' '{_sha256(self.script)}'"
         return (
-            f"default-src 'none'; script-src '{_sha256(self.script)}'; style-src '{_sha256(self.css)}'; "
+            f"default-src 'none'; script-src {scripts}; style-src '{_sha256(self.css)}'; "
             "img-src data:; base-uri 'none'; form-action 'none'"
         )
 
@@ -71,11 +77,11 @@ def _sha256(text: str) -> str:
 
 def export_assets() -> Assets:
     css = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in STYLES)
-    script = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in SCRIPTS)
-    # inlined verbatim, so neither may close its own element early
-    if "</style" in css.lower() or "</script" in script.lower():
+    theme, script = ((STATIC / name).read_text(encoding="utf-8") for name in (THEME_SCRIPT, MODULE_SCRIPT))
+    # inlined verbatim, so none may close its own element early
+    if "</style" in css.lower() or any("</script" in text.lower() for text in (theme, script)):
         raise RenderError("a static asset contains a closing tag and cannot be inlined")
-    return Assets(css, script)
+    return Assets(css, theme, script)
 
 
 def render_session(registry: Registry, key: str, *, lang: str = "en", media_budget: int = MEDIA_BUDGET) -> str:
@@ -135,6 +141,7 @@ def session_export(
             rows_html=Markup(rows_at),
             images_left_out=_images_left_out(images, media_budget),
             export_css=Markup(assets.css),
+            export_theme=Markup(assets.theme),
             export_script=Markup(assets.script),
             export_csp=assets.csp,
             **page,

@@ -65,17 +65,18 @@ def sha256(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
 
 
-def test_the_export_allows_exactly_its_own_script_and_style(tmp_path: Path) -> None:
+def test_the_export_allows_exactly_its_own_scripts_and_style(tmp_path: Path) -> None:
     out = tmp_path / "forms.html"
     assert main(["render", str(SESSIONS), "--session", "demo-context-forms", "-o", str(out)]) == 0
     html = out.read_text()
     scripts, styles = select(html, "script"), select(html, "style")
-    assert len(scripts) == 1 and len(styles) == 1
-    assert not scripts[0].attrs and not styles[0].attrs
+    assert len(scripts) == 2 and len(styles) == 1
+    # theme.js runs before first paint; the rows' modules, bundled, run deferred as on the served page
+    assert [s.attrs for s in scripts] == [{}, {"type": "module"}] and not styles[0].attrs
     (policy,) = attrs(html, 'head > meta[http-equiv="Content-Security-Policy"]', "content")
     assert policy.startswith("default-src 'none'; ")
-    script, style = str(scripts[0].string), str(styles[0].string)  # verbatim: the parser unescapes neither
-    assert f"script-src '{sha256(script)}'" in policy and f"style-src '{sha256(style)}'" in policy
+    theme, module, style = (str(e.string) for e in (*scripts, styles[0]))  # verbatim: the parser unescapes none
+    assert f"script-src '{sha256(theme)}' '{sha256(module)}';" in policy and f"style-src '{sha256(style)}'" in policy
     assert fetched(html) == [], "nothing may be fetched"
     assert not [name for _, name, _ in attributes(html) if name == "hx-get"], "no body is fetched"
     assert len(parse(html).find_all("template", attrs={"data-disclosure-body": True})) >= 6
