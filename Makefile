@@ -36,12 +36,14 @@ team-trial: $(STAMP) postgresql
 demo: $(STAMP)
 	$(BIN)/python -m dsh_inspect.demo.generate
 
-# The checks that keep the code base as docs/product.md "Architecture" lays it out: lint and format, types, layers.
+# The checks that keep the code base as docs/product.md "Architecture" lays it out: lint and format, types, layers;
+# then the front end's (tools/js/check.sh: Biome, tsc --checkJs, the export bundle up to date; Node and npm).
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	tools/js/check.sh
 
 test: $(STAMP) chromium postgresql check
 	$(BIN)/python -m pytest
