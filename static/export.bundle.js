@@ -203,18 +203,6 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 
-// static/wording.js
-function grouped(n) {
-  return String(n).replace(/\B(?=(\d{3})+$)/g, ",");
-}
-function fill(pattern, values) {
-  return pattern.replace(/\{([a-z]+)\}/g, (whole, name) => {
-    if (!Object.hasOwn(values, name)) return whole;
-    const value = values[name];
-    return typeof value === "number" ? grouped(value) : value;
-  });
-}
-
 // static/folds.js
 var root = document.documentElement;
 function setFold(fold, open) {
@@ -277,67 +265,15 @@ document.addEventListener("change", (event) => {
 });
 document.addEventListener("DOMContentLoaded", syncSwitches);
 window.addEventListener("pageshow", syncSwitches);
-function summarize(fold, wording) {
-  const rows = fold.querySelectorAll("[data-fold-rows] > .flow-item");
-  const types = [];
-  rows.forEach((row) => {
-    const typed = row.querySelector("[data-event-type]");
-    const type = typed ? typed.getAttribute("data-event-type") : "";
-    if (type && types.indexOf(type) < 0) types.push(type);
-  });
-  const head = (
-    /** @type {HTMLElement} */
-    fold.firstElementChild
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  const { target, fragment } = (
+    /** @type {CustomEvent} */
+    event.detail
   );
-  const pattern = wording.getAttribute(rows.length === 1 ? "data-fold-one" : "data-fold-many") || "";
-  head.textContent = fill(pattern, { count: rows.length, types: types.slice(0, 3).join(", ") + (types.length > 3 ? ", …" : "") });
-  head.title = types.join(", ");
-  fold.setAttribute("data-fold-count", String(rows.length));
-}
-function foldLive(row, wording) {
-  let fold = row.previousElementSibling;
-  if (!fold?.hasAttribute("data-fold")) {
-    fold = document.createElement("div");
-    fold.className = "fold";
-    fold.setAttribute("data-fold", "");
-    fold.setAttribute("data-fold-live", "");
-    const head = document.createElement("button");
-    head.type = "button";
-    head.className = "fold-head";
-    head.setAttribute("data-fold-toggle", "");
-    head.setAttribute("aria-expanded", "false");
-    const held = document.createElement("div");
-    held.className = "fold-rows";
-    held.id = `fold-${row.id}`;
-    held.setAttribute("data-fold-rows", "");
-    head.setAttribute("aria-controls", held.id);
-    fold.append(head, held);
-    row.before(fold);
+  const head = fragment instanceof DocumentFragment ? fragment.firstElementChild : null;
+  if (target instanceof Element && target.hasAttribute("data-fold-toggle") && head?.hasAttribute("data-fold-toggle")) {
+    head.setAttribute("aria-expanded", target.getAttribute("aria-expanded") || "false");
   }
-  fold.lastElementChild?.appendChild(row);
-  summarize(fold, wording);
-}
-document.addEventListener("DOMContentLoaded", () => {
-  const flow = document.querySelector("[data-chat-flow]");
-  const wording = document.querySelector("[data-bookkeeping-toggle][data-fold-many]");
-  if (!flow || !wording || !document.querySelector("[data-live]")) return;
-  function loose(node) {
-    return node instanceof Element && node.matches(".flow-item[data-bookkeeping]") && node.parentElement !== null && (node.parentElement === flow || node.parentElement.hasAttribute("data-window"));
-  }
-  new MutationObserver((records) => {
-    records.forEach((record) => {
-      record.addedNodes.forEach((node) => {
-        if (loose(node)) foldLive(node, wording);
-      });
-      const held = record.target;
-      if (!record.removedNodes.length || record.addedNodes.length) return;
-      if (!(held instanceof Element && held.hasAttribute("data-fold-rows"))) return;
-      const fold = held.parentElement;
-      if (!fold?.isConnected) return;
-      if (held.querySelector(".flow-item")) summarize(fold, wording);
-      else fold.remove();
-    });
-  }).observe(flow, { childList: true, subtree: true });
 });
 
 // static/export.js

@@ -2,7 +2,6 @@
 // it; "Show bookkeeping" ([data-bookkeeping-toggle]) shows every fold unfolded and is remembered (theme.js
 // applies it before first paint). `reveal(el)` opens the folds holding a row before it is scrolled to (a
 // permalink, a search hit); `step(by)` marks the next (1) or previous (-1) row shown (j/k).
-import { fill } from "./wording.js";
 
 const root = document.documentElement;
 
@@ -81,72 +80,12 @@ document.addEventListener("change", (event) => {
 document.addEventListener("DOMContentLoaded", syncSwitches);
 window.addEventListener("pageshow", syncSwitches);
 
-// A bookkeeping row the live tail appends (static/session.js moves it into the last window) joins the
-// fold just before it, or starts one (`data-fold-live`), worded with the patterns the switch carries:
-// the same fold the server draws once that window is fetched again.
-/** @param {Element} fold @param {Element} wording the switch, which carries the patterns */
-function summarize(fold, wording) {
-  const rows = fold.querySelectorAll("[data-fold-rows] > .flow-item");
-  /** @type {string[]} */
-  const types = [];
-  rows.forEach((row) => {
-    const typed = row.querySelector("[data-event-type]");
-    const type = typed ? typed.getAttribute("data-event-type") : "";
-    if (type && types.indexOf(type) < 0) types.push(type);
-  });
-  const head = /** @type {HTMLElement} */ (fold.firstElementChild);
-  const pattern = wording.getAttribute(rows.length === 1 ? "data-fold-one" : "data-fold-many") || "";
-  head.textContent = fill(pattern, { count: rows.length, types: types.slice(0, 3).join(", ") + (types.length > 3 ? ", …" : "") });
-  head.title = types.join(", ");
-  fold.setAttribute("data-fold-count", String(rows.length));
-}
-
-/** @param {Element} row @param {Element} wording */
-function foldLive(row, wording) {
-  let fold = row.previousElementSibling;
-  if (!fold?.hasAttribute("data-fold")) {
-    fold = document.createElement("div");
-    fold.className = "fold";
-    fold.setAttribute("data-fold", "");
-    fold.setAttribute("data-fold-live", "");
-    const head = document.createElement("button");
-    head.type = "button";
-    head.className = "fold-head";
-    head.setAttribute("data-fold-toggle", "");
-    head.setAttribute("aria-expanded", "false");
-    const held = document.createElement("div");
-    held.className = "fold-rows";
-    held.id = `fold-${row.id}`;
-    held.setAttribute("data-fold-rows", "");
-    head.setAttribute("aria-controls", held.id);
-    fold.append(head, held);
-    row.before(fold);
+// The live tail sends a fold's head again, worded by the server, as rows join the fold
+// (app/web/routes/live.py): the new head keeps whether the reader had the fold open.
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  const { target, fragment } = /** @type {CustomEvent} */ (event).detail;
+  const head = fragment instanceof DocumentFragment ? fragment.firstElementChild : null;
+  if (target instanceof Element && target.hasAttribute("data-fold-toggle") && head?.hasAttribute("data-fold-toggle")) {
+    head.setAttribute("aria-expanded", target.getAttribute("aria-expanded") || "false");
   }
-  fold.lastElementChild?.appendChild(row);
-  summarize(fold, wording);
-}
-
-document.addEventListener("DOMContentLoaded", () => {
-  const flow = document.querySelector("[data-chat-flow]");
-  const wording = document.querySelector("[data-bookkeeping-toggle][data-fold-many]");
-  if (!flow || !wording || !document.querySelector("[data-live]")) return;
-  // a row already in a fold (a window's, or one swapped in place) stays where it is
-  /** @param {Node} node @returns {node is Element} */
-  function loose(node) {
-    return node instanceof Element && node.matches(".flow-item[data-bookkeeping]") && node.parentElement !== null &&
-      (node.parentElement === flow || node.parentElement.hasAttribute("data-window"));
-  }
-  new MutationObserver((records) => {
-    records.forEach((record) => {
-      record.addedNodes.forEach((node) => { if (loose(node)) foldLive(node, wording); });
-      // rows the live tail takes back (to send them again) leave their fold counted anew, or gone
-      const held = record.target;
-      if (!record.removedNodes.length || record.addedNodes.length) return;
-      if (!(held instanceof Element && held.hasAttribute("data-fold-rows"))) return;
-      const fold = held.parentElement;
-      if (!fold?.isConnected) return;
-      if (held.querySelector(".flow-item")) summarize(fold, wording);
-      else fold.remove();
-    });
-  }).observe(flow, { childList: true, subtree: true });
 });

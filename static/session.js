@@ -393,10 +393,15 @@ function followLive(live, flow) {
     });
     reopen = new Map();
   }
+  // Rows the tail takes back or deletes may leave a fold with none: it goes. The rows come again folded as
+  // the server folds them, and so does the head of a fold they left rows in (app/web/routes/live.py).
+  function dropEmptyFolds() {
+    flow.querySelectorAll("[data-fold]").forEach((fold) => { if (!fold.querySelector(".flow-item")) fold.remove(); });
+  }
   // The tail sends the rows from `key` on again (the log moved on before it connected, or it connected
   // again): the page drops that row and every one after it first, noting the disclosures open in them,
   // so each row is there once and opens again as it was. Windows left empty go, but the one the rows
-  // join (`adopt` counts it again); folds left empty go with them (static/folds.js).
+  // join (`adopt` counts it again); folds left empty go with them.
   /** @param {string} key */
   function dropRowsFrom(key) {
     const first = flow.querySelector(`.flow-item[data-chat-flow-key="${key}"]`);
@@ -414,6 +419,7 @@ function followLive(live, flow) {
     flow.querySelectorAll(":scope > [data-window]").forEach((win) => {
       if (win !== joined && !win.querySelector(".flow-item")) win.remove();
     });
+    dropEmptyFolds();
   }
   document.body.addEventListener("htmx:sseMessage", (event) => {
     const source = firedOn(event);
@@ -423,6 +429,7 @@ function followLive(live, flow) {
       if (/^[a-z]+(-[0-9]+)+$/.test(key)) dropRowsFrom(key);
       return;
     }
+    dropEmptyFolds();  // rows that moved were deleted (out of band) and came again
     reopenSwapped();  // after the whole update: a row removed and sent again is back by now too
     // A notice says the log was rewritten (its rows replaced in place along with it) or is gone.
     if (source.hasAttribute("data-live-notice")) {

@@ -30,6 +30,7 @@ from ..sessions.registry import Entry, Registry
 from ..settings import Settings
 from ..store import UploadStore
 from .present.clock import WallClock
+from .present.folds import Fold, fold_runs
 from .present.model_views import message_url
 from .present.strings import Strings, count, strings_for
 from .present.wording import WORDS
@@ -86,6 +87,8 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["wall_clock"] = WallClock.of
     templates.env.globals["message_url"] = message_url  # a row's link to its message's identity page
     templates.env.filters["count"] = count
+    templates.env.globals["fold_runs"] = fold_runs  # rows/_fold.html: the fold rule
+    templates.env.tests["fold"] = lambda item: isinstance(item, Fold)
     return templates
 
 

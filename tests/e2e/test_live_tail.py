@@ -155,7 +155,8 @@ def assert_each_row_once(page: Page, server: str, key: str) -> None:
     every = [r["seq"] for r in twin_rows(server, key)]
     assert seqs == every[len(every) - len(seqs) :], (seqs, every)
     folds = page.locator("[data-fold]").evaluate_all(
-        "fs => fs.map(f => [Number(f.dataset.foldCount), f.querySelectorAll('.flow-item').length])"
+        "fs => fs.map(f => [Number(f.querySelector(':scope > [data-fold-toggle]').dataset.foldCount),"
+        " f.querySelectorAll('.flow-item').length])"
     )
     assert all(count == held > 0 for count, held in folds), folds
 

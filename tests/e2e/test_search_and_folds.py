@@ -258,7 +258,6 @@ def test_bookkeeping_rows_arriving_live_fold_too(page: Page, server: str, root: 
     folds = page.locator("[data-fold]")
     expect(folds).to_have_count(2)  # turn 1's request/header, and turn 2's bookkeeping
     live = folds.filter(has=page.locator('[data-event-type="session/title"]'))
-    expect(live).to_have_attribute("data-fold-live", "")
     head = live.get_by_role("button", name="2 events: session/title, request/header")
     expect(head).to_have_attribute("aria-expanded", "false")
     bookkeeping = page.locator(".flow-item[data-bookkeeping]")
@@ -266,6 +265,60 @@ def test_bookkeeping_rows_arriving_live_fold_too(page: Page, server: str, root: 
     head.click()
     expect(live.locator(".flow-item")).to_have_count(2)
     expect(live.locator(".flow-item").nth(1)).to_be_visible()
+    assert fold_heads(page) == fold_heads(fresh_page(page, f"{server}/sessions/{key}"))
+
+
+def fold_heads(page: Page) -> list[list[str]]:
+    """Each fold's head as a reader meets it: its words, its title (every type), and the rows it says it holds
+    and does hold."""
+    heads: list[list[str]] = page.locator("[data-fold] > [data-fold-toggle]").evaluate_all(
+        "hs => hs.map(h => [h.textContent, h.title, h.dataset.foldCount,"
+        " String(h.parentElement.querySelectorAll(':scope > [data-fold-rows] > .flow-item').length)])"
+    )
+    return heads
+
+
+def fresh_page(page: Page, url: str) -> Page:
+    """`url` opened anew in a page of its own, beside `page`."""
+    fresh = page.context.new_page()
+    fresh.goto(url)
+    expect(fresh.locator("[data-fold]").first).to_be_attached()
+    return fresh
+
+
+def test_a_fold_followed_live_reads_as_a_fresh_page_draws_it(page: Page, server: str, root: Path) -> None:
+    """Bookkeeping rows arriving live join the fold the page's last row is in, a run row among them (65 like
+    events: one row, sent again whole as it grows) counting each of its events; the head the server words
+    for it reads as on a fresh page, and a fold the reader opened stays open."""
+    b = LogBuilder()
+    b.turn(1, "first prompt")
+    b.add("session/title", {"title": "Live"})  # the page ends in a fold of one
+    first = len(b.events)
+    for i in range(65):
+        b.add("sandbox/mode", {"mode": f"m{i}"})
+    grown = len(b.events)
+    for i in range(65, 70):
+        b.add("sandbox/mode", {"mode": f"m{i}"})
+    b.add("approval/policy", {"policy": "never"})
+    b.turn(2, "second prompt")
+    key = "live-fold-heads"
+    path = write_artifact(root, header(key), [b.events[:first]], "none")
+    page.goto(f"{server}/sessions/{key}")
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
+    fold = page.locator("[data-fold]").filter(has=page.locator('[data-event-type="session/title"]'))
+    head = fold.locator("[data-fold-toggle]")
+    expect(head).to_have_text("1 event: session/title")
+    head.click()
+    append_batch(path, b.events[first:grown])
+    expect(head).to_have_text("66 events: session/title, sandbox/mode")
+    append_batch(path, b.events[grown:])
+    expect(page.get_by_text("second prompt", exact=True)).to_be_visible(timeout=10000)
+    expect(head).to_have_text("72 events: session/title, sandbox/mode, approval/policy")
+    expect(head).to_have_attribute("aria-expanded", "true")
+    expect(fold.locator("[data-run]")).to_have_attribute("data-run-count", "70")
+    expect(fold.locator("[data-fold-rows] > .flow-item")).to_have_count(3)
+    expect(fold.locator("[data-fold-rows] > .flow-item").last).to_be_visible()
+    assert fold_heads(page) == fold_heads(fresh_page(page, f"{server}/sessions/{key}"))
 
 
 def test_folds_open_in_a_one_file_export_and_a_permalink_opens_its_fold(page: Page, tmp_path: Path) -> None:

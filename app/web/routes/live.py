@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
+from itertools import takewhile
 from typing import Any, NamedTuple
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
@@ -44,6 +45,7 @@ from ..access import client_of, still_valid
 from ..fair_share import charged, over_share
 from ..present.entries import related_sessions
 from ..present.facts import session_json
+from ..present.folds import Fold
 from ..present.rows import RowView
 from ..present.strings import Strings
 from ..present.windows import rendered_window, transcript
@@ -97,8 +99,12 @@ def sse(event: str, html: str) -> str:
     return f"event: {event}\n{data}\n\n"
 
 
-def update(state: WebState, entry: Entry, t: Strings, shown: list[Signature]) -> tuple[str, list[Signature]]:
-    """HTML for what changed since `shown`: replaced rows (out of band) and appended ones."""
+def update(
+    state: WebState, entry: Entry, t: Strings, shown: list[Signature], first: int = 0, taken_back: bool = False
+) -> tuple[str, list[Signature]]:
+    """HTML for what changed since `shown`: replaced rows (out of band) and appended ones, bookkeeping rows
+    folded as the page's windows fold them (`present.folds`). `first` is the page's first row, where its
+    folds begin at the latest; `taken_back`: the page dropped the rows after `shown` itself (a `resend`)."""
     script = transcript(state, entry)
     now = signatures(script)
     first_new = len(shown)
@@ -116,14 +122,22 @@ def update(state: WebState, entry: Entry, t: Strings, shown: list[Signature]) ->
     def view(i: int) -> RowView:
         return row_view_of(script, i)
 
+    removed = [old.anchor for old in shown[first_new:]]
+    appended = [view(i) for i in range(first_new, len(now))]
+    kept = kept_fold(script, first_new, first)
+    joining = list(takewhile(lambda v: v.bookkeeping, appended)) if kept else []
     context = {"t": t, "base_url": session_url(entry.key), "media": media_of(entry)}
     html = (
         state.templates.get_template("rows/live.html")
         .render(
             **context,
             replaced=[view(i) for i in replaced],
-            removed=[old.anchor for old in shown[first_new:]],
-            appended=[view(i) for i in range(first_new, len(now))],
+            removed=removed,
+            # the fold the page's last kept row is in, with the rows that join it, when it changed
+            joined=Fold((*kept, *joining)) if kept and (joining or removed or taken_back) else None,
+            last_kept=kept[-1].row.key if kept else "",
+            joining=joining,
+            appended=appended[len(joining) :],
         )
         .strip()
     )
@@ -134,6 +148,17 @@ def update(state: WebState, entry: Entry, t: Strings, shown: list[Signature]) ->
         row.render(**context, view=view(i), oob=f'outerHTML:[data-chat-flow-key="{now[i].key}"]') for i in renamed
     ).strip()
     return html + moved, now
+
+
+def kept_fold(script: Transcript, end: int, first: int) -> tuple[RowView, ...]:
+    """The rows of the fold the page's row `end - 1` is in, when it is a bookkeeping row: its run back to its
+    start, though not before the page's first row `first` (a window begins a fold there); else none."""
+    rows: list[RowView] = []
+    i = end - 1
+    while i >= max(first, 0) and (view := row_view_of(script, i)).bookkeeping:
+        rows.append(view)
+        i -= 1
+    return tuple(reversed(rows))
 
 
 def head_html(state: WebState, entry: Entry, log: SessionLog, script: Transcript, t: Strings, who: Identity) -> str:
@@ -175,6 +200,7 @@ class Tail:
         self.source = entry.source  # the file the shown rows were read from
         self.mark: Mark | None = None  # what was read of it; None while nothing was
         self.shown: list[Signature] = []
+        self.first = 0  # the page's first row: its last window's folds begin there at the latest
         self.head = ""  # the title and facts the page has, as `head_html` renders them
         self.showing = True  # the page shows a log that is there (no "gone" notice)
         self.seen: Seen | None = None
@@ -209,7 +235,7 @@ class Tail:
         if read is None:
             return self.gone()
         entry, log, script, now = read
-        self.source, self.mark = entry.source, now
+        self.source, self.mark, self.first = entry.source, now, first
         try:
             kept = 0 <= size <= now.version[0] and fingerprint(entry.source, size).hex() == mark
         except OSError:
@@ -229,7 +255,7 @@ class Tail:
             cut = resent_from(script, len(self.shown), first)
             resend = [sse("resend", self.shown[cut].key)] if cut < len(self.shown) else []
             self.shown = self.shown[:cut]
-            return [*resend, *self.extend(entry, log)]
+            return [*resend, *self.extend(entry, log, taken_back=bool(resend))]
         self.head = head_html(self.state, entry, log, script, self.strings, self.who)
         return [] if len(self.shown) == rows else self.extend(entry, log)
 
@@ -291,16 +317,16 @@ class Tail:
         except (OSError, NotASessionLog, SessionGone):
             return None
 
-    def extend(self, entry: Entry, log: SessionLog) -> list[str]:
+    def extend(self, entry: Entry, log: SessionLog, taken_back: bool = False) -> list[str]:
         """The rows appended and changed since, and the header when it changed."""
-        html, self.shown = update(self.state, entry, self.strings, self.shown)
+        html, self.shown = update(self.state, entry, self.strings, self.shown, self.first, taken_back)
         return ([sse("rows", html)] if html else []) + self.header(entry, log)
 
     def replace(self, entry: Entry, log: SessionLog, script: Transcript) -> list[str]:
         """The page's rows replaced by the first window of the log as it reads now, with a notice."""
         flow, _ = rendered_window(self.state, entry, script, self.strings, 0)
         self.shown = signatures(script)
-        self.showing = True
+        self.showing, self.first = True, 0
         notice = self.state.templates.get_template("rows/live_notice.html").render(t=self.strings, flow=flow)
         return [sse("notice", notice), *self.header(entry, log)]
 
