@@ -1,0 +1,59 @@
+"""static/wording.js words what a script writes as the server words it: counts grouped as `strings.count`
+groups them, `{name}` patterns filled as `interpolate` fills them (a count, grouped), unknown names kept.
+Both sides get the same numbers and patterns; Node runs the module itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from dsh_inspect.forms.jsformat import interpolate
+from dsh_inspect.web.present.strings import EN, ZH, count
+
+WORDING = Path(__file__).resolve().parents[2] / "static" / "wording.js"
+
+NUMBERS = sorted({*range(0, 1200, 7), *(10**k + d for k in range(16) for d in (-1, 0, 1) if 10**k + d >= 0)})
+# the patterns scripts fill (templates' data- attributes), in both languages, and the edge cases
+PATTERNS = [
+    *(table[key] for table in (EN, ZH) for key in ("search.count", "fold.many", "upload.stored", "upload.done")),
+    "{name}: {message}",
+    "{n} {n} {unknown} {m}",
+]
+VALUES: dict[str, str | int] = {
+    "n": 1234,
+    "m": 46240000,
+    "count": 1000,
+    "ok": 7,
+    "types": "tool/call, {count}",
+    "name": "log {n}.jsonl",
+    "message": "HTTP 500",
+}
+
+
+def in_node(script: str, data: object) -> object:
+    """What `script` (an ES module body, with `grouped` and `fill` imported and `data` given) prints as JSON."""
+    module = f"import {{ grouped, fill }} from {json.dumps(WORDING.as_uri())};\nconst data = {json.dumps(data)};\n"
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", module + script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_counts_are_grouped_as_the_server_groups_them() -> None:
+    grouped = in_node("console.log(JSON.stringify(data.map(grouped)));", NUMBERS)
+    assert grouped == [count(n) for n in NUMBERS]
+
+
+def test_patterns_are_filled_as_the_server_fills_them() -> None:
+    filled = in_node(
+        "console.log(JSON.stringify(data.patterns.map((p) => fill(p, data.values))));",
+        {"patterns": PATTERNS, "values": VALUES},
+    )
+    server = {k: count(v) if isinstance(v, int) else v for k, v in VALUES.items()}
+    assert filled == [interpolate(pattern, server) for pattern in PATTERNS]
+    assert filled[-1] == "1,234 1,234 {unknown} 46,240,000"
