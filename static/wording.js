@@ -1,6 +1,6 @@
-// Counts and patterns worded as the server words them (app/web/present/strings.py `count` and its
-// `{name}` patterns), for the text a script writes: the patterns come from the page (data- attributes),
-// already in the reader's language.
+// Counts and patterns worded as the server words them (`count` in app/web/present/strings.py, `interpolate`
+// in app/forms/jsformat.py; tests/unit/test_js_wording.py holds the two alike), for the text a script
+// writes: the patterns come from the page (data- attributes), already in the reader's language.
 
 /**
  * A count with its digits grouped by thousands, in either language (`strings.count`).
