@@ -24,13 +24,11 @@ def static(tmp_path: Path) -> Path:
     return Path(shutil.copytree(ROOT / "static", tmp_path / "static"))
 
 
-def plant(module: Path, after: str, line: str) -> int:
-    """`line` inserted after the first line of `module` that starts with `after`; its line number."""
-    lines = module.read_text(encoding="utf-8").splitlines(keepends=True)
-    at = next(i for i, text in enumerate(lines) if text.startswith(after)) + 1
-    lines.insert(at, line + "\n")
-    module.write_text("".join(lines), encoding="utf-8")
-    return at + 1
+def plant(module: Path, line: str) -> int:
+    """`line` added at the end of `module` (a module's imports may stand anywhere at its top level); its number."""
+    lines = module.read_text(encoding="utf-8").splitlines()
+    module.write_text("\n".join([*lines, line, ""]), encoding="utf-8")
+    return len(lines) + 1
 
 
 def test_the_committed_front_end_passes() -> None:
@@ -41,9 +39,9 @@ def test_the_committed_front_end_passes() -> None:
 def test_a_wrong_argument_an_undefined_name_and_a_lint_error_fail_naming_their_lines(static: Path) -> None:
     # `grouped` takes a number (static/wording.js); `dshCount` was a window global, gone with the modules
     call = 'import { grouped } from "./wording.js"; export const planted = grouped("12");'
-    wrong_type = plant(static / "search.js", "import", call)
-    undefined = plant(static / "folds.js", "import", "export const count = dshCount(3);")
-    debugger = plant(static / "upload.js", "import", "debugger;")
+    wrong_type = plant(static / "search.js", call)
+    undefined = plant(static / "folds.js", "export const count = dshCount(3);")
+    debugger = plant(static / "upload.js", "debugger;")
     done = check(static)
     said = done.stdout + done.stderr
     assert done.returncode != 0
