@@ -305,6 +305,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.state.web.templates.env.globals["open_beyond_loopback"] = settings.open_beyond_loopback
     app.state.web.templates.env.globals["uploads_enabled"] = store is not None
     app.state.web.templates.env.globals["live_mark"] = partial(live.page_mark, app.state.web)
+    app.state.web.templates.env.globals["summaries_at_once"] = listing.SUMMARIES_AT_ONCE  # sessions/cells.html
     # a subagent tool row links the child session it names, when that is loaded too (templates/rows/tool-call.html)
     app.state.web.templates.env.globals["child_session_url"] = partial(child_session_url, app.state.web)
     if sign_in is not None:  # inside the safety headers: its cookie goes out on responses they vouch for

@@ -70,6 +70,7 @@ TEMPLATES = ASSETS / "templates"
 STATIC = ASSETS / "static"
 HTMX = "htmx-2.0.11.min.js"
 HTMX_SSE = "htmx-ext-sse-2.2.4.js"
+IDIOMORPH = "idiomorph-ext-0.8.0.min.js"  # idiomorph and its htmx extension, `hx-swap="morph"` (npm idiomorph)
 
 
 def _templates() -> Jinja2Templates:
@@ -80,6 +81,7 @@ def _templates() -> Jinja2Templates:
     templates.env.lstrip_blocks = True
     templates.env.globals["htmx_js"] = HTMX
     templates.env.globals["htmx_sse_js"] = HTMX_SSE
+    templates.env.globals["idiomorph_js"] = IDIOMORPH
     templates.env.globals["row_kinds"] = ROW_KINDS
     templates.env.globals["rendered_forms"] = RENDERED_FORMS
     templates.env.globals["words"] = WORDS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, CData, NavigableString, Tag, TemplateString
@@ -129,6 +130,17 @@ def texts(markup: Markup, selector: str) -> list[str]:
 def attrs(markup: Markup, selector: str, name: str) -> list[str]:
     """The attribute `name` of each element matching the CSS selector (see `select`) that has it, in order."""
     return [_value(tag[name]) for tag in select(markup, selector) if tag.has_attr(name)]
+
+
+def asks(markup: Markup) -> list[dict[str, list[str]]]:
+    """What a list or uploads page posts to `/sessions-summaries` for its unread sessions: each
+    `[data-summaries-ask]`'s `hx-vals`, a form's fields as htmx posts them (`key`, and `cell` when it names some)."""
+    return [json.loads(vals) for vals in attrs(markup, "[data-summaries-ask]", "hx-vals")]
+
+
+def asked_keys(markup: Markup) -> list[str]:
+    """The keys of the sessions a list or uploads page asks `/sessions-summaries` for (its unread ones), in order."""
+    return [key for ask in asks(markup) for key in ask["key"]]
 
 
 def attributes(markup: Markup) -> list[tuple[str, str, str]]:

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from tests.support.builders import LogBuilder, header
-from tests.support.rows import attributes, attrs, one, parse, select, text
+from tests.support.rows import asked_keys, attributes, attrs, one, parse, select, text
 from tests.support.server import live_server
 
 SESSIONS = 200
@@ -46,7 +46,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_every_session_of_the_page_is_summarised_from_a_posted_form(server: str) -> None:
     page = httpx.get(f"{server}/").text
     assert len(select(page, "tr[data-session-key]")) == 50
-    keys = attrs(page, "tr[data-summary-pending]", "data-session-key")  # the list's script posts these
+    keys = asked_keys(page)  # htmx posts these
     assert len(keys) == 50 and all(len(k) == ID_LENGTH for k in keys)
 
     answer = httpx.post(f"{server}/sessions-summaries", data={"key": keys})

@@ -38,7 +38,7 @@ def test_serve_prints_its_url_and_shows_sessions_that_appear_later(tmp_path: Pat
         write_artifact(root, "second")
         assert ids(server.url) == {"first", "second"}
         index = httpx.get(server.url + "/").text
-        assert 'data-session-key="second"' in index and 'data-refresh-ms="4000"' in index
+        assert 'data-session-key="second"' in index and 'hx-trigger="every 4000ms' in index
         assert httpx.get(f"{server.url}/sessions/second").status_code == 200
 
 

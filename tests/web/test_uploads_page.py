@@ -15,7 +15,7 @@ from dsh_inspect.web.present.clock import WallClock
 from jinja2.filters import do_filesizeformat
 
 from tests.support.builders import LogBuilder, header
-from tests.support.rows import attrs, one, select, text, text_of, texts
+from tests.support.rows import asks, attrs, one, select, text, text_of, texts
 from tests.support.server import live_server
 from tests.support.uploads import sqlite_bytes
 
@@ -127,12 +127,13 @@ def test_each_row_tells_its_upload_apart(server: str) -> None:
 
 def test_titles_fill_in_once_read_and_the_twin_says_them(server: str) -> None:
     html = page(server, "/uploads?limit=3")
-    pending = select(html, "[data-upload-list] [data-summary-pending]")
-    keys = [str(li["data-session-key"]) for li in pending]
+    (asked,) = asks(html)  # one request, three sessions
+    keys = asked["key"]
     assert keys, "unread sessions wait for their titles"
     assert all(s["title"] is None for u in twin(server, limit=3)["uploads"] for s in u["sessions"])
-    # what the page's script asks for: the session list's summaries, swapped in by id
-    cells = httpx.post(f"{server}/sessions-summaries", data={"key": keys}, timeout=60).text
+    # what the page asks for: the session list's summaries, swapped in by id
+    cells = httpx.post(f"{server}/sessions-summaries", data=asked, timeout=60).text  # as htmx posts it
+    assert not select(cells, "[data-counts], [data-first-prompt]"), "only the cells the page has"
     titles = {str(a["id"]): text_of(a) for a in select(cells, "a[data-session-title]")}
     shown = [TITLES[int(key.removeprefix("run-"))] for key in keys]  # the newest three, newest first
     assert [titles[f"title-{key}"] for key in keys] == shown

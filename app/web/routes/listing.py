@@ -2,8 +2,8 @@
 
 Header facts (id, project, created, carrier) answer at once for every session. The facts of a read
 (title, first prompt, last activity, counts, tokens, verdict, errors) come from a summary cached per
-file version: the page shows those it finds, and the list's script asks for the rest
-(`/sessions-summaries`) and fills their cells in place. Only a sort or a filter by such a fact
+file version: the page shows those it finds, and asks for the rest (`/sessions-summaries`, posted by htmx),
+whose cells come back to be swapped in by id. Only a sort or a filter by such a fact
 reads every session first, as a search by title always has.
 
 The order a choice gives and the filters' values are kept per registry version (`WebState.lists`): a warm
@@ -47,12 +47,14 @@ from ..state import State, WebState, Who
 
 router = APIRouter()
 PAGE_SIZE = 50
+SUMMARIES_AT_ONCE = PAGE_SIZE  # sessions one `/sessions-summaries` answers: a list page's
+SUMMARY_CELLS = ("title", "prompt", "activity", "counts", "tokens", "verdict")  # sessions/cells.html, filled by a read
 SUMMARIES_BODY = 4 << 20  # a page's keys: 50 of them, however long, but not without end
 PROMPT_CHARS = 200  # a first prompt as the list shows it: one line, this long at most
 # Log bytes a summary read gets through in a second on a busy machine (a validating read, niced), with margin: a
 # list waits only for sessions this fast to read within its wait
 READ_PER_SECOND = 8 * 1024 * 1024
-REFRESH_MS = 4000  # how often the list's script looks for new sessions and facts (a test may set it shorter)
+REFRESH_MS = 4000  # how often the list page reads itself again for new sessions and facts (a test may set it shorter)
 
 SortColumn = Literal[
     "title", "prompt", "project", "created", "activity", "turns", "steps", "tokens", "verdict", "carrier"
@@ -511,8 +513,9 @@ def api_sessions(
 
 @router.post("/sessions-summaries", response_class=HTMLResponse, include_in_schema=False)
 async def summaries_partial(request: Request, state: State, who: Who) -> HTMLResponse:
-    """A page's titles, counts, verdicts and the other facts of a read, each cell by its id, for the list's
-    script to fill in place. The page's keys come in the body, as a form posts them (`key=…&key=…`): keys
+    """A page's titles, counts, verdicts and the other facts of a read, each cell to be swapped in out of band
+    by its id: every one of SUMMARY_CELLS, or those the page has (`cell=…`, the uploads page's title and
+    verdict). The page's keys come in the body, as a form posts them (`key=…&key=…`): keys
     are log data, as long as a log makes them, and a URL is not (a page of long keys was a request line the
     server refuses). A key the identity may not see answers nothing, as an unknown one."""
     body = bytearray()
@@ -520,9 +523,11 @@ async def summaries_partial(request: Request, state: State, who: Who) -> HTMLRes
         body += chunk
         if len(body) > SUMMARIES_BODY:
             raise HTTPException(413, f"a summaries request carries at most {SUMMARIES_BODY} bytes of keys")
-    keys = parse_qs(body.decode("utf-8", "replace")).get("key", [])[:PAGE_SIZE]
+    form = parse_qs(body.decode("utf-8", "replace"))
+    keys = form.get("key", [])[:SUMMARIES_AT_ONCE]
+    shown = [cell for cell in SUMMARY_CELLS if cell in form.get("cell", SUMMARY_CELLS)]
     items = await run_in_threadpool(summary_items, state, keys, who)
-    return state.page(request, "sessions/summaries.html", items=items, plural=plural)
+    return state.page(request, "sessions/summaries.html", items=items, shown=shown, plural=plural, swap_oob=True)
 
 
 def summary_items(state: WebState, keys: list[str], who: Identity) -> list[dict[str, Any]]:
