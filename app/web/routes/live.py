@@ -124,7 +124,8 @@ def update(
 
     removed = [old.anchor for old in shown[first_new:]]
     appended = [view(i) for i in range(first_new, len(now))]
-    kept = kept_fold(script, first_new, first)
+    # the fold the page's last kept row is in, when rows after it come or went (a long run is walked only then)
+    kept = kept_fold(script, first_new, first) if appended or removed or taken_back else ()
     joining = list(takewhile(lambda v: v.bookkeeping, appended)) if kept else []
     context = {"t": t, "base_url": session_url(entry.key), "media": media_of(entry)}
     html = (
@@ -133,7 +134,6 @@ def update(
             **context,
             replaced=[view(i) for i in replaced],
             removed=removed,
-            # the fold the page's last kept row is in, with the rows that join it, when it changed
             joined=Fold((*kept, *joining)) if kept and (joining or removed or taken_back) else None,
             last_kept=kept[-1].row.key if kept else "",
             joining=joining,
