@@ -106,3 +106,21 @@ def test_folds_are_per_window_and_keep_every_row_of_each(logs: Path) -> None:
                 assert all(r.bookkeeping for r in flow_rows(str(fold)))
             start = twin["nextFrom"]
     assert shown == twin_rows and len(shown) == len(set(shown))
+
+
+def test_a_run_row_in_a_fold_counts_each_of_its_events(tmp_path: Path) -> None:
+    """70 like bookkeeping events are one run row, held by the fold with the rows around it: the head counts the
+    events (72), not the rows (3), as the live tail words it too (app/web/present/folds.py)."""
+    b = LogBuilder()
+    b.turn(1, "first prompt")
+    b.add("session/title", {"title": "Runs"})
+    for i in range(70):
+        b.add("sandbox/mode", {"mode": f"m{i}"})
+    b.add("approval/policy", {"policy": "never"})
+    b.turn(2, "second prompt")
+    write_artifact(tmp_path, header("runs"), [b.events], "none")
+    with live_server([str(tmp_path)]) as url:
+        html = httpx.get(f"{url}/sessions/runs").text
+    (fold,) = [f for f in folds(html) if f.select_one("[data-run]")]
+    assert summary(fold) == "72 events: session/title, sandbox/mode, approval/policy"
+    assert rows_held(fold) == 3
