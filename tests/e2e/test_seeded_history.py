@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from tests.conftest import CORPUS
 from tests.support.geometry import assert_context_geometry
 
-pytestmark = [pytest.mark.browser, pytest.mark.corpus]
+pytestmark = pytest.mark.browser  # on the corpus too (`corpus_dir`): its lane is the one that needs Chromium
 
 SEED = CORPUS / "sessions/apps/web/tests/snapshots/seeded-history/seed.jsonl"
 AGENTS_TEXT = (

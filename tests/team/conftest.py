@@ -3,6 +3,7 @@ bucket for each test. They skip when the servers cannot start here, and fail und
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -35,10 +36,18 @@ class TeamStore:
         return ["--store", self.store, "--blobs", self.blobs]
 
 
+# The test-team extra's clients, which `make test-fast` does not install: without them the lane skips, and
+# fails under CI=true, as it does without its servers.
+TEAM_CLIENTS = ("psycopg", "psycopg_pool", "boto3")
+
+
 @pytest.fixture(scope="session")
 def team_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamServers]:
     with ExitStack() as stack:
         try:
+            missing = [name for name in TEAM_CLIENTS if importlib.util.find_spec(name) is None]
+            if missing:
+                raise ServerMissing(f"no {', '.join(missing)}: pip install -e '.[test-team]' (`make test` does)")
             # outside pytest's own temp tree, which only its (root) user may enter: PostgreSQL runs as another
             pg_folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dsh-inspect-pg-")))
             pg = stack.enter_context(postgres(pg_folder))

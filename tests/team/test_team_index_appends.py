@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 
 from tests.support.builders import T0
@@ -48,6 +47,8 @@ def append(server: ServeProcess, before: bytes, after: bytes) -> None:
 
 
 def test_appends_write_only_their_rows_and_every_turn_is_found(team_store: TeamStore, tmp_path: Path) -> None:
+    import psycopg  # the test-team extra: collecting the suite without it must not fail (`make test-fast`)
+
     with serve_process([], tmp_path / "a", options=team_store.options, env=team_store.env) as server:
         first = log_bytes("grew", 1, 0)
         answer = httpx.post(f"{server.url}/api/uploads", params={"name": "session.jsonl"}, content=first, timeout=120)

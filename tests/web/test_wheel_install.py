@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from dsh_inspect.testing.browser import chromium_path
 
-pytestmark = [pytest.mark.wheel, pytest.mark.browser]
+pytestmark = pytest.mark.wheel  # in Chromium too: its lane is the one that builds and installs the wheel
 
 PROJECT = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "app", "templates", "static")
