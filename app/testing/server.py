@@ -1,12 +1,16 @@
-"""A real dsh-inspect server on a free loopback port, in a background thread."""
+"""dsh-inspect for tests: a real server on a free loopback port (`live_server`), or the same app answering in
+this process, behind an httpx client (`app_client`)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+import httpx
 
 from ..settings import Settings
 from ..web.app import create_app
@@ -37,3 +41,60 @@ def live_server(paths: list[str], **settings: Any) -> Iterator[str]:
         uvicorn_server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+class InProcess(httpx.BaseTransport):
+    """httpx's ASGI transport for a synchronous client: every request runs on one event loop, in a thread of
+    its own, for the client's whole life, as a server's requests share its loop (what the app keeps on the
+    loop, its locks and tasks, lasts from one request to the next)."""
+
+    def __init__(self, app: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._asgi = httpx.ASGITransport(app, client=("127.0.0.1", 50000))  # a loopback client, as in a real run
+        self._loop = loop
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        # the body read here: the ASGI transport takes async streams only, a client's iterator is sync
+        sent = httpx.Request(request.method, request.url, headers=request.headers, content=request.read())
+        answer = asyncio.run_coroutine_threadsafe(self._answer(sent), self._loop)
+        timeout = request.extensions.get("timeout", {}).get("read")
+        try:
+            status, headers, body = answer.result(timeout)
+        except TimeoutError:
+            answer.cancel()
+            raise httpx.ReadTimeout(f"no answer within {timeout} s", request=request) from None
+        return httpx.Response(status, headers=headers, content=body, request=request)
+
+    async def _answer(self, request: httpx.Request) -> tuple[int, httpx.Headers, bytes]:
+        response = await self._asgi.handle_async_request(request)
+        return response.status_code, response.headers, await response.aread()
+
+
+@contextmanager
+def app_client(paths: list[str], **settings: Any) -> Iterator[httpx.Client]:
+    """The app `live_server(paths, **settings)` would serve, answering in this process: an httpx client whose
+    relative URLs go to it, with no socket and no server to start or stop.
+
+    For what needs no real connection: a response arrives whole, so a stream that never ends (a live tail)
+    or a client that goes away mid-response needs `live_server`."""
+    config = Settings(**settings)
+    app = create_app(paths, config)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="dsh-inspect-app", daemon=True)
+    thread.start()
+    try:
+        # the address the app believes it serves: its Host check accepts it
+        with httpx.Client(transport=InProcess(app, loop), base_url=f"http://127.0.0.1:{config.port}") as client:
+            yield client
+    finally:
+        asyncio.run_coroutine_threadsafe(_end_tasks(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+async def _end_tasks() -> None:
+    """Cancel what the app left running on its loop (a search, a poll): it ends with the app."""
+    rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in rest:
+        task.cancel()
+    await asyncio.gather(*rest, return_exceptions=True)

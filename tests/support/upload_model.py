@@ -145,57 +145,57 @@ class Model:
         return [[sha256(k.data).hexdigest() for k in v] for v in shown]
 
 
-def run(urls: list[str], sequence: list[Step]) -> None:
-    """Apply `sequence` to the servers at `urls` (one store; each step sent to the next in turn) and to a model;
-    after each step, every server must show the model."""
-    _empty(urls[0])  # an example that failed before this one may have left uploads behind
+def run(servers: list[httpx.Client], sequence: list[Step]) -> None:
+    """Apply `sequence` to `servers`, clients of one store's servers (each step sent to the next in turn), and to a
+    model; after each step, every server must show the model."""
+    _empty(servers[0])  # an example that failed before this one may have left uploads behind
     model = Model()
     for n, step in enumerate(sequence):
-        url = urls[n % len(urls)]
+        server = servers[n % len(servers)]
         if isinstance(step, Send):
             expected = model.send(step)
-            answer = httpx.post(f"{url}/api/uploads", params={"name": step.name}, content=step.data, timeout=60)
+            answer = server.post("/api/uploads", params={"name": step.name}, content=step.data, timeout=60)
             assert answer.status_code == expected, (step, answer.text)
         else:
-            listed = {u["digest"]: u for u in _uploads(url)}
+            listed = {u["digest"]: u for u in _uploads(server)}
             data = model.delete(step)
             if data is None:
                 continue
-            digest = next(d for d, u in listed.items() if _download(url, u) == data)
-            assert httpx.delete(f"{url}/api/uploads/{digest}", timeout=60).status_code == 200
-        for reader in urls:
+            digest = next(d for d, u in listed.items() if _download(server, u) == data)
+            assert server.delete(f"/api/uploads/{digest}", timeout=60).status_code == 200
+        for reader in servers:
             check(reader, model, step)
-    _empty(urls[0])
+    _empty(servers[0])
 
 
-def _empty(url: str) -> None:
+def _empty(server: httpx.Client) -> None:
     """Delete every listed upload: that must leave nothing listed, nor anything kept only as a base."""
-    for u in _uploads(url):
-        assert httpx.delete(f"{url}/api/uploads/{u['digest']}", timeout=60).status_code == 200
-    assert _uploads(url) == [] and _sessions(url) == {}
+    for u in _uploads(server):
+        assert server.delete(f"/api/uploads/{u['digest']}", timeout=60).status_code == 200
+    assert _uploads(server) == [] and _sessions(server) == {}
 
 
-def check(url: str, model: Model, after: Step) -> None:
-    uploads = _uploads(url)
-    assert sorted(_download(url, u) for u in uploads) == sorted(k.data for k in model.shown()), after
-    sessions = _sessions(url)
+def check(server: httpx.Client, model: Model, after: Step) -> None:
+    uploads = _uploads(server)
+    assert sorted(_download(server, u) for u in uploads) == sorted(k.data for k in model.shown()), after
+    sessions = _sessions(server)
     assert set(sessions) == {k.sid for k in model.shown()}, ("one listed session per identity", after)
     for sid, key in sessions.items():
-        twin = httpx.get(f"{url}/api/sessions/{key}", timeout=60).json()
+        twin = server.get(f"/api/sessions/{key}", timeout=60).json()
         current = model.current(sid)
         assert current is not None
-        assert httpx.get(f"{url}{twin['download']}", timeout=60).content == current.data, (sid, after)
+        assert server.get(twin["download"], timeout=60).content == current.data, (sid, after)
         versions = [[u["digest"] for u in v["uploads"]] for v in twin["versions"]]
         assert versions == model.versions_of(sid), (sid, after)
         for version in twin["versions"]:
             for u in version["uploads"]:  # each upload at its own URL shows the session as it stood then
-                then = httpx.get(f"{url}/api{u['url']}", timeout=60).json()
-                shown = httpx.get(f"{url}{then['download']}", timeout=60).content
+                then = server.get(f"/api{u['url']}", timeout=60).json()
+                shown = server.get(then["download"], timeout=60).content
                 assert sha256(shown).hexdigest() == u["digest"], (sid, u, after)
                 assert then["events"] == u["events"], (sid, u, after)
     for sid in SESSIONS:  # search finds what each session's newest upload says, once, and nothing hidden
         for variant in (0, 1):
-            found = httpx.get(f"{url}/api/search", params={"q": phrase(sid, variant, 2)}, timeout=60).json()
+            found = server.get("/api/search", params={"q": phrase(sid, variant, 2)}, timeout=60).json()
             current = model.current(sid)
             holds = current is not None and phrase(sid, variant, 2).encode() in current.data
             assert (found["sessions"], len(found["hits"])) == ((1, 1) if holds else (0, 0)), (sid, variant, after)
@@ -203,18 +203,18 @@ def check(url: str, model: Model, after: Step) -> None:
                 assert found["hits"][0]["key"] == sessions[sid]
 
 
-def _uploads(url: str) -> list[dict]:
-    found: list[dict] = httpx.get(f"{url}/api/uploads", params={"limit": 500}, timeout=60).json()["uploads"]
+def _uploads(server: httpx.Client) -> list[dict]:
+    found: list[dict] = server.get("/api/uploads", params={"limit": 500}, timeout=60).json()["uploads"]
     return found
 
 
-def _sessions(url: str) -> dict[str, str]:
+def _sessions(server: httpx.Client) -> dict[str, str]:
     """Each listed session's id → its key; every id listed once."""
-    listed = httpx.get(f"{url}/api/sessions", timeout=60).json()["sessions"]
+    listed = server.get("/api/sessions", timeout=60).json()["sessions"]
     ids = [s["id"] for s in listed]
     assert len(ids) == len(set(ids)), f"a session listed twice: {ids}"
     return {s["id"]: s["key"] for s in listed}
 
 
-def _download(url: str, upload: dict) -> bytes:
-    return httpx.get(f"{url}{upload['download']}", timeout=60).content
+def _download(server: httpx.Client, upload: dict) -> bytes:
+    return server.get(upload["download"], timeout=60).content

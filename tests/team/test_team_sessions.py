@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -20,15 +21,18 @@ pytestmark = pytest.mark.team
 
 
 @pytest.fixture
-def servers(team_store: TeamStore, tmp_path: Path) -> Iterator[list[str]]:
+def servers(team_store: TeamStore, tmp_path: Path) -> Iterator[list[httpx.Client]]:
     with ExitStack() as stack:
-        yield [
-            stack.enter_context(serve_process([], tmp_path / name, options=team_store.options, env=team_store.env)).url
+        processes = [
+            stack.enter_context(serve_process([], tmp_path / name, options=team_store.options, env=team_store.env))
             for name in ("a", "b")
         ]
+        yield [stack.enter_context(httpx.Client(base_url=process.url)) for process in processes]
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sequence=steps)
-def test_two_processes_list_find_and_serve_what_the_sequence_implies(servers: list[str], sequence: list[Step]) -> None:
+def test_two_processes_list_find_and_serve_what_the_sequence_implies(
+    servers: list[httpx.Client], sequence: list[Step]
+) -> None:
     run(servers, sequence)

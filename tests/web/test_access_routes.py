@@ -4,6 +4,8 @@ wrong tokens are limited per client; a server bound beyond loopback never starts
 
 from __future__ import annotations
 
+import contextlib
+import io
 import socket
 import sqlite3
 import subprocess
@@ -16,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from dsh_inspect.access import ROLES
+from dsh_inspect.cli import main
 from dsh_inspect.settings import Settings
 from dsh_inspect.web.access import MOUNTS, ROUTES
 from dsh_inspect.web.app import create_app
@@ -51,28 +54,13 @@ def test_the_access_table_names_every_route_and_only_routes(tmp_path: Path) -> N
 
 
 def secret_of(data_dir: Path, name: str, role: str, *more: str) -> str:
-    """`dsh-inspect token create`, as an admin runs it: the secret is the last line of its output."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dsh_inspect",
-            "token",
-            "create",
-            name,
-            "--role",
-            role,
-            "--data-dir",
-            str(data_dir),
-            *more,
-        ],
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return done.stdout.strip().splitlines()[-1]
+    """`dsh-inspect token create`, as an admin runs it (its `main`, in this process: a process for each token
+    would cost more than the tests that use them): the secret is the last line of its output."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["token", "create", name, "--role", role, "--data-dir", str(data_dir), *more])
+    assert code == 0, err.getvalue()
+    return out.getvalue().strip().splitlines()[-1]
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from tests.support.builders import header
 from tests.support.rows import attrs, one, select, text, texts
 from tests.support.runs import fork_pair, tool_run, write_log
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 WINDOW = 8
 
@@ -31,19 +31,19 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(logs: Path) -> Iterator[str]:
-    with live_server([str(logs)], window_rows=WINDOW) as url:
-        yield url
+def client(logs: Path) -> Iterator[httpx.Client]:
+    with app_client([str(logs)], window_rows=WINDOW) as client:
+        yield client
 
 
-def get(server: str, path: str) -> httpx.Response:
-    response = httpx.get(server + path)
+def get(client: httpx.Client, path: str) -> httpx.Response:
+    response = client.get(path)
     assert response.status_code == 200, (path, response.status_code, response.text[:500])
     return response
 
 
-def test_the_page_names_each_divergence_and_links_both_model_views(server: str) -> None:
-    html = get(server, "/compare?a=run-a&b=run-b").text
+def test_the_page_names_each_divergence_and_links_both_model_views(client: httpx.Client) -> None:
+    html = get(client, "/compare?a=run-a&b=run-b").text
     assert one(html, "[data-compare]")["data-same"] == "false"
     first = one(html, '[data-divergence-summary="first"]')
     assert (first["data-step-a"], first["data-step-b"], first["data-part"]) == ("1.1", "1.1", "result")
@@ -54,14 +54,14 @@ def test_the_page_names_each_divergence_and_links_both_model_views(server: str) 
     links = attrs(html, '[data-divergence-summary="request"] a[data-divergence-link]', "href")
     assert links == ["/sessions/run-a/steps/1.2", "/sessions/run-b/steps/1.2"]
     for link in links:
-        get(server, link)  # each is the model view of that step
+        get(client, link)  # each is the model view of that step
     # the steps themselves are marked where each divergence lies
     marked = {s["data-step-a"]: s.get("data-divergence") for s in select(html, "[data-compare-step]")}
     assert marked == {"1.1": "first", "1.2": "request output"}
 
 
-def test_a_changed_result_shows_its_words_removed_and_added_escaped(server: str) -> None:
-    html = get(server, "/compare?a=run-a&b=run-b").text
+def test_a_changed_result_shows_its_words_removed_and_added_escaped(client: httpx.Client) -> None:
+    html = get(client, "/compare?a=run-a&b=run-b").text
     (changed, answer) = select(html, '[data-compare-row][data-status="changed"]')
     assert changed["data-kind"] == "result"
     assert texts(changed, '[data-side="a"] del') == ["alpha"]
@@ -70,8 +70,8 @@ def test_a_changed_result_shows_its_words_removed_and_added_escaped(server: str)
     assert answer["data-kind"] == "answer" and texts(answer, '[data-side="b"] ins') == ["beta <b>bold</b>"]
 
 
-def test_the_json_twin_carries_the_same_divergences_and_rows(server: str) -> None:
-    data = get(server, "/api/compare?a=run-a&b=run-b").json()
+def test_the_json_twin_carries_the_same_divergences_and_rows(client: httpx.Client) -> None:
+    data = get(client, "/api/compare?a=run-a&b=run-b").json()
     assert data["same"] is False and data["a"]["key"] == "run-a" and data["b"]["key"] == "run-b"
     assert data["firstDivergence"]["a"] == "1.1" and data["firstDivergence"]["part"] == "result"
     assert data["requestDivergence"]["links"] == {"a": "/sessions/run-a/steps/1.2", "b": "/sessions/run-b/steps/1.2"}
@@ -80,59 +80,59 @@ def test_the_json_twin_carries_the_same_divergences_and_rows(server: str) -> Non
     assert changed[0]["words"] == [["del", "alpha"], ["ins", "beta <b>bold</b>"]]
 
 
-def test_a_session_against_itself_has_no_divergence(server: str) -> None:
-    html = get(server, "/compare?a=run-a&b=run-a").text
+def test_a_session_against_itself_has_no_divergence(client: httpx.Client) -> None:
+    html = get(client, "/compare?a=run-a&b=run-a").text
     assert one(html, "[data-compare]")["data-same"] == "true" and select(html, "[data-no-divergence]")
-    assert get(server, "/api/compare?a=run-a&b=run-a").json()["firstDivergence"] is None
+    assert get(client, "/api/compare?a=run-a&b=run-a").json()["firstDivergence"] is None
 
 
-def test_a_fork_is_the_same_as_its_parent_up_to_the_seed_boundary(server: str) -> None:
-    data = get(server, "/api/compare?a=session-parent&b=session-fork").json()
+def test_a_fork_is_the_same_as_its_parent_up_to_the_seed_boundary(client: httpx.Client) -> None:
+    data = get(client, "/api/compare?a=session-parent&b=session-fork").json()
     first = data["firstDivergence"]
     assert (first["a"], first["b"], first["part"]) == ("2.1", "2.1", "prompt")
     assert data["seedBoundary"]["b"] is not None
-    html = get(server, "/compare?a=session-parent&b=session-fork").text
+    html = get(client, "/compare?a=session-parent&b=session-fork").text
     steps = select(html, "[data-compare-step]")
     before = [s for s in steps if s["data-step-a"] in ("1.1", "1.2")]
     assert all(s["data-status"] == "same" for s in before) and all(select(s, "[data-inherited]") for s in before)
 
 
-def test_compare_with_offers_parent_and_children_first(server: str) -> None:
-    html = get(server, "/compare?a=session-fork").text
+def test_compare_with_offers_parent_and_children_first(client: httpx.Client) -> None:
+    html = get(client, "/compare?a=session-fork").text
     assert attrs(html, "[data-suggested] a", "data-compare-candidate") == ["session-parent"]
     others = attrs(html, "[data-others] a", "data-compare-candidate")
     assert "session-parent" not in others and "run-a" in others and "session-fork" not in others
-    parent_page = get(server, "/compare?a=session-parent").text
+    parent_page = get(client, "/compare?a=session-parent").text
     assert attrs(parent_page, "[data-suggested] a", "href") == ["/compare?a=session-parent&b=session-fork"]
     # the session page's facts lead there, and so does its lineage
-    facts = get(server, "/sessions/session-fork/facts").text
+    facts = get(client, "/sessions/session-fork/facts").text
     assert attrs(facts, "a[data-compare-link]", "href") == ["/compare?a=session-fork"]
     assert attrs(facts, "a[data-compare-lineage]", "href") == ["/compare?a=session-fork&b=session-parent"]
 
 
-def test_long_same_stretches_fold_and_every_window_is_bounded(server: str) -> None:
-    data = get(server, "/api/compare?a=long-a&b=long-b").json()
+def test_long_same_stretches_fold_and_every_window_is_bounded(client: httpx.Client) -> None:
+    data = get(client, "/api/compare?a=long-a&b=long-b").json()
     assert data["firstDivergence"]["a"] == "20.1"
     fold = data["rows"][0]["fold"]
     assert fold["from"] == 0 and fold["rows"] > WINDOW
     assert len(data["rows"]) <= WINDOW
-    opened = get(server, f"/api/compare?a=long-a&b=long-b&from={fold['from']}&to={fold['to']}").json()
+    opened = get(client, f"/api/compare?a=long-a&b=long-b&from={fold['from']}&to={fold['to']}").json()
     assert len(opened["rows"]) == WINDOW and opened["nextFrom"] == fold["from"] + WINDOW
-    html = get(server, f"/compare/rows?a=long-a&b=long-b&from={fold['from']}&to={fold['to']}").text
+    html = get(client, f"/compare/rows?a=long-a&b=long-b&from={fold['from']}&to={fold['to']}").text
     assert len(select(html, "[data-compare-step], [data-compare-row]")) == WINDOW
     loader = one(html, "[data-compare-next]")
     assert loader["hx-get"] == f"/compare/rows?a=long-a&b=long-b&from={WINDOW}&to={fold['to']}"
-    page = get(server, "/compare?a=long-a&b=long-b").text
+    page = get(client, "/compare?a=long-a&b=long-b").text
     summary = one(page, "details[data-fold] > summary").get_text()
     assert summary == f"{fold['rows']:,} rows the same"
 
 
-def test_an_unknown_session_is_a_404(server: str) -> None:
-    assert httpx.get(server + "/compare?a=run-a&b=nobody").status_code == 404
-    assert httpx.get(server + "/api/compare?a=nobody&b=run-a").status_code == 404
+def test_an_unknown_session_is_a_404(client: httpx.Client) -> None:
+    assert client.get("/compare?a=run-a&b=nobody").status_code == 404
+    assert client.get("/api/compare?a=nobody&b=run-a").status_code == 404
 
 
-def test_the_page_speaks_chinese_when_the_browser_prefers_it(server: str) -> None:
-    html = httpx.get(server + "/compare?a=run-a&b=run-b", headers={"accept-language": "zh-CN,zh;q=0.9"}).text
+def test_the_page_speaks_chinese_when_the_browser_prefers_it(client: httpx.Client) -> None:
+    html = client.get("/compare?a=run-a&b=run-b", headers={"accept-language": "zh-CN,zh;q=0.9"}).text
     assert text(html, '[data-divergence-summary="first"] dt') == "首个分歧"
     assert "工具结果" in text(html, '[data-divergence-summary="first"] dd')

@@ -7,10 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
-
 from tests.support.runs import tool_run, write_log
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 BOMB_A = " ".join(["x"] * 5_000)
 BOMB_B = " ".join(["x", "y"] * 5_000)
@@ -21,15 +19,15 @@ def test_the_compare_bomb_answers_at_once_as_changed_whole(tmp_path: Path) -> No
     write_log(tmp_path / "b.jsonl", tool_run(BOMB_B, seed=8).events)
     write_log(tmp_path / "c.jsonl", tool_run("the file says hello", seed=9).events)
     write_log(tmp_path / "d.jsonl", tool_run("the file says goodbye", seed=10).events)
-    with live_server([str(tmp_path)]) as url:
-        keys = {s["path"].rsplit("/", 1)[1]: s["key"] for s in httpx.get(f"{url}/api/sessions").json()["sessions"]}
+    with app_client([str(tmp_path)]) as client:
+        keys = {s["path"].rsplit("/", 1)[1]: s["key"] for s in client.get("/api/sessions").json()["sessions"]}
         started = time.monotonic()
-        twin = httpx.get(f"{url}/api/compare", params={"a": keys["a.jsonl"], "b": keys["b.jsonl"]}, timeout=60)
+        twin = client.get("/api/compare", params={"a": keys["a.jsonl"], "b": keys["b.jsonl"]}, timeout=60)
         assert twin.status_code == 200 and time.monotonic() - started < 20
         changed = [r["item"] for r in twin.json()["rows"] if r.get("item") and r["item"]["status"] == "changed"]
         assert changed and changed[0]["whole"] and [op for op, _ in changed[0]["words"]] == ["del", "ins"]
-        page = httpx.get(f"{url}/compare", params={"a": keys["a.jsonl"], "b": keys["b.jsonl"]}, timeout=60)
+        page = client.get("/compare", params={"a": keys["a.jsonl"], "b": keys["b.jsonl"]}, timeout=60)
         assert "data-compared-whole" in page.text
-        small = httpx.get(f"{url}/api/compare", params={"a": keys["c.jsonl"], "b": keys["d.jsonl"]}).json()
+        small = client.get("/api/compare", params={"a": keys["c.jsonl"], "b": keys["d.jsonl"]}).json()
         pair = next(r["item"] for r in small["rows"] if r.get("item") and r["item"]["status"] == "changed")
         assert not pair["whole"] and ["del", "hello"] in pair["words"] and ["ins", "goodbye"] in pair["words"]

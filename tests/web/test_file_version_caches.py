@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import httpx
 import orjson
 from dsh_inspect.log.writer import write_artifact
 from dsh_inspect.sessions.registry import Registry
 
 from tests.support.builders import LogBuilder, header, two_turns
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 def _root_with(root: Path, *ids: str) -> dict[str, Path]:
@@ -87,16 +86,16 @@ def test_the_first_screen_shows_what_a_log_gained_since_it_was_shown(tmp_path: P
     path = tmp_path / "logs" / "session.jsonl"
     path.parent.mkdir()
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("growing"), *two_turns().events]))
-    with live_server([str(path.parent)]) as url:
-        first = httpx.get(f"{url}/sessions/growing").text
-        assert first == httpx.get(f"{url}/sessions/growing").text  # shown again from the cache
+    with app_client([str(path.parent)]) as client:
+        first = client.get("/sessions/growing").text
+        assert first == client.get("/sessions/growing").text  # shown again from the cache
         extra = LogBuilder(seed=99)
         extra.turn(3, "A third prompt, written later")
         offset = len(two_turns().events)
         with path.open("ab") as f:
             f.write(b"".join(orjson.dumps({**e, "seq": e["seq"] + offset}) + b"\n" for e in extra.events))
         _touch_later(path)
-        grown = httpx.get(f"{url}/sessions/growing").text
+        grown = client.get("/sessions/growing").text
         assert "A third prompt, written later" not in first and "A third prompt, written later" in grown
-        rows = httpx.get(f"{url}/sessions/growing/rows?from=0").text
+        rows = client.get("/sessions/growing/rows?from=0").text
         assert "A third prompt, written later" in rows

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import orjson
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attrs, flow_rows
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 def rows_of(html: str) -> list[str]:
@@ -28,12 +27,12 @@ def test_a_long_log_shows_its_first_rows_before_it_is_read_whole(tmp_path: Path)
     path = tmp_path / "s" / "session.jsonl"
     path.parent.mkdir()
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("long"), *b.events]))
-    with live_server([str(tmp_path)], first_screen_events=2000) as url:
-        first = httpx.get(f"{url}/sessions/long").text
+    with app_client([str(tmp_path)], first_screen_events=2000) as client:
+        first = client.get("/sessions/long").text
         assert facts_loader(first) == ["/sessions/long/facts"] and "data-verdict" not in first
-        facts = httpx.get(f"{url}/sessions/long/facts").text
+        facts = client.get("/sessions/long/facts").text
         assert attrs(facts, "[data-verdict]", "data-verdict") == ["accepted"] and "2,400 events" in facts
-        whole = httpx.get(f"{url}/sessions/long").text  # now read whole: the ordinary page
+        whole = client.get("/sessions/long").text  # now read whole: the ordinary page
         assert "/sessions/long/facts" not in attrs(whole, "[hx-get]", "hx-get")
         assert attrs(whole, "[data-session-facts] [data-verdict]", "data-verdict") == ["accepted"]
     assert len(rows_of(first)) == 60 and rows_of(first) == rows_of(whole)
@@ -45,7 +44,7 @@ def test_a_short_log_is_read_whole_at_once(tmp_path: Path) -> None:
     path = tmp_path / "s" / "session.jsonl"
     path.parent.mkdir()
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("short"), *b.events]))
-    with live_server([str(tmp_path)]) as url:
-        page = httpx.get(f"{url}/sessions/short").text
+    with app_client([str(tmp_path)]) as client:
+        page = client.get("/sessions/short").text
     assert attrs(page, "[data-session-facts] [data-verdict]", "data-verdict") == ["accepted"]
     assert "/facts" not in page

@@ -6,13 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attrs, definitions, one, select, text, texts
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 CASES: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
     "interleaved": (
@@ -97,8 +96,8 @@ def bodies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         seqs[name] = event["seq"]
     path = tmp_path_factory.mktemp("forms") / "session.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("forms"), *b.events]))
-    with live_server([str(path)]) as url:
-        yield {name: httpx.get(f"{url}/sessions/forms/contexts/{seq}").text for name, seq in seqs.items()}
+    with app_client([str(path)]) as client:
+        yield {name: client.get(f"/sessions/forms/contexts/{seq}").text for name, seq in seqs.items()}
 
 
 CONTEXT_TEXT = "pre[data-context-text]"
@@ -231,8 +230,8 @@ def test_collapsed_rows_carry_no_body_and_a_notice_summary_only_when_it_rendered
     )
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("rows"), *b.events]))
-    with live_server([str(path)]) as url:
-        html = httpx.get(f"{url}/sessions/rows").text
+    with app_client([str(path)]) as client:
+        html = client.get("/sessions/rows").text
     rows = select(html, "div.disclosure.ctx[data-context-row]")
     assert len(rows) == 3
     assert all(not select(r, "[data-context-injection-body]") for r in rows)

@@ -1,6 +1,6 @@
 """Long session keys: the list's titles, counts and verdicts still fill in, and no URL a page builds
 carries more than one key's worth of log data (a page of long keys once made a request line the
-server refused, so the titles never came)."""
+client refused, so the titles never came)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import asked_keys, attributes, attrs, one, parse, select, text
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 SESSIONS = 200
 ID_LENGTH = 500
@@ -31,7 +31,7 @@ def titled(title: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     root = tmp_path_factory.mktemp("long-keys")
     for i in range(SESSIONS):
         folder = root / f"s{i:03d}"
@@ -39,17 +39,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         head = {**header(long_id(i)), "createdAt": 1_700_000_000_000 + i}
         lines = [head, *titled(f"Title {i:03d}")]
         (folder / "session.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
-    with live_server([str(root)]) as url:
-        yield url
+    with app_client([str(root)]) as client:
+        yield client
 
 
-def test_every_session_of_the_page_is_summarised_from_a_posted_form(server: str) -> None:
-    page = httpx.get(f"{server}/").text
+def test_every_session_of_the_page_is_summarised_from_a_posted_form(client: httpx.Client) -> None:
+    page = client.get("/").text
     assert len(select(page, "tr[data-session-key]")) == 50
     keys = asked_keys(page)  # htmx posts these
     assert len(keys) == 50 and all(len(k) == ID_LENGTH for k in keys)
 
-    answer = httpx.post(f"{server}/sessions-summaries", data={"key": keys})
+    answer = client.post("/sessions-summaries", data={"key": keys})
     assert answer.status_code == 200, answer.text[:200]
     for key in keys:
         title = one(answer.text, f'a[id="title-{key}"]')
@@ -58,28 +58,26 @@ def test_every_session_of_the_page_is_summarised_from_a_posted_form(server: str)
         assert text(answer.text, f'span[id="counts-{key}"]') == "1 turn · 2 steps"
 
 
-def test_no_url_on_the_list_carries_more_than_one_key(server: str) -> None:
-    page = httpx.get(f"{server}/").text
+def test_no_url_on_the_list_carries_more_than_one_key(client: httpx.Client) -> None:
+    page = client.get("/").text
     urls = [value for _, name, value in attributes(page) if name in URL_ATTRIBUTES]
     assert urls
     longest = max(urls, key=len)
     assert len(longest) < ID_LENGTH + 64, longest[:100]
-    session = httpx.get(f"{server}/sessions/{long_id(7)}")
+    session = client.get(f"/sessions/{long_id(7)}")
     assert session.status_code == 200
     urls = [value for _, name, value in attributes(session.text) if name in URL_ATTRIBUTES]
     assert max(len(u) for u in urls) < ID_LENGTH + 128
 
 
-def test_a_summaries_post_from_another_site_is_refused(server: str) -> None:
-    answer = httpx.post(
-        f"{server}/sessions-summaries", data={"key": long_id(1)}, headers={"Origin": "http://evil.example"}
-    )
+def test_a_summaries_post_from_another_site_is_refused(client: httpx.Client) -> None:
+    answer = client.post("/sessions-summaries", data={"key": long_id(1)}, headers={"Origin": "http://evil.example"})
     assert answer.status_code == 403
     assert "title" not in answer.text
 
 
-def test_keys_that_are_not_loaded_and_an_endless_body_fill_nothing(server: str) -> None:
-    answer = httpx.post(f"{server}/sessions-summaries", data={"key": ["nope", long_id(3)]})
+def test_keys_that_are_not_loaded_and_an_endless_body_fill_nothing(client: httpx.Client) -> None:
+    answer = client.post("/sessions-summaries", data={"key": ["nope", long_id(3)]})
     assert [a["id"] for a in parse(answer.text).select("a[data-session-title]")] == [f"title-{long_id(3)}"]
-    flood = httpx.post(f"{server}/sessions-summaries", content=b"key=" + b"k" * (5 << 20))
+    flood = client.post("/sessions-summaries", content=b"key=" + b"k" * (5 << 20))
     assert flood.status_code == 413

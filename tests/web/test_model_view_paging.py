@@ -12,7 +12,7 @@ import pytest
 from tests.support.builders import LogBuilder
 from tests.support.request_logs import write_log
 from tests.support.rows import attrs, one, select, text, text_of
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 TURNS = 12  # each turn leaves four model-visible messages: prompt, tool call, result, answer
 WINDOW = 10
@@ -39,12 +39,12 @@ def context_first() -> LogBuilder:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     root = tmp_path_factory.mktemp("logs")
     write_log(root / "long" / "session.jsonl", long_session().events, "long")
     write_log(root / "context" / "session.jsonl", context_first().events, "context")
-    with live_server([str(root)], window_rows=WINDOW) as url:
-        yield url
+    with app_client([str(root)], window_rows=WINDOW) as client:
+        yield client
 
 
 LAST = f"{TURNS}.2"
@@ -56,8 +56,8 @@ def positions(html: str) -> list[str]:
     return [text_of(tag) for tag in select(html, ".mv-message .mv-position")]
 
 
-def test_the_last_steps_first_screen_holds_the_header_the_diff_and_the_newest_window(server: str) -> None:
-    page = httpx.get(f"{server}/sessions/long/steps/{LAST}")
+def test_the_last_steps_first_screen_holds_the_header_the_diff_and_the_newest_window(client: httpx.Client) -> None:
+    page = client.get(f"/sessions/long/steps/{LAST}")
     assert page.status_code == 200
     html = page.text
     assert len(page.content) < 300_000
@@ -77,16 +77,14 @@ def test_the_last_steps_first_screen_holds_the_header_the_diff_and_the_newest_wi
     assert select(html, "[data-messages-next]") == []
 
 
-def test_the_partial_returns_the_window_before_and_its_own_loader(server: str) -> None:
-    earlier = httpx.get(
-        f"{server}/sessions/long/steps/{LAST}/messages", params={"call": 1, "from": 0, "direction": "earlier"}
-    )
+def test_the_partial_returns_the_window_before_and_its_own_loader(client: httpx.Client) -> None:
+    earlier = client.get(f"/sessions/long/steps/{LAST}/messages", params={"call": 1, "from": 0, "direction": "earlier"})
     assert earlier.status_code == 200
     assert positions(earlier.text) == [str(p) for p in range(1, WINDOW + 1)]
     assert select(earlier.text, "[data-messages-earlier]") == []  # the list starts here
     assert select(earlier.text, "[data-messages-next]") == []  # the page holds what follows already
-    middle = httpx.get(
-        f"{server}/sessions/long/steps/{LAST}/messages", params={"call": 1, "from": 15, "direction": "earlier"}
+    middle = client.get(
+        f"/sessions/long/steps/{LAST}/messages", params={"call": 1, "from": 15, "direction": "earlier"}
     ).text
     assert positions(middle) == [str(p) for p in range(16, 16 + WINDOW)]
     assert attrs(middle, "[data-messages-earlier]", "data-messages-earlier") == ["5"]
@@ -94,25 +92,25 @@ def test_the_partial_returns_the_window_before_and_its_own_loader(server: str) -
     assert (
         "from=0&to=5&"
         in attrs(
-            httpx.get(f"{server}/sessions/long/steps/{LAST}/messages", params={"from": 5, "direction": "earlier"}).text,
+            client.get(f"/sessions/long/steps/{LAST}/messages", params={"from": 5, "direction": "earlier"}).text,
             "[data-messages-earlier] button",
             "hx-get",
         )[0]
     )
-    first = httpx.get(
-        f"{server}/sessions/long/steps/{LAST}/messages", params={"from": 0, "to": 5, "direction": "earlier"}
+    first = client.get(
+        f"/sessions/long/steps/{LAST}/messages", params={"from": 0, "to": 5, "direction": "earlier"}
     ).text
     assert positions(first) == ["1", "2", "3", "4", "5"]
     # a page opened `from` a message has loaders both ways; the later one loads as it comes into view
-    opened = httpx.get(f"{server}/sessions/long/steps/{LAST}", params={"from": 15}).text
+    opened = client.get(f"/sessions/long/steps/{LAST}", params={"from": 15}).text
     assert positions(opened)[0] == "16"
     later = one(opened, "[data-messages-next]")
     assert later["hx-trigger"] == "revealed" and later["data-messages-next"] == "25"
-    assert httpx.get(f"{server}/sessions/long/steps/{LAST}/messages", params={"call": 2}).status_code == 404
+    assert client.get(f"/sessions/long/steps/{LAST}/messages", params={"call": 2}).status_code == 404
 
 
-def test_the_json_twin_pages_with_from(server: str) -> None:
-    newest = httpx.get(f"{server}/api/sessions/long/steps/{LAST}").json()["calls"][0]
+def test_the_json_twin_pages_with_from(client: httpx.Client) -> None:
+    newest = client.get(f"/api/sessions/long/steps/{LAST}").json()["calls"][0]
     assert newest["messageWindow"] == {
         "from": TOTAL - WINDOW,
         "to": TOTAL,
@@ -121,44 +119,44 @@ def test_the_json_twin_pages_with_from(server: str) -> None:
         "nextFrom": None,
     }
     assert [m["position"] for m in newest["messages"]] == list(range(TOTAL - WINDOW + 1, TOTAL + 1))
-    first = httpx.get(f"{server}/api/sessions/long/steps/{LAST}", params={"from": 0}).json()["calls"][0]
+    first = client.get(f"/api/sessions/long/steps/{LAST}", params={"from": 0}).json()["calls"][0]
     assert [m["position"] for m in first["messages"]] == list(range(1, WINDOW + 1))
     assert first["messageWindow"]["nextFrom"] == WINDOW and first["messageWindow"]["previousFrom"] is None
-    window = httpx.get(f"{server}/api/sessions/long/steps/{LAST}/messages", params={"from": 20}).json()
+    window = client.get(f"/api/sessions/long/steps/{LAST}/messages", params={"from": 20}).json()
     assert (window["from"], window["to"], window["nextFrom"]) == (20, 30, 30)
-    short = httpx.get(f"{server}/api/sessions/long/steps/{LAST}/messages", params={"from": 0, "to": 7}).json()
+    short = client.get(f"/api/sessions/long/steps/{LAST}/messages", params={"from": 0, "to": 7}).json()
     assert [m["position"] for m in short["messages"]] == list(range(1, 8)) and short["nextFrom"] == 7
     assert [m["position"] for m in window["messages"]] == list(range(21, 31))
 
 
 @pytest.mark.parametrize(("headers", "label"), [({}, "tokens: in 46,240,000"), (ZH, "token：输入 46,240,000")])
-def test_counts_are_grouped_in_both_languages(server: str, headers: dict[str, str], label: str) -> None:
-    facts = httpx.get(f"{server}/sessions/long/facts", headers=headers).text
+def test_counts_are_grouped_in_both_languages(client: httpx.Client, headers: dict[str, str], label: str) -> None:
+    facts = client.get("/sessions/long/facts", headers=headers).text
     shown = text(facts, "[data-session-usage]")
     assert shown.startswith(label) and "5,000,000" in shown and "1,234" in shown, shown
-    view = httpx.get(f"{server}/sessions/long/steps/{LAST}", headers=headers).text
+    view = client.get(f"/sessions/long/steps/{LAST}", headers=headers).text
     assert text(view, "[data-answered] [data-usage-input]") == "46,240,000"
     assert text(view, "[data-answered] [data-usage-cache-read]") == "5,000,000"
     assert "46240000" not in view and "46240000" not in facts
     # the JSON twin keeps the raw number
-    twin = httpx.get(f"{server}/api/sessions/long/steps/{LAST}").json()
+    twin = client.get(f"/api/sessions/long/steps/{LAST}").json()
     assert twin["calls"][0]["outcome"]["usage"]["inputTokens"] == 46_240_000
 
 
-def test_the_budget_charts_tooltips_and_axis_are_grouped(server: str) -> None:
-    html = httpx.get(f"{server}/sessions/long/steps").text
+def test_the_budget_charts_tooltips_and_axis_are_grouped(client: httpx.Client) -> None:
+    html = client.get("/sessions/long/steps").text
     ticks = [text_of(t) for t in select(html, "[data-budget-axis] text")]
     assert "50,000,000" in ticks or "40,000,000" in ticks, ticks
     title = text(html, f'[data-bar="{LAST}"] > title')
     assert "context 51,240,000" in title and f"{TOTAL} messages" in title, title
 
 
-def test_a_diff_that_adds_more_than_a_window_lists_the_newest(server: str) -> None:
-    html = httpx.get(f"{server}/sessions/context/steps/1.1").text
+def test_a_diff_that_adds_more_than_a_window_lists_the_newest(client: httpx.Client) -> None:
+    html = client.get("/sessions/context/steps/1.1").text
     added = 2 * WINDOW + 1  # the contexts and the prompt
     assert text(html, "[data-diff-added] > .tag") == f"Added ({added})"
     assert attrs(html, "[data-diff-added] li[data-seq]", "data-seq")[-1] == attrs(html, ".mv-message", "data-seq")[-1]
     assert len(select(html, "[data-diff-added] li[data-seq]")) == WINDOW
     assert f"{added - WINDOW} earlier" in text(html, "[data-diff-added-more]")
-    twin = httpx.get(f"{server}/api/sessions/context/steps/1.1").json()
+    twin = client.get("/api/sessions/context/steps/1.1").json()
     assert len(twin["calls"][0]["diff"]["added"]) == added  # the JSON twin lists them all

@@ -14,7 +14,7 @@ from dsh_inspect.web.render import render_path
 from tests.support.builders import PROVIDER, LogBuilder
 from tests.support.request_logs import compaction_between_calls, pruned_result, steering, write_log
 from tests.support.rows import attributes, attrs, flow_rows, one, position, select, text, texts
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 ODD_ID = 'odd/id #1?<b>&"'
 
@@ -107,13 +107,13 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(logs: Path) -> Iterator[str]:
-    with live_server([str(logs)]) as url:
-        yield url
+def client(logs: Path) -> Iterator[httpx.Client]:
+    with app_client([str(logs)]) as client:
+        yield client
 
 
-def get(server: str, path: str, **headers: str) -> httpx.Response:
-    response = httpx.get(server + path, headers=headers)
+def get(client: httpx.Client, path: str, **headers: str) -> httpx.Response:
+    response = client.get(path, headers=headers)
     assert response.status_code == 200, (path, response.status_code, response.text[:500])
     return response
 
@@ -126,9 +126,9 @@ def calls_on_page(html: str) -> list[tuple[str, list[str]]]:
     ]
 
 
-def test_the_model_view_lists_each_call_as_its_json_twin_does(server: str) -> None:
-    html = get(server, "/sessions/compaction/steps/2.1").text
-    data = get(server, "/api/sessions/compaction/steps/2.1").json()
+def test_the_model_view_lists_each_call_as_its_json_twin_does(client: httpx.Client) -> None:
+    html = get(client, "/sessions/compaction/steps/2.1").text
+    data = get(client, "/api/sessions/compaction/steps/2.1").json()
     assert [(c["outcome"]["kind"], [m["id"] for m in c["messages"]]) for c in data["calls"]] == calls_on_page(html)
     failed, answered = data["calls"]
     assert failed["outcome"]["failure"]["code"] == "CONTEXT_WINDOW_EXCEEDED" and not failed["answered"]
@@ -148,9 +148,9 @@ def test_the_model_view_lists_each_call_as_its_json_twin_does(server: str) -> No
     assert data["previousStep"] == "1.2" and data["nextStep"] is None
 
 
-def test_the_model_view_shows_the_header_and_state_in_force(server: str) -> None:
-    html = get(server, "/sessions/compaction/steps/1.1").text
-    data = get(server, "/api/sessions/compaction/steps/1.1").json()
+def test_the_model_view_shows_the_header_and_state_in_force(client: httpx.Client) -> None:
+    html = get(client, "/sessions/compaction/steps/1.1").text
+    data = get(client, "/api/sessions/compaction/steps/1.1").json()
     (call,) = data["calls"]
     assert call["header"] == {
         "seq": 3,
@@ -166,41 +166,41 @@ def test_the_model_view_shows_the_header_and_state_in_force(server: str) -> None
     assert select(html, "section[data-request-diff] [data-diff-first]")
 
 
-def test_a_message_body_opens_as_the_model_read_it(server: str) -> None:
-    data = get(server, "/api/sessions/odd/steps/1.1").json()
+def test_a_message_body_opens_as_the_model_read_it(client: httpx.Client) -> None:
+    data = get(client, "/api/sessions/odd/steps/1.1").json()
     (call,) = data["calls"]
     (prompt,) = call["messages"]
     assert prompt["id"] == ODD_ID
-    body = get(server, f"/sessions/odd/message-bodies/{call['messageSeq']}").text
+    body = get(client, f"/sessions/odd/message-bodies/{call['messageSeq']}").text
     assert {"reasoning", "tool-call"} <= set(attrs(body, "[data-message-body] [data-part]", "data-part"))
     assert text(body, '[data-part="tool-call"] > pre') == '{"file_path":"a"}'
-    prompt_body = get(server, f"/sessions/odd/message-bodies/{prompt['seq']}").text
+    prompt_body = get(client, f"/sessions/odd/message-bodies/{prompt['seq']}").text
     # the prompt shows as text, its tags escaped
     assert texts(prompt_body, '[data-message-body] [data-part="text"]') == ["<script>x</script>"]
     assert not select(prompt_body, "script") and "<script>x" not in prompt_body
-    twin = get(server, f"/api/sessions/odd/message-bodies/{prompt['seq']}").json()
+    twin = get(client, f"/api/sessions/odd/message-bodies/{prompt['seq']}").json()
     assert twin["message"]["id"] == ODD_ID and (twin["role"], twin["shownAs"]) == ("user", "user")
 
 
-def test_an_id_that_needs_escaping_has_its_identity_page(server: str) -> None:
+def test_an_id_that_needs_escaping_has_its_identity_page(client: httpx.Client) -> None:
     path = f"/sessions/odd/messages/{quote(ODD_ID, safe='')}"
-    html = get(server, path).text
-    data = get(server, "/api" + path).json()
+    html = get(client, path).text
+    data = get(client, "/api" + path).json()
     assert data["id"] == ODD_ID and [c["role"] for c in data["carriers"]] == ["message"]
     # the id shows as text, escaped, and stays verbatim in the page's attributes
     assert "<b>" not in html and not select(html, "b")
     assert one(html, "article[data-identity]")["data-message-id"] == ODD_ID
     assert ODD_ID in text(html, "article[data-identity] > h1")
-    step = get(server, "/sessions/odd/steps/1.1").text
+    step = get(client, "/sessions/odd/steps/1.1").text
     assert path in attrs(step, "a[data-identity-link]", "href")
 
 
-def test_a_pruned_result_shows_both_contents_in_order(server: str) -> None:
-    data = get(server, "/api/sessions/pruned/steps/2.1").json()
+def test_a_pruned_result_shows_both_contents_in_order(client: httpx.Client) -> None:
+    data = get(client, "/api/sessions/pruned/steps/2.1").json()
     pruned = next(m for m in data["calls"][0]["messages"] if m["replaced"])
     path = f"/sessions/pruned/messages/{quote(pruned['id'], safe='')}"
-    html = get(server, path).text
-    identity = get(server, "/api" + path).json()
+    html = get(client, path).text
+    identity = get(client, "/api" + path).json()
     original, replaced = identity["carriers"]
     assert (original["seq"], original["shadowedBy"]) == (6, replaced["seq"])
     assert replaced["replacement"]["kind"] == "prune" and replaced["keepsIdOf"] == [6]
@@ -209,11 +209,11 @@ def test_a_pruned_result_shows_both_contents_in_order(server: str) -> None:
     assert [r["step"] for r in identity["requests"]] == ["1.2", "2.1"]
 
 
-def test_a_claimed_steering_message_links_its_splice(server: str) -> None:
+def test_a_claimed_steering_message_links_its_splice(client: httpx.Client) -> None:
     _, steer_id, _ = steering()
     path = f"/sessions/steering/messages/{quote(steer_id, safe='')}"
-    html = get(server, path).text
-    identity = get(server, "/api" + path).json()
+    html = get(client, path).text
+    identity = get(client, "/api" + path).json()
     splice, event = identity["carriers"]
     assert (splice["role"], splice["seq"], splice["fate"], splice["takenAt"]) == ("inbox", 7, "claimed", 9)
     assert event["role"] == "message" and event["seq"] == 11
@@ -223,9 +223,9 @@ def test_a_claimed_steering_message_links_its_splice(server: str) -> None:
     assert transcript.startswith("/sessions/steering#msg-")
 
 
-def test_the_budget_chart_marks_the_compaction(server: str) -> None:
-    html = get(server, "/sessions/compaction/steps").text
-    data = get(server, "/api/sessions/compaction/steps").json()
+def test_the_budget_chart_marks_the_compaction(client: httpx.Client) -> None:
+    html = get(client, "/sessions/compaction/steps").text
+    data = get(client, "/api/sessions/compaction/steps").json()
     bars = attrs(html, "[data-budget-chart] svg a.budget-bar[data-bar]", "data-bar")
     assert [s["key"] for s in data["steps"]] == bars == ["1.1", "1.2", "2.1"]
     assert data["steps"][2]["usage"]["contextTokens"] == 40 and data["steps"][2]["calls"] == 2
@@ -237,8 +237,8 @@ def test_the_budget_chart_marks_the_compaction(server: str) -> None:
     assert attrs(html, "table[data-budget-table] tr[data-shrink]", "data-shrink") == ["compaction"]
 
 
-def test_transcript_rows_link_to_the_model_view_and_identity_pages(server: str) -> None:
-    html = get(server, "/sessions/compaction").text
+def test_transcript_rows_link_to_the_model_view_and_identity_pages(client: httpx.Client) -> None:
+    html = get(client, "/sessions/compaction").text
     rows = [row.element for row in flow_rows(html)]
     assert "/sessions/compaction/steps/1.1" in [h for row in rows for h in attrs(row, "a[data-step-link]", "href")]
     identities = [h for row in rows for h in attrs(row, "a[data-identity-link]", "href")]
@@ -258,26 +258,26 @@ def identity_link(row: Tag) -> tuple[str, str]:
     return links[0], shown[0]
 
 
-def resolves_to(server: str, path: str, message_id: str, seq: int) -> None:
+def resolves_to(client: httpx.Client, path: str, message_id: str, seq: int) -> None:
     """The identity page answers and is the message's: its twin lists the event `seq` carrying it."""
-    assert get(server, path).status_code == 200
-    identity = get(server, "/api" + path).json()
+    assert get(client, path).status_code == 200
+    identity = get(client, "/api" + path).json()
     assert identity["id"] == message_id and seq in [c["seq"] for c in identity["carriers"]]
 
 
-def test_tool_rows_link_the_identity_of_their_result(server: str) -> None:
+def test_tool_rows_link_the_identity_of_their_result(client: httpx.Client) -> None:
     events = compaction_between_calls().events
     result = next(e for e in events if e["type"] == "tool/result")
-    (tool,) = rows_of(get(server, "/sessions/compaction").text, "tool-call")
+    (tool,) = rows_of(get(client, "/sessions/compaction").text, "tool-call")
     path, shown = identity_link(tool)
     result_id = result["data"]["message"]["id"]
     assert shown == result_id and path == f"/sessions/compaction/messages/{quote(result_id, safe='')}"
-    resolves_to(server, path, result_id, result["seq"])
-    twin = get(server, "/api/sessions/compaction/rows").json()["rows"]
+    resolves_to(client, path, result_id, result["seq"])
+    twin = get(client, "/api/sessions/compaction/rows").json()["rows"]
     assert next(r for r in twin if r["kind"] == "tool-call")["tool"]["resultMessageId"] == result_id
 
 
-def test_a_tool_result_and_a_manual_compact_checkpoint_have_their_message_anchors(server: str) -> None:
+def test_a_tool_result_and_a_manual_compact_checkpoint_have_their_message_anchors(client: httpx.Client) -> None:
     result = next(e for e in compaction_between_calls().events if e["type"] == "tool/result")
     result_id = result["data"]["message"]["id"]
     for key, message_id, kind in (
@@ -285,23 +285,23 @@ def test_a_tool_result_and_a_manual_compact_checkpoint_have_their_message_anchor
         ("replayed", "checkpoint-manual", "manual-compaction"),
     ):
         anchor = f"msg-{message_id}"
-        located = get(server, f"/api/sessions/{key}/locate?anchor={quote(anchor)}").json()
-        row = get(server, f"/api/sessions/{key}/rows?from={located['index']}").json()["rows"][0]
+        located = get(client, f"/api/sessions/{key}/locate?anchor={quote(anchor)}").json()
+        row = get(client, f"/api/sessions/{key}/rows?from={located['index']}").json()["rows"][0]
         assert (row["kind"], row["anchor"]) == (kind, anchor)
-        assert anchor in [r.anchor for r in flow_rows(get(server, f"/sessions/{key}").text) if r.kind == kind]
+        assert anchor in [r.anchor for r in flow_rows(get(client, f"/sessions/{key}").text) if r.kind == kind]
     # the result's identity page leads back to that anchor, not to the call's seq
-    identity = get(server, f"/sessions/compaction/messages/{quote(result_id, safe='')}").text
+    identity = get(client, f"/sessions/compaction/messages/{quote(result_id, safe='')}").text
     back = f"/sessions/compaction#{quote(f'msg-{result_id}', safe='')}"
     assert attrs(identity, "nav a[data-back-to-transcript]", "href") == [back]
 
 
-def test_context_rows_link_their_identity_outside_the_header(server: str) -> None:
+def test_context_rows_link_their_identity_outside_the_header(client: httpx.Client) -> None:
     events = replayed_step_log().events
     context = next(e for e in events if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin")
-    (row,) = rows_of(get(server, "/sessions/replayed").text, "context")
+    (row,) = rows_of(get(client, "/sessions/replayed").text, "context")
     path, shown = identity_link(row)
     assert shown == context["data"]["id"]
-    resolves_to(server, path, context["data"]["id"], context["seq"])
+    resolves_to(client, path, context["data"]["id"], context["seq"])
     # the header (the accessible name docs/ui.md §6 fixes) holds none of it: the links follow the body's slot
     slot = one(row, "[data-disclosure-slot]")
     holding = [id(parent) for parent in slot.parents]
@@ -311,27 +311,27 @@ def test_context_rows_link_their_identity_outside_the_header(server: str) -> Non
     assert [t for t in after if t.has_attr("data-row-meta") and select(t, "a[data-identity-link]")]
 
 
-def test_compaction_markers_link_their_checkpoint(server: str) -> None:
+def test_compaction_markers_link_their_checkpoint(client: httpx.Client) -> None:
     checkpoint = next(e for e in compaction_between_calls().events if "compactionId" in e["data"].get("source", {}))
-    (marker,) = rows_of(get(server, "/sessions/compaction").text, "compaction")
+    (marker,) = rows_of(get(client, "/sessions/compaction").text, "compaction")
     path, shown = identity_link(marker)
     assert shown == checkpoint["data"]["id"]
-    resolves_to(server, path, checkpoint["data"]["id"], checkpoint["seq"])
+    resolves_to(client, path, checkpoint["data"]["id"], checkpoint["seq"])
     # a /compact command's marker anchors at its command, and still names the checkpoint it made
-    (manual,) = rows_of(get(server, "/sessions/replayed").text, "manual-compaction")
+    (manual,) = rows_of(get(client, "/sessions/replayed").text, "manual-compaction")
     path, shown = identity_link(manual)
     assert shown == "checkpoint-manual" and path == "/sessions/replayed/messages/checkpoint-manual"
     seq = next(e["seq"] for e in replayed_step_log().events if e["data"].get("id") == "checkpoint-manual")
-    resolves_to(server, path, "checkpoint-manual", seq)
+    resolves_to(client, path, "checkpoint-manual", seq)
 
 
-def test_a_replayed_turn_and_step_links_its_own_model_view(server: str) -> None:
+def test_a_replayed_turn_and_step_links_its_own_model_view(client: httpx.Client) -> None:
     steps = [
         one(row, "a[data-step-link]")["href"]
-        for row in rows_of(get(server, "/sessions/replayed").text, "assistant-step")
+        for row in rows_of(get(client, "/sessions/replayed").text, "assistant-step")
     ]
     assert steps == ["/sessions/replayed/steps/1.1", "/sessions/replayed/steps/1.1~2"]
-    second = get(server, "/api/sessions/replayed/steps/1.1~2").json()
+    second = get(client, "/api/sessions/replayed/steps/1.1~2").json()
     assert second["step"]["key"] == "1.1~2"
     answer = next(
         e
@@ -339,13 +339,15 @@ def test_a_replayed_turn_and_step_links_its_own_model_view(server: str) -> None:
         if e["type"] == "assistant/message" and e["data"]["message"]["content"][0]["text"] == "Second answer."
     )
     assert second["calls"][-1]["messageSeq"] == answer["seq"]
-    rows = get(server, "/api/sessions/replayed/rows").json()["rows"]
+    rows = get(client, "/api/sessions/replayed/rows").json()["rows"]
     assert [r["step"] for r in rows if r["kind"] in ("step", "assistant-step")] == ["1.1", "1.1", "1.1~2", "1.1~2"]
 
 
 @pytest.mark.parametrize("name", ["compaction", "replayed"])
-def test_the_one_file_export_keeps_the_ids_but_links_no_server_page(server: str, logs: Path, name: str) -> None:
-    served = get(server, f"/sessions/{name}").text
+def test_the_one_file_export_keeps_the_ids_but_links_no_server_page(
+    client: httpx.Client, logs: Path, name: str
+) -> None:
+    served = get(client, f"/sessions/{name}").text
     exported = render_path(str(logs / name / "session.jsonl"))
     assert select(served, "a[data-identity-link]") and select(served, "a[data-step-link]")
     hrefs = [value for _, attr, value in attributes(exported) if attr.endswith("href")]
@@ -354,10 +356,10 @@ def test_the_one_file_export_keeps_the_ids_but_links_no_server_page(server: str,
     assert shown and shown == texts(exported, "a[data-row-message]")
 
 
-def test_unknown_steps_and_ids_are_404_and_chinese_is_served(server: str) -> None:
-    assert httpx.get(f"{server}/sessions/compaction/steps/9.9").status_code == 404
-    assert httpx.get(f"{server}/sessions/compaction/steps/latest").status_code == 404
-    assert httpx.get(f"{server}/api/sessions/compaction/messages/nope").status_code == 404
-    assert httpx.get(f"{server}/sessions/compaction/message-bodies/0").status_code == 404
-    zh = get(server, "/sessions/compaction/steps/2.1", **{"Accept-Language": "zh-CN,zh;q=0.9"}).text
+def test_unknown_steps_and_ids_are_404_and_chinese_is_served(client: httpx.Client) -> None:
+    assert client.get("/sessions/compaction/steps/9.9").status_code == 404
+    assert client.get("/sessions/compaction/steps/latest").status_code == 404
+    assert client.get("/api/sessions/compaction/messages/nope").status_code == 404
+    assert client.get("/sessions/compaction/message-bodies/0").status_code == 404
+    zh = get(client, "/sessions/compaction/steps/2.1", **{"Accept-Language": "zh-CN,zh;q=0.9"}).text
     assert "模型读到的内容" in zh and "自上一次请求以来" in zh

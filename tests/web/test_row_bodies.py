@@ -16,7 +16,7 @@ from bs4 import Tag
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attributes, attrs, flow_rows, one, select, text_of, texts
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 CAP = 100
 # Past the cap in every body, and on a line of its own, so that no row's one-line header shows it.
@@ -141,20 +141,20 @@ def write(root: Path, name: str, b: LogBuilder) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     root = tmp_path_factory.mktemp("bodies")
     write(root, "capped", capped_log())
     write(root, "eventful", eventful_log())
-    with live_server([str(root)], body_cap=CAP) as url:
-        yield url
+    with app_client([str(root)], body_cap=CAP) as client:
+        yield client
 
 
-def page_html(server: str, key: str, **headers: str) -> str:
-    return httpx.get(f"{server}/sessions/{key}", headers=headers).text
+def page_html(client: httpx.Client, key: str, **headers: str) -> str:
+    return client.get(f"/sessions/{key}", headers=headers).text
 
 
-def rows(server: str, key: str) -> list[dict[str, Any]]:
-    return httpx.get(f"{server}/api/sessions/{key}/rows").json()["rows"]
+def rows(client: httpx.Client, key: str) -> list[dict[str, Any]]:
+    return client.get(f"/api/sessions/{key}/rows").json()["rows"]
 
 
 def flow(html: str) -> Tag:
@@ -176,10 +176,10 @@ def show_all(transcript: Tag) -> set[tuple[int, str]]:
     return out
 
 
-def test_every_row_body_is_capped_and_offers_the_rest(server: str) -> None:
-    html = flow(page_html(server, "capped"))
+def test_every_row_body_is_capped_and_offers_the_rest(client: httpx.Client) -> None:
+    html = flow(page_html(client, "capped"))
     shown = show_all(html)
-    by_kind = {r["kind"]: r["seq"] for r in rows(server, "capped")}
+    by_kind = {r["kind"]: r["seq"] for r in rows(client, "capped")}
     assert shown >= {
         (by_kind["user"], "block-0"),
         (by_kind["assistant-step"], "block-0"),
@@ -209,43 +209,43 @@ def test_every_row_body_is_capped_and_offers_the_rest(server: str) -> None:
         ("partial-stream", "detail", "P"),
     ],
 )
-def test_show_all_answers_the_whole_body_escaped(server: str, kind: str, part: str, mark: str) -> None:
-    seq = next(r["seq"] for r in rows(server, "capped") if r["kind"] == kind)
-    fragment = httpx.get(f"{server}/sessions/capped/bodies/{seq}", params={"part": part})
+def test_show_all_answers_the_whole_body_escaped(client: httpx.Client, kind: str, part: str, mark: str) -> None:
+    seq = next(r["seq"] for r in rows(client, "capped") if r["kind"] == kind)
+    fragment = client.get(f"/sessions/capped/bodies/{seq}", params={"part": part})
     assert fragment.status_code == 200
     assert mark * 150 in fragment.text and "&lt;script&gt;alert(1)&lt;/script&gt; the end" in fragment.text
     assert "<script>" not in fragment.text and "Show all" not in fragment.text
-    twin = httpx.get(f"{server}/api/sessions/capped/bodies/{seq}", params={"part": part}).json()
+    twin = client.get(f"/api/sessions/capped/bodies/{seq}", params={"part": part}).json()
     assert twin["part"] == part and twin["text"].endswith(("the end", 'the end"\n}'))
     assert twin["length"] == len(twin["text"])
 
 
-def test_show_all_renders_markdown_sanitized(server: str) -> None:
-    seq = next(r["seq"] for r in rows(server, "capped") if r["kind"] == "assistant-step")
-    fragment = httpx.get(f"{server}/sessions/capped/bodies/{seq}", params={"part": "block-1"}).text
+def test_show_all_renders_markdown_sanitized(client: httpx.Client) -> None:
+    seq = next(r["seq"] for r in rows(client, "capped") if r["kind"] == "assistant-step")
+    fragment = client.get(f"/sessions/capped/bodies/{seq}", params={"part": "block-1"}).text
     assert fragment.startswith("<p>") and "M" * 150 in fragment and "&lt;script&gt;" in fragment
     assert "<script>" not in fragment
 
 
-def test_an_unknown_body_is_not_found(server: str) -> None:
-    seq = next(r["seq"] for r in rows(server, "capped") if r["kind"] == "tool-call")
-    assert httpx.get(f"{server}/sessions/capped/bodies/{seq}", params={"part": "nope"}).status_code == 404
-    assert httpx.get(f"{server}/sessions/capped/bodies/99999", params={"part": "in"}).status_code == 404
-    assert httpx.get(f"{server}/api/sessions/capped/bodies/{seq}").status_code == 422
+def test_an_unknown_body_is_not_found(client: httpx.Client) -> None:
+    seq = next(r["seq"] for r in rows(client, "capped") if r["kind"] == "tool-call")
+    assert client.get(f"/sessions/capped/bodies/{seq}", params={"part": "nope"}).status_code == 404
+    assert client.get("/sessions/capped/bodies/99999", params={"part": "in"}).status_code == 404
+    assert client.get(f"/api/sessions/capped/bodies/{seq}").status_code == 422
 
 
 def test_bodies_under_the_cap_show_whole_without_a_footer(tmp_path: Path) -> None:
     write(tmp_path, "short", capped_log())
-    with live_server([str(tmp_path)]) as url:  # the default cap, 20,000 units
-        html = page_html(url, "short")
+    with app_client([str(tmp_path)]) as client:  # the default cap, 20,000 units
+        html = page_html(client, "short")
     assert "data-show-all" not in html and "truncated" not in unescape(html)
     # the tail shows whole, as text: its tags escaped
     page = flow(html)
     assert not select(page, "script") and any(t.endswith(TAIL) for t in texts(page, "[data-body]"))
 
 
-def test_every_row_links_its_raw_event(server: str) -> None:
-    rows = flow_rows(page_html(server, "eventful"))
+def test_every_row_links_its_raw_event(client: httpx.Client) -> None:
+    rows = flow_rows(page_html(client, "eventful"))
     assert {"step", "turn-error", "turn-max-tokens", "partial-stream", "model-retry", "tool-call", "command"} <= {
         row.kind for row in rows
     }
@@ -255,26 +255,26 @@ def test_every_row_links_its_raw_event(server: str) -> None:
         assert f"/sessions/eventful/events/{row.seq}" in attrs(row.element, "a[href]", "href"), row.kind
 
 
-def test_a_permalink_is_percent_encoded_and_its_anchor_verbatim(server: str) -> None:
-    (row,) = [row for row in flow_rows(page_html(server, "eventful")) if row.anchor == "msg-odd id#1"]
+def test_a_permalink_is_percent_encoded_and_its_anchor_verbatim(client: httpx.Client) -> None:
+    (row,) = [row for row in flow_rows(page_html(client, "eventful")) if row.anchor == "msg-odd id#1"]
     assert attrs(row.element, "a[data-row-message]", "href") == ["#msg-odd%20id%231"]
 
 
-def test_a_step_that_hosts_only_usage_shows_it(server: str) -> None:
+def test_a_step_that_hosts_only_usage_shows_it(client: httpx.Client) -> None:
     step = next(
         r
-        for r in rows(server, "eventful")
+        for r in rows(client, "eventful")
         if r["kind"] == "step" and r["title"] == "3" and r["links"].get("usage-only")
     )
     assert step["facts"][1:] == ["in 10", "out 4,096"]
-    (row,) = [row for row in flow_rows(page_html(server, "eventful")) if row.seq == step["seq"]]
+    (row,) = [row for row in flow_rows(page_html(client, "eventful")) if row.seq == step["seq"]]
     assert "out 4,096" in texts(row.element, "span.fact")
 
 
-def test_a_retry_its_turn_outlived_is_cancelled(server: str) -> None:
-    retries = [r for r in rows(server, "eventful") if r["kind"] == "model-retry"]
+def test_a_retry_its_turn_outlived_is_cancelled(client: httpx.Client) -> None:
+    retries = [r for r in rows(client, "eventful") if r["kind"] == "model-retry"]
     assert [r["state"] for r in retries] == ["cancelled", "cancelled"]  # a failed turn; a log that ended
-    html = flow(page_html(server, "eventful"))
+    html = flow(page_html(client, "eventful"))
     cancelled = "Model request retry cancelled (1/3) · 1.5s"
     assert texts(html, "details[data-retry] > summary") == [cancelled, cancelled]
     assert text_of(html).count(cancelled) == 2 and "Waiting to retry" not in str(html)
@@ -285,9 +285,9 @@ def anywhere(flow: Tag) -> str:
     return "\n".join([text_of(flow), *(value for _, _, value in attributes(flow))])
 
 
-def test_rows_speak_chinese_on_a_chinese_page(server: str) -> None:
-    english_flow = flow(page_html(server, "eventful"))
-    chinese_flow = flow(page_html(server, "eventful", **{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"}))
+def test_rows_speak_chinese_on_a_chinese_page(client: httpx.Client) -> None:
+    english_flow = flow(page_html(client, "eventful"))
+    chinese_flow = flow(page_html(client, "eventful", **{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"}))
     english, chinese = text_of(english_flow), text_of(chinese_flow)
     for en, zh in [
         ("in 10", "输入 10"),

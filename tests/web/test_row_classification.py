@@ -15,7 +15,7 @@ from dsh_inspect.model.rules import BOOKKEEPING_TYPES
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 def _log(root: Path) -> None:
@@ -34,10 +34,10 @@ def _log(root: Path) -> None:
 
 def test_an_aborted_result_is_stopped_on_the_page_in_the_twin_and_for_errors_only(tmp_path: Path) -> None:
     _log(tmp_path)
-    with live_server([str(tmp_path)]) as url:
-        page = httpx.get(f"{url}/sessions/classified").text
-        twin = httpx.get(f"{url}/api/sessions/classified").json()
-        errors = httpx.get(f"{url}/api/sessions/classified/search", params={"errors": "true"}).json()["matches"]
+    with app_client([str(tmp_path)]) as client:
+        page = client.get("/sessions/classified").text
+        twin = client.get("/api/sessions/classified").json()
+        errors = client.get("/api/sessions/classified/search", params={"errors": "true"}).json()["matches"]
     shown = {row.key: row for row in flow_rows(page)}
     tools = [r for r in twin["rows"] if r["kind"] == "tool-call"]
     states = {r["tool"]["callId"]: (r["state"], r["error"]) for r in tools}
@@ -52,11 +52,11 @@ def test_an_aborted_result_is_stopped_on_the_page_in_the_twin_and_for_errors_onl
 
 def test_every_row_of_every_window_is_classified_alike(tmp_path: Path) -> None:
     _log(tmp_path)
-    with live_server([str(tmp_path)], window_rows=4) as url:
-        assert_classified_alike(url, "classified")
+    with app_client([str(tmp_path)], window_rows=4) as client:
+        assert_classified_alike(client, "classified")
 
 
-def assert_classified_alike(url: str, key: str) -> tuple[int, int, int]:
+def assert_classified_alike(client: httpx.Client, key: str) -> tuple[int, int, int]:
     """Walks the session's windows: the rows with a red dot on the page, the rows whose twin says
     `"error": true` and the matches of *errors only* are the same rows; every row's dot and bookkeeping
     mark are its twin's. Returns how many rows report an error, how many tool calls were stopped (an
@@ -66,8 +66,8 @@ def assert_classified_alike(url: str, key: str) -> tuple[int, int, int]:
     stopped = bookkept = 0
     start: int | None = 0
     while start is not None:
-        html = httpx.get(f"{url}/sessions/{key}/rows", params={"from": start}).text
-        twin = httpx.get(f"{url}/api/sessions/{key}/rows", params={"from": start}).json()
+        html = client.get(f"/sessions/{key}/rows", params={"from": start}).text
+        twin = client.get(f"/api/sessions/{key}/rows", params={"from": start}).json()
         rows = flow_rows(html)
         assert [r.key for r in rows] == [r["key"] for r in twin["rows"]]
         red += [start + i for i, row in enumerate(rows) if row.red_dot]
@@ -78,16 +78,16 @@ def assert_classified_alike(url: str, key: str) -> tuple[int, int, int]:
         assert all(row["type"] in BOOKKEEPING_TYPES for row in twin["rows"] if row["bookkeeping"]), key
         stopped += sum(1 for row in twin["rows"] if row["state"] == "stopped" and row["kind"] == "tool-call")
         start = twin["nextFrom"]
-    found = httpx.get(f"{url}/api/sessions/{key}/search", params={"errors": "true"}).json()["matches"]
+    found = client.get(f"/api/sessions/{key}/search", params={"errors": "true"}).json()["matches"]
     assert red == flagged == [m["index"] for m in found], key
     return len(red), stopped, bookkept
 
 
 def test_the_twin_of_a_row_is_declared_in_the_openapi_document(tmp_path: Path) -> None:
     _log(tmp_path)
-    with live_server([str(tmp_path)]) as url:
-        spec = httpx.get(f"{url}/openapi.json").json()
-        rows = httpx.get(f"{url}/api/sessions/classified/rows").json()["rows"]
+    with app_client([str(tmp_path)]) as client:
+        spec = client.get("/openapi.json").json()
+        rows = client.get("/api/sessions/classified/rows").json()["rows"]
     window = spec["paths"]["/api/sessions/{key}/rows"]["get"]["responses"]["200"]["content"]["application/json"]
     assert window["schema"] == {"$ref": "#/components/schemas/WindowJson"}
     declared = spec["components"]["schemas"]["RowJson"]
@@ -107,8 +107,8 @@ def test_a_result_whose_error_code_is_a_number_failed(tmp_path: Path) -> None:
     b.add("step/end", {"turn": 1, "step": 1})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     write_artifact(tmp_path, header("http"), [b.events], "none")
-    with live_server([str(tmp_path)]) as url:
-        (tool,) = [r for r in httpx.get(f"{url}/api/sessions/http").json()["rows"] if r["kind"] == "tool-call"]
-        assert_classified_alike(url, "http")
+    with app_client([str(tmp_path)]) as client:
+        (tool,) = [r for r in client.get("/api/sessions/http").json()["rows"] if r["kind"] == "tool-call"]
+        assert_classified_alike(client, "http")
     assert (tool["state"], tool["error"], tool["tool"]["errorCode"]) == ("error", True, "500")
     assert tool["tool"]["output"] == "HttpError: 500"  # an error with no content shows `name: code` (docs/ui.md §5.3)

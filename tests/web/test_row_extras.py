@@ -1,4 +1,4 @@
-"""What daily readers expect on each row (issue 14, deliverable 5), as the server renders it: copy buttons
+"""What daily readers expect on each row (issue 14, deliverable 5), as the client renders it: copy buttons
 and what each copies, the time a turn or step happened, time to first token and speed where the events
 carry them, a subagent call's link to its child, a failed tool's red OUT, no IN for single-file tools, and
 the JSON twin carrying the same facts."""
@@ -16,11 +16,11 @@ from bs4 import Tag
 from tests.support.builders import LogBuilder
 from tests.support.row_logs import CHILD, COMMAND, GONE, PARENT, retried_log, timed_log, untimed_log, write
 from tests.support.rows import FlowRow, flow_rows, one, select, text_of
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     root = tmp_path_factory.mktemp("extras")
     write(root, PARENT, timed_log())
     child = LogBuilder()
@@ -28,18 +28,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     write(root, CHILD, child, parentSession=PARENT, origin="subagent", delegationDepth=1)
     write(root, "untimed", untimed_log())
     write(root, "retried", retried_log())
-    with live_server([str(root)]) as url:
-        yield url
+    with app_client([str(root)]) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
-def page(server: str) -> list[FlowRow]:
-    return flow_rows(httpx.get(f"{server}/sessions/{PARENT}").text)
+def page(client: httpx.Client) -> list[FlowRow]:
+    return flow_rows(client.get(f"/sessions/{PARENT}").text)
 
 
 @pytest.fixture(scope="module")
-def twin(server: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = httpx.get(f"{server}/api/sessions/{PARENT}/rows").json()["rows"]
+def twin(client: httpx.Client) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = client.get(f"/api/sessions/{PARENT}/rows").json()["rows"]
     return rows
 
 
@@ -99,11 +99,11 @@ def test_tool_arguments_results_commands_paths_and_ids_have_copy_buttons(page: l
     assert ("text", "/permission read-only") in copies(command.element)
 
 
-def test_a_raw_event_is_copied_from_its_json(server: str, page: list[FlowRow]) -> None:
+def test_a_raw_event_is_copied_from_its_json(client: httpx.Client, page: list[FlowRow]) -> None:
     event = next(r for r in rows_of(page, "event") if select(r.element, "[data-event-type='permission/preset']"))
     assert ("from", "[data-event-detail]") in copies(event.element)
     assert orjson.loads(text_of(one(event.element, "[data-event-detail]")))["data"] == {"preset": "read-only"}
-    raw = httpx.get(f"{server}/sessions/{PARENT}/events/{event.seq}").text
+    raw = client.get(f"/sessions/{PARENT}/events/{event.seq}").text
     assert copies(one(raw, "main")) == [("from", "[data-event-json]")]
 
 
@@ -135,27 +135,27 @@ def test_a_streamed_step_shows_time_to_first_token_and_speed(page: list[FlowRow]
     assert not [f for f in select(calls, ".fact") if "TTFT" in text_of(f) or "tok/s" in text_of(f)]
 
 
-def test_a_retried_step_counts_its_first_token_from_the_retry(server: str) -> None:
-    twin = httpx.get(f"{server}/api/sessions/retried/rows").json()["rows"]
+def test_a_retried_step_counts_its_first_token_from_the_retry(client: httpx.Client) -> None:
+    twin = client.get("/api/sessions/retried/rows").json()["rows"]
     (answer,) = [r for r in twin if r["kind"] == "assistant-step"]
     assert answer["timing"] == {"ttftMs": 300, "tokensPerSecond": None}
     assert "TTFT 300 ms" in answer["facts"] and not [f for f in answer["facts"] if "tok/s" in f]
 
 
-def test_a_step_whose_events_carry_no_stream_shows_neither(server: str) -> None:
-    html = httpx.get(f"{server}/sessions/untimed").text
+def test_a_step_whose_events_carry_no_stream_shows_neither(client: httpx.Client) -> None:
+    html = client.get("/sessions/untimed").text
     assert "TTFT" not in html and "tok/s" not in html
-    twin = httpx.get(f"{server}/api/sessions/untimed/rows").json()["rows"]
+    twin = client.get("/api/sessions/untimed/rows").json()["rows"]
     assert all(r["timing"] is None for r in twin)
 
 
 def test_a_subagent_row_links_its_child_when_it_is_loaded(
-    server: str, page: list[FlowRow], twin: list[dict[str, Any]]
+    client: httpx.Client, page: list[FlowRow], twin: list[dict[str, Any]]
 ) -> None:
     started = one(tool_row(page, "subagent"), "[data-child-session]")
     link = one(started, "a[data-child-session-link]")
     assert text_of(link) == CHILD and link["href"] == f"/sessions/{CHILD}"
-    assert httpx.get(f"{server}{link['href']}").status_code == 200
+    assert client.get(f"{link['href']}").status_code == 200
     # a child that is not loaded is named, not linked
     named = one(tool_row(page, "send_message"), "[data-child-session]")
     assert not select(named, "a") and text_of(one(named, "code")) == GONE
@@ -179,8 +179,8 @@ def test_a_failed_tool_shows_its_out_in_error_red_and_a_single_file_tool_has_no_
     assert by_name["bash"]["tool"]["command"] == COMMAND
 
 
-def test_the_twin_declares_the_new_facts(server: str, twin: list[dict[str, Any]]) -> None:
-    schema = httpx.get(f"{server}/openapi.json").json()["components"]["schemas"]
+def test_the_twin_declares_the_new_facts(client: httpx.Client, twin: list[dict[str, Any]]) -> None:
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
     assert {"time", "timing"} <= set(schema["RowJson"]["properties"])
     assert {"singleFile", "command", "childSession"} <= set(schema["ToolJson"]["properties"])
     assert set(schema["TimingJson"]["properties"]) == {"ttftMs", "tokensPerSecond"}
@@ -188,9 +188,9 @@ def test_the_twin_declares_the_new_facts(server: str, twin: list[dict[str, Any]]
     assert command["command"]["line"] == "/permission read-only"
 
 
-def test_the_header_counts_turns_and_steps(server: str) -> None:
-    facts = one(httpx.get(f"{server}/sessions/{PARENT}").text, "[data-session-facts]")
-    api = httpx.get(f"{server}/api/sessions/{PARENT}").json()
+def test_the_header_counts_turns_and_steps(client: httpx.Client) -> None:
+    facts = one(client.get(f"/sessions/{PARENT}").text, "[data-session-facts]")
+    api = client.get(f"/api/sessions/{PARENT}").json()
     counts = {str(s["data-session-count"]): text_of(s) for s in select(facts, "[data-session-count]")}
     assert counts == {
         "events": f"{api['events']} events",

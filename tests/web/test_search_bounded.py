@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 from dsh_inspect.sessions import search_index
 
-from tests.support.server import live_server
+from tests.support.server import app_client
 from tests.support.uploads import jsonl_bytes
 
 
@@ -23,27 +22,27 @@ def served(tmp_path: Path) -> Path:
 
 def test_a_long_phrase_is_refused_without_being_said_back(served: Path) -> None:
     phrase = "word " * 2_400  # 12 KB
-    with live_server([str(served)]) as url:
+    with app_client([str(served)]) as client:
         for path in ("/api/search", "/search", "/api/sessions/session-0/search"):
-            refused = httpx.get(f"{url}{path}", params={"q": phrase})
+            refused = client.get(f"{path}", params={"q": phrase})
             assert refused.status_code == 422, path
             assert len(refused.content) < 2_000 and phrase[:200] not in refused.text, path
-        at = httpx.get(f"{url}/sessions/session-0", params={"at": "x" * 60_000})  # as long as httpx sends
+        at = client.get("/sessions/session-0", params={"at": "x" * 60_000})  # as long as httpx sends
         assert at.status_code == 422 and len(at.content) < 2_000
 
 
 def test_a_nul_in_a_phrase_is_no_error(served: Path) -> None:
-    with live_server([str(served)]) as url:
-        found = httpx.get(f"{url}/api/search", params={"q": "Read\x00 a.txt"})
+    with app_client([str(served)]) as client:
+        found = client.get("/api/search", params={"q": "Read\x00 a.txt"})
         assert found.status_code == 200 and found.json()["total"] > 0
-        assert httpx.get(f"{url}/api/search", params={"q": "\x00"}).status_code == 200
+        assert client.get("/api/search", params={"q": "\x00"}).status_code == 200
 
 
 def test_a_search_past_its_time_limit_stops_and_says_so(served: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with live_server([str(served)]) as url:
-        assert httpx.get(f"{url}/api/search", params={"q": "Read"}).status_code == 200  # indexed
+    with app_client([str(served)]) as client:
+        assert client.get("/api/search", params={"q": "Read"}).status_code == 200  # indexed
         monkeypatch.setattr(search_index, "QUERY_SECONDS", 0.0)  # every query past its limit at once
-        stopped = httpx.get(f"{url}/api/search", params={"q": "e"})  # one letter: a scan of every row
+        stopped = client.get("/api/search", params={"q": "e"})  # one letter: a scan of every row
         assert stopped.status_code == 422 and "took longer than" in stopped.json()["detail"]
         monkeypatch.undo()
-        assert httpx.get(f"{url}/api/search", params={"q": "e"}).status_code == 200  # the index serves on
+        assert client.get("/api/search", params={"q": "e"}).status_code == 200  # the index serves on

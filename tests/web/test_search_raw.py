@@ -12,11 +12,11 @@ from dsh_inspect.log.writer import write_artifact
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows, text_of
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     root = tmp_path_factory.mktemp("search-raw")
     b = LogBuilder()
     b.add("turn/start", {"turn": 1})
@@ -30,44 +30,44 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     b.add("step/end", {"turn": 1, "step": 1})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     write_artifact(root, header("raw"), [b.events], "none")
-    with live_server([str(root)]) as url:
-        yield url
+    with app_client([str(root)]) as client:
+        yield client
 
 
-def found(server: str, **params: Any) -> list[dict[str, Any]]:
-    reply = httpx.get(f"{server}/api/sessions/raw/search", params=params)
+def found(client: httpx.Client, **params: Any) -> list[dict[str, Any]]:
+    reply = client.get("/api/sessions/raw/search", params=params)
     assert reply.status_code == 200, reply.text
     return list(reply.json()["matches"])
 
 
-def row_text(server: str, anchor: str) -> str:
+def row_text(client: httpx.Client, anchor: str) -> str:
     """What the row shows once every body in it is open."""
-    rows = {row.anchor: row for row in flow_rows(httpx.get(f"{server}/sessions/raw").text)}
+    rows = {row.anchor: row for row in flow_rows(client.get("/sessions/raw").text)}
     return text_of(rows[anchor].element)
 
 
-def test_a_word_only_in_raw_json_is_found_only_with_raw(server: str) -> None:
-    assert found(server, q="zebrafish") == []
-    assert found(server, q="README") == []
-    hits = found(server, q="zebrafish", raw="true")
+def test_a_word_only_in_raw_json_is_found_only_with_raw(client: httpx.Client) -> None:
+    assert found(client, q="zebrafish") == []
+    assert found(client, q="README") == []
+    hits = found(client, q="zebrafish", raw="true")
     assert [h["kind"] for h in hits] == ["event"]
-    assert "agent/inbox/spliced" in row_text(server, hits[0]["anchor"])
-    assert "zebrafish" in row_text(server, hits[0]["anchor"]), "its opened JSON shows the word"
-    assert httpx.get(f"{server}/api/sessions/raw/search", params={"q": "x", "raw": "true"}).json()["query"]["raw"]
+    assert "agent/inbox/spliced" in row_text(client, hits[0]["anchor"])
+    assert "zebrafish" in row_text(client, hits[0]["anchor"]), "its opened JSON shows the word"
+    assert client.get("/api/sessions/raw/search", params={"q": "x", "raw": "true"}).json()["query"]["raw"]
 
 
-def test_what_a_row_shows_is_found_without_raw(server: str) -> None:
-    title = found(server, q="pelican")  # a compact event row's header shows its scalar fields
-    assert len(title) == 1 and "Pelican plan" in row_text(server, title[0]["anchor"])
-    spliced = found(server, q="agent/inbox/spliced")  # and its type
+def test_what_a_row_shows_is_found_without_raw(client: httpx.Client) -> None:
+    title = found(client, q="pelican")  # a compact event row's header shows its scalar fields
+    assert len(title) == 1 and "Pelican plan" in row_text(client, title[0]["anchor"])
+    spliced = found(client, q="agent/inbox/spliced")  # and its type
     assert len(spliced) == 1
-    assert found(server, q="pelican", raw="true") == title, "raw adds to what rows show, takes nothing away"
+    assert found(client, q="pelican", raw="true") == title, "raw adds to what rows show, takes nothing away"
 
 
-def test_what_a_row_opens_to_show_is_found(server: str) -> None:
-    reasoning = found(server, q="quokka")
+def test_what_a_row_opens_to_show_is_found(client: httpx.Client) -> None:
+    reasoning = found(client, q="quokka")
     assert [h["kind"] for h in reasoning] == ["assistant-step"]
-    result = found(server, q="walrus")
+    result = found(client, q="walrus")
     assert [h["kind"] for h in result] == ["tool-call"]
     for hit in [*reasoning, *result]:
         assert hit["anchor"] and hit["seq"] >= 0

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import orjson
 import pytest
 
 from tests.conftest import CORPUS
 from tests.support.builders import header, two_turns
 from tests.support.rows import asked_keys, attrs, one, text
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 def write(path: Path, head: dict, events: list[dict]) -> None:
@@ -45,18 +44,18 @@ def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
             {**header(f"session-{i:03d}"), "createdAt": 1_700_000_000_000 + i},
             titled(f"Fix the parser {i}") if i == 7 else two_turns().events,
         )
-    with live_server([str(tmp_path)]) as url:
-        every = httpx.get(f"{url}/api/sessions").json()
+    with app_client([str(tmp_path)]) as client:
+        every = client.get("/api/sessions").json()
         assert every["total"] == 120 and every["pages"] == 1 and len(every["sessions"]) == 120
-        first = httpx.get(f"{url}/api/sessions", params={"page": 1}).json()
+        first = client.get("/api/sessions", params={"page": 1}).json()
         assert first["total"] == 120 and first["pages"] == 3 and len(first["sessions"]) == 50
         assert first["sessions"][0]["id"] == "session-119", "newest first"
         assert all(s["summary"] is None for s in first["sessions"]), "header facts only until a log is read"
         assert first["sessions"][0]["created"] == "2023-11-14 22:13 UTC"
-        html = httpx.get(f"{url}/").text
+        html = client.get("/").text
         assert "session-119" in asked_keys(html)
         assert attrs(html, "nav.pager a[rel~=next]", "href") == ["/?page=2"]
-        filled = httpx.get(f"{url}/api/sessions", params={"summaries": "true"}).json()["sessions"][0]
+        filled = client.get("/api/sessions", params={"summaries": "true"}).json()["sessions"][0]
         assert filled["summary"] == {
             "title": None,
             "plainTitle": None,
@@ -70,13 +69,13 @@ def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
             "tokens": None,
             "errors": 0,
         }
-        assert httpx.get(f"{url}/api/sessions").json()["sessions"][0]["summary"]["turns"] == 2, "cached"
-        third = httpx.get(f"{url}/api/sessions", params={"page": 3}).json()
+        assert client.get("/api/sessions").json()["sessions"][0]["summary"]["turns"] == 2, "cached"
+        third = client.get("/api/sessions", params={"page": 3}).json()
         assert [s["id"] for s in third["sessions"]][-1] == "session-000"
-        found = httpx.get(f"{url}/api/sessions", params={"q": "fix the PARSER"}).json()
+        found = client.get("/api/sessions", params={"q": "fix the PARSER"}).json()
         assert [s["id"] for s in found["sessions"]] == ["session-007"]
-        assert httpx.get(f"{url}/api/sessions", params={"q": "session-11"}).json()["total"] == 10
-        partial = httpx.post(f"{url}/sessions-summaries", data={"key": "session-050"}).text
+        assert client.get("/api/sessions", params={"q": "session-11"}).json()["total"] == 10
+        partial = client.post("/sessions-summaries", data={"key": "session-050"}).text
         verdict = one(partial, "span#verdict-session-050")
         assert attrs(verdict, ".verdict", "data-verdict") == ["accepted"]
         assert text(verdict, ".verdict") == "accepted"
@@ -85,12 +84,12 @@ def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
 @pytest.mark.corpus
 def test_subagents_link_to_their_parent_and_back(corpus_dir: Path) -> None:
     folder = CORPUS / "sessions/examples/acp-agent/tests/snapshots/subagent-continuable"
-    with live_server([str(folder)]) as url:
-        sessions = httpx.get(f"{url}/api/sessions").json()["sessions"]
+    with app_client([str(folder)]) as client:
+        sessions = client.get("/api/sessions").json()["sessions"]
         parent = next(s for s in sessions if s["path"].endswith("/session.jsonl"))
         child = next(s for s in sessions if s["path"].endswith("/session.1.jsonl"))
-        parent_page = httpx.get(f"{url}/api{parent['url']}").json()
-        child_page = httpx.get(f"{url}/api{child['url']}").json()
+        parent_page = client.get(f"/api{parent['url']}").json()
+        child_page = client.get(f"/api{child['url']}").json()
     assert [c["key"] for c in parent_page["related"]["children"]] == [child["key"]]
     assert [p["key"] for p in child_page["related"]["parents"]] == [parent["key"]]
 
@@ -100,8 +99,8 @@ def test_an_ambiguous_child_id_offers_every_candidate(tmp_path: Path) -> None:
     for name in ("a", "b"):
         write(tmp_path / name / "session.jsonl", header("child", parentSession="parent"), two_turns().events)
     write(tmp_path / "elsewhere" / "x" / "session.jsonl", header("loner"), two_turns().events)
-    with live_server([str(tmp_path)]) as url:
-        response = httpx.get(f"{url}/api/sessions/parent")
+    with app_client([str(tmp_path)]) as client:
+        response = client.get("/api/sessions/parent")
         assert response.status_code == 200, response.text
         parent = response.json()
     assert len(parent["related"]["children"]) == 2

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.rows import attrs, one, select, text
-from tests.support.server import live_server
+from tests.support.server import app_client
 from tests.support.writers import write_zstd
 
 T0 = 1_700_000_000_000
@@ -46,7 +46,7 @@ def one_turn(prompt: str, title: str | None = None, tokens: int | None = None, f
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     root = tmp_path_factory.mktemp("columns")
     alpha = one_turn("Read a.txt please", "Done. The file says **alpha**.", tokens=1_234_000)
     write(
@@ -71,20 +71,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     lines.insert(first_end + 2, b"{garbage")  # after turn 1, before turn 2's end: dsh refuses the log
     (root / "broken").mkdir()
     (root / "broken" / "session.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-    with live_server([str(root)]) as url:
-        httpx.get(f"{url}/api/sessions", params={"summaries": "true"})  # every session read once
-        yield url
+    with app_client([str(root)]) as client:
+        client.get("/api/sessions", params={"summaries": "true"})  # every session read once
+        yield client
 
 
-def listed(server: str, **params: str) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{server}/api/sessions", params=params)
+def listed(client: httpx.Client, **params: str) -> list[dict[str, Any]]:
+    answer = client.get("/api/sessions", params=params)
     assert answer.status_code == 200, answer.text
     sessions: list[dict[str, Any]] = answer.json()["sessions"]
     return sessions
 
 
-def page_keys(server: str, **params: str) -> list[str]:
-    return attrs(httpx.get(f"{server}/", params=params).text, "tr[data-session-key]", "data-session-key")
+def page_keys(client: httpx.Client, **params: str) -> list[str]:
+    return attrs(client.get("/", params=params).text, "tr[data-session-key]", "data-session-key")
 
 
 def column_value(session: dict[str, Any], column: str) -> Any:
@@ -103,8 +103,8 @@ def column_value(session: dict[str, Any], column: str) -> Any:
     }[column]
 
 
-def test_the_list_has_every_column_and_each_row_fills_each(server: str) -> None:
-    html = httpx.get(f"{server}/").text
+def test_the_list_has_every_column_and_each_row_fills_each(client: httpx.Client) -> None:
+    html = client.get("/").text
     assert attrs(html, "[data-session-list] thead th", "data-column") == [c for c in COLUMNS if c != "steps"]
     assert attrs(html, "[data-session-list] thead a[data-sort]", "data-sort") == COLUMNS
     rows = select(html, "tr[data-session-key]")
@@ -131,29 +131,29 @@ def test_the_list_has_every_column_and_each_row_fills_each(server: str) -> None:
     assert text(one(html, 'tr[data-session-key="broken"]'), ".verdict") == "refused"
 
 
-def test_titles_are_plain_text_and_a_session_without_one_shows_its_id(server: str) -> None:
-    html = httpx.get(f"{server}/").text
+def test_titles_are_plain_text_and_a_session_without_one_shows_its_id(client: httpx.Client) -> None:
+    html = client.get("/").text
     assert text(html, "#title-alpha") == "Done. The file says alpha."
     assert text(html, "#title-failing") == "Look for b.txt"
     assert text(html, "#title-zipped") == "zipped"
     assert "**" not in text(html, "[data-session-list]")
-    alpha = next(s for s in listed(server) if s["key"] == "alpha")
+    alpha = next(s for s in listed(client) if s["key"] == "alpha")
     assert alpha["title"] == alpha["summary"]["plainTitle"] == "Done. The file says alpha."
     assert alpha["summary"]["title"] == "Done. The file says **alpha**.", "the twin keeps the title as logged too"
-    partial = httpx.post(f"{server}/sessions-summaries", data={"key": ["alpha"]}).text
+    partial = client.post("/sessions-summaries", data={"key": ["alpha"]}).text
     assert text(partial, "#title-alpha") == "Done. The file says alpha."
 
 
 @pytest.mark.parametrize("column", COLUMNS)
-def test_every_column_sorts_both_ways_on_the_page_and_its_twin(server: str, column: str) -> None:
+def test_every_column_sorts_both_ways_on_the_page_and_its_twin(client: httpx.Client, column: str) -> None:
     for order in ("asc", "desc"):
-        sessions = listed(server, sort=column, order=order)
+        sessions = listed(client, sort=column, order=order)
         values = [column_value(s, column) for s in sessions]
         known = [v for v in values if v is not None]
         assert values == known + [None] * (len(values) - len(known)), "sessions without a value come last"
         assert known == sorted(known, reverse=order == "desc"), (column, order, values)
-        assert page_keys(server, sort=column, order=order) == [s["key"] for s in sessions]
-        html = httpx.get(f"{server}/", params={"sort": column, "order": order}).text
+        assert page_keys(client, sort=column, order=order) == [s["key"] for s in sessions]
+        html = client.get("/", params={"sort": column, "order": order}).text
         th = one(html, f'th[data-column="{"turns" if column == "steps" else column}"]')
         assert th["aria-sort"] == ("ascending" if order == "asc" else "descending")
         # the header link turns the order round; the form carries the sort along with a new search
@@ -161,13 +161,13 @@ def test_every_column_sorts_both_ways_on_the_page_and_its_twin(server: str, colu
         assert link.get("order", ["desc"]) == ["desc" if order == "asc" else "asc"]  # newest first: the default
         default = (column, order) == ("created", "desc")
         assert attrs(html, "form[data-list-form] input[name=sort]", "value") == ([] if default else [column])
-    assert [s["key"] for s in listed(server, sort="turns", order="desc")][:1] == ["zipped"]
-    assert [s["key"] for s in listed(server, sort="created", order="asc")] == ["failing", "zipped", "alpha", "broken"]
+    assert [s["key"] for s in listed(client, sort="turns", order="desc")][:1] == ["zipped"]
+    assert [s["key"] for s in listed(client, sort="created", order="asc")] == ["failing", "zipped", "alpha", "broken"]
 
 
-def test_the_default_is_newest_first_and_each_header_says_it_is_not_sorted(server: str) -> None:
-    html = httpx.get(f"{server}/").text
-    assert page_keys(server) == ["broken", "alpha", "zipped", "failing"]
+def test_the_default_is_newest_first_and_each_header_says_it_is_not_sorted(client: httpx.Client) -> None:
+    html = client.get("/").text
+    assert page_keys(client) == ["broken", "alpha", "zipped", "failing"]
     assert one(html, 'th[data-column="created"]')["aria-sort"] == "descending"
     assert one(html, 'th[data-column="title"]')["aria-sort"] == "none"
     assert one(html, 'a[data-sort="created"]')["href"] == "/?sort=created&order=asc"
@@ -189,10 +189,12 @@ def test_the_default_is_newest_first_and_each_header_says_it_is_not_sorted(serve
         ({"verdict": "unsupported"}, []),
     ],
 )
-def test_filters_narrow_the_page_and_its_twin_alike(server: str, params: dict[str, str], keys: list[str]) -> None:
-    assert [s["key"] for s in listed(server, **params)] == keys
-    assert page_keys(server, **params) == keys
-    html = httpx.get(f"{server}/", params=params).text
+def test_filters_narrow_the_page_and_its_twin_alike(
+    client: httpx.Client, params: dict[str, str], keys: list[str]
+) -> None:
+    assert [s["key"] for s in listed(client, **params)] == keys
+    assert page_keys(client, **params) == keys
+    html = client.get("/", params=params).text
     form = one(html, "form[data-list-form]")
     assert (form["method"], form["action"]) == ("get", "/")
     for name, value in params.items():
@@ -206,14 +208,14 @@ def test_filters_narrow_the_page_and_its_twin_alike(server: str, params: dict[st
     assert bool(select(html, "[data-session-list][hidden]")) == (not keys)
 
 
-def test_the_filters_offer_the_loaded_projects_and_carriers(server: str) -> None:
-    html = httpx.get(f"{server}/").text
+def test_the_filters_offer_the_loaded_projects_and_carriers(client: httpx.Client) -> None:
+    html = client.get("/").text
     assert attrs(html, "select[name=project] option", "value") == ["", "/srv/gamma", "/work/alpha", "/work/beta"]
     assert attrs(html, "select[name=carrier] option", "value") == ["", "jsonl", "jsonl-zstd"]
     assert "unreadable" in attrs(html, "select[name=verdict] option", "value")
-    gone = httpx.get(f"{server}/", params={"project": "/nowhere"}).text
+    gone = client.get("/", params={"project": "/nowhere"}).text
     assert attrs(gone, "select[name=project] option[selected]", "value") == ["/nowhere"], "the form shows the filter"
-    assert page_keys(server, project="/nowhere") == []
+    assert page_keys(client, project="/nowhere") == []
 
 
 def test_the_pager_keeps_every_choice(tmp_path: Path) -> None:
@@ -221,40 +223,36 @@ def test_the_pager_keeps_every_choice(tmp_path: Path) -> None:
         write(
             tmp_path / f"s{i:02d}" / "session.jsonl", {**header(f"s{i:02d}"), "createdAt": T0 + i}, two_turns().events
         )
-    with live_server([str(tmp_path)]) as url:
-        html = httpx.get(f"{url}/", params={"carrier": "jsonl", "sort": "created", "order": "asc", "q": "s"}).text
+    with app_client([str(tmp_path)]) as client:
+        html = client.get("/", params={"carrier": "jsonl", "sort": "created", "order": "asc", "q": "s"}).text
         assert attrs(html, "nav.pager a[rel~=next]", "href") == ["/?q=s&carrier=jsonl&sort=created&order=asc&page=2"]
-        second = httpx.get(
-            f"{url}/api/sessions", params={"carrier": "jsonl", "sort": "created", "order": "asc", "page": 2}
-        )
+        second = client.get("/api/sessions", params={"carrier": "jsonl", "sort": "created", "order": "asc", "page": 2})
         assert [s["id"] for s in second.json()["sessions"]] == [f"s{i:02d}" for i in range(50, 60)]
-        assert page_keys(url, carrier="jsonl", sort="created", order="asc", page="2") == [
+        assert page_keys(client, carrier="jsonl", sort="created", order="asc", page="2") == [
             f"s{i:02d}" for i in range(50, 60)
         ]
 
 
-def test_a_choice_the_list_does_not_know_is_refused_by_name(server: str) -> None:
+def test_a_choice_the_list_does_not_know_is_refused_by_name(client: httpx.Client) -> None:
     for params in ({"sort": "colour"}, {"order": "sideways"}, {"verdict": "maybe"}):
         ((name, value),) = params.items()
         for path in ("/api/sessions", "/"):
-            answer = httpx.get(f"{server}{path}", params=params)
+            answer = client.get(f"{path}", params=params)
             assert answer.status_code == 422
             assert name in answer.text and repr(value).strip("'") in answer.text, answer.text
 
 
-def test_counts_follow_each_languages_plural_rules(server: str) -> None:
-    english = httpx.get(f"{server}/").text
+def test_counts_follow_each_languages_plural_rules(client: httpx.Client) -> None:
+    english = client.get("/").text
     assert text(english, "#counts-alpha") == "1 turn · 2 steps"
     assert text(english, "#counts-zipped") == "3 turns · 6 steps"
     assert text(english, "#counts-broken [data-errors]") == "2 errors"  # its two findings
     assert text(english, "[data-list-part=count]") == "4 sessions"
-    assert text(httpx.get(f"{server}/", params={"carrier": "jsonl-zstd"}).text, "[data-list-part=count]") == "1 session"
-    chinese = httpx.get(f"{server}/", headers={"Accept-Language": "zh-CN"}).text
+    assert text(client.get("/", params={"carrier": "jsonl-zstd"}).text, "[data-list-part=count]") == "1 session"
+    chinese = client.get("/", headers={"Accept-Language": "zh-CN"}).text
     assert text(chinese, "#counts-alpha") == "1 轮 · 2 步"
     assert text(chinese, "#counts-zipped") == "3 轮 · 6 步"
     assert text(chinese, "#counts-failing [data-errors]") == "1 个错误"
     assert text(chinese, "[data-list-part=count]") == "共 4 个会话"
-    partial = httpx.post(
-        f"{server}/sessions-summaries", data={"key": ["alpha"]}, headers={"Accept-Language": "zh-CN"}
-    ).text
+    partial = client.post("/sessions-summaries", data={"key": ["alpha"]}, headers={"Accept-Language": "zh-CN"}).text
     assert text(partial, "#counts-alpha") == "1 轮 · 2 步"

@@ -1,4 +1,4 @@
-"""The HTTP interface through a real server: keys, JSON twins, safety headers, language."""
+"""The HTTP interface, the app answering in process: keys, JSON twins, safety headers, language."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.rows import FlowRow, attrs, definitions, flow_rows, one, parse, position, select, text, text_of
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 def write(path: Path, session_id: str, events: list[dict]) -> Path:
@@ -33,13 +33,13 @@ def logs(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def server(logs: Path) -> Iterator[str]:
-    with live_server([str(logs)]) as url:
-        yield url
+def client(logs: Path) -> Iterator[httpx.Client]:
+    with app_client([str(logs)]) as client:
+        yield client
 
 
-def test_sessions_are_listed_with_unique_url_safe_keys(server: str, logs: Path) -> None:
-    sessions = httpx.get(f"{server}/api/sessions").json()["sessions"]
+def test_sessions_are_listed_with_unique_url_safe_keys(client: httpx.Client, logs: Path) -> None:
+    sessions = client.get("/api/sessions").json()["sessions"]
     by_path = {Path(s["path"]).parent.name: s for s in sessions}
     assert set(by_path) == {"a", "b", "c", "d"}
     keys = [s["key"] for s in sessions]
@@ -51,23 +51,23 @@ def test_sessions_are_listed_with_unique_url_safe_keys(server: str, logs: Path) 
     assert re.fullmatch(r"only-one-id~[0-9a-f]{8}", by_path["c"]["key"]), "readable, and unique by its digest"
     for s in sessions:
         assert s["url"] == f"/sessions/{s['key']}"
-        assert httpx.get(server + s["url"]).status_code == 200
-        assert httpx.get(f"{server}/api{s['url']}").json()["id"] == s["id"]
+        assert client.get(s["url"]).status_code == 200
+        assert client.get(f"/api{s['url']}").json()["id"] == s["id"]
 
 
-def test_a_key_stays_while_its_log_grows(server: str, logs: Path) -> None:
-    before = {s["path"]: s["key"] for s in httpx.get(f"{server}/api/sessions").json()["sessions"]}
+def test_a_key_stays_while_its_log_grows(client: httpx.Client, logs: Path) -> None:
+    before = {s["path"]: s["key"] for s in client.get("/api/sessions").json()["sessions"]}
     path = logs / "a" / "session.jsonl"
     key = before[str(path)]
-    events_before = httpx.get(f"{server}/api/sessions/{key}").json()["events"]
+    events_before = client.get(f"/api/sessions/{key}").json()["events"]
     extra = LogBuilder()
     extra.turn(3)
     offset = len(two_turns().events)
     with path.open("ab") as f:
         f.write(b"".join(orjson.dumps({**e, "seq": e["seq"] + offset}) + b"\n" for e in extra.events))
-    after = {s["path"]: s["key"] for s in httpx.get(f"{server}/api/sessions").json()["sessions"]}
+    after = {s["path"]: s["key"] for s in client.get("/api/sessions").json()["sessions"]}
     assert after == before
-    grown = httpx.get(f"{server}/api/sessions/{key}").json()
+    grown = client.get(f"/api/sessions/{key}").json()
     assert grown["events"] == events_before + len(extra.events)
     assert grown["verdict"]["category"] == "accepted" and grown["turns"] == 3
 
@@ -80,9 +80,9 @@ def page_rows(html: str) -> dict[str, FlowRow]:
     return out
 
 
-def test_the_json_twin_carries_the_same_rows_as_the_page(server: str) -> None:
-    html = httpx.get(f"{server}/sessions/plain-id").text
-    data = httpx.get(f"{server}/api/sessions/plain-id").json()
+def test_the_json_twin_carries_the_same_rows_as_the_page(client: httpx.Client) -> None:
+    html = client.get("/sessions/plain-id").text
+    data = client.get("/api/sessions/plain-id").json()
     page_keys = [(row.key, row.kind) for row in flow_rows(html)]
     assert page_keys == [(r["key"], r["kind"]) for r in data["rows"]]
     assert data["verdict"]["category"] == "accepted" and data["events"] == len(two_turns().events)
@@ -135,12 +135,12 @@ def broken_log(tmp_path: Path, session_id: str) -> int:
 
 def test_a_broken_log_counts_and_shows_every_finding_and_keeps_what_follows_it(tmp_path: Path) -> None:
     line = broken_log(tmp_path, "broken")
-    with live_server([str(tmp_path)]) as url:
-        html = httpx.get(f"{url}/sessions/broken").text
-        facts = httpx.get(f"{url}/sessions/broken/facts").text
-        twin = httpx.get(f"{url}/api/sessions/broken").json()
+    with app_client([str(tmp_path)]) as client:
+        html = client.get("/sessions/broken").text
+        facts = client.get("/sessions/broken/facts").text
+        twin = client.get("/api/sessions/broken").json()
         outside = [r for r in twin["rows"] if r["kind"] != "diagnostic" and r["outside"] is not None]
-        event = httpx.get(f"{url}/api/sessions/broken/events/{outside[0]['seq']}").json()
+        event = client.get(f"/api/sessions/broken/events/{outside[0]['seq']}").json()
     assert twin["verdict"]["category"] == "refused"
     # the header counts the findings the page shows, one row each, in place
     findings = attrs(html, "[data-diagnostic-code]", "data-diagnostic-code")
@@ -167,10 +167,10 @@ def test_a_repeated_message_id_anchors_its_later_row_with_a_number_and_warns(tmp
     second["data"]["id"] = first["data"]["id"]
     write(tmp_path / "s" / "session.jsonl", "repeat", b.events)
     anchor = f"msg-{first['data']['id']}~2"
-    with live_server([str(tmp_path)]) as url:
-        html = httpx.get(f"{url}/sessions/repeat").text
-        twin = httpx.get(f"{url}/api/sessions/repeat").json()
-        located = httpx.get(f"{url}/api/sessions/repeat/locate", params={"anchor": anchor}).json()
+    with app_client([str(tmp_path)]) as client:
+        html = client.get("/sessions/repeat").text
+        twin = client.get("/api/sessions/repeat").json()
+        located = client.get("/api/sessions/repeat/locate", params={"anchor": anchor}).json()
     anchors = {row.anchor: row.seq for row in flow_rows(html)}
     assert anchors[anchor] == second["seq"] and anchors[f"msg-{first['data']['id']}"] == first["seq"]
     assert located["seq"] == second["seq"]
@@ -181,25 +181,25 @@ def test_a_repeated_message_id_anchors_its_later_row_with_a_number_and_warns(tmp
     assert attrs(html, "[data-diagnostic-code]", "data-diagnostic-code") == ["repeated-message-id"]
 
 
-def test_every_page_carries_the_csp(server: str) -> None:
+def test_every_page_carries_the_csp(client: httpx.Client) -> None:
     for path in ("/", "/sessions/plain-id", "/api/sessions", "/static/inspect.css"):
-        response = httpx.get(server + path)
+        response = client.get(path)
         assert response.headers["content-security-policy"] == (
             "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'"
         ), path
 
 
-def test_a_foreign_host_header_is_refused(server: str) -> None:
-    response = httpx.get(f"{server}/api/sessions", headers={"Host": "evil.example:80"})
+def test_a_foreign_host_header_is_refused(client: httpx.Client) -> None:
+    response = client.get("/api/sessions", headers={"Host": "evil.example:80"})
     assert response.status_code == 421 and "--allow-host NAME" in response.text  # how to answer to it
-    assert httpx.get(f"{server}/api/sessions", headers={"Host": "localhost"}).status_code == 200
+    assert client.get("/api/sessions", headers={"Host": "localhost"}).status_code == 200
 
 
-def test_unknown_keys_and_non_context_seqs_are_404(server: str) -> None:
-    assert httpx.get(f"{server}/sessions/nope").status_code == 404
-    assert httpx.get(f"{server}/api/sessions/..%2F..%2Fetc").status_code == 404
-    assert httpx.get(f"{server}/sessions/plain-id/contexts/0").status_code == 404
-    assert httpx.get(f"{server}/sessions/plain-id/contexts/99999").status_code == 404
+def test_unknown_keys_and_non_context_seqs_are_404(client: httpx.Client) -> None:
+    assert client.get("/sessions/nope").status_code == 404
+    assert client.get("/api/sessions/..%2F..%2Fetc").status_code == 404
+    assert client.get("/sessions/plain-id/contexts/0").status_code == 404
+    assert client.get("/sessions/plain-id/contexts/99999").status_code == 404
 
 
 def test_context_bodies_have_a_json_twin(tmp_path: Path) -> None:
@@ -215,9 +215,9 @@ def test_context_bodies_have_a_json_twin(tmp_path: Path) -> None:
         },
     )
     write(tmp_path / "s" / "session.jsonl", "ctx", b.events)
-    with live_server([str(tmp_path)]) as url:
-        html = httpx.get(f"{url}/sessions/ctx/contexts/{ctx['seq']}").text
-        data = httpx.get(f"{url}/api/sessions/ctx/contexts/{ctx['seq']}").json()
+    with app_client([str(tmp_path)]) as client:
+        html = client.get(f"/sessions/ctx/contexts/{ctx['seq']}").text
+        data = client.get(f"/api/sessions/ctx/contexts/{ctx['seq']}").json()
     assert attrs(html, "[data-context-form]", "data-context-form") == ["snapshot"]
     assert definitions(one(html, "[data-context-sections]")) == [("sandbox:policy", "workspace-write")]
     assert data["context"]["renderedForm"] == "snapshot"
@@ -229,9 +229,9 @@ def test_chinese_is_served_when_the_browser_prefers_it(tmp_path: Path) -> None:
     b.turn(1)
     b.user("x", {"kind": "plugin", "plugin": "fixture"})
     write(tmp_path / "s" / "session.jsonl", "zh", b.events)
-    with live_server([str(tmp_path)]) as url:
-        zh = httpx.get(f"{url}/sessions/zh", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}).text
-        en = httpx.get(f"{url}/sessions/zh", headers={"Accept-Language": "en-US,zh;q=0.5"}).text
+    with app_client([str(tmp_path)]) as client:
+        zh = client.get("/sessions/zh", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}).text
+        en = client.get("/sessions/zh", headers={"Accept-Language": "en-US,zh;q=0.5"}).text
     assert "上下文注入" in zh and one(zh, "html")["lang"] == "zh-CN" and one(en, "html")["lang"] == "en"
     assert "Context injection" in en and "上下文注入" not in en
 
@@ -243,11 +243,11 @@ def test_a_lone_surrogate_in_a_log_renders_as_a_replacement_character(tmp_path: 
     lines = [orjson.dumps(x) for x in [header("surrogate"), *events]]
     lines[3] = lines[3].replace(b"Read a.txt please", b"Read \\ud800 please")
     path.write_bytes(b"\n".join(lines) + b"\n")
-    with live_server([str(tmp_path)]) as url:
-        page = httpx.get(f"{url}/sessions/surrogate")
-        twin = httpx.get(f"{url}/api/sessions/surrogate")
-        event = httpx.get(f"{url}/sessions/surrogate/events/2")
-        facts = httpx.get(f"{url}/sessions/surrogate/facts")
+    with app_client([str(tmp_path)]) as client:
+        page = client.get("/sessions/surrogate")
+        twin = client.get("/api/sessions/surrogate")
+        event = client.get("/sessions/surrogate/events/2")
+        facts = client.get("/sessions/surrogate/facts")
     assert page.status_code == twin.status_code == event.status_code == 200
     assert "Read \ufffd please" in page.text
     assert twin.json()["verdict"]["category"] == "accepted"
@@ -270,9 +270,9 @@ def test_counts_read_with_their_thousands_grouped_in_the_header(tmp_path: Path) 
     b.add("step/end", {"turn": 1, "step": 1})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     (tmp_path / "big.jsonl").write_bytes(b"\n".join(orjson.dumps(e) for e in [header("big"), *b.events]) + b"\n")
-    with live_server([str(tmp_path)]) as url:
-        facts = httpx.get(f"{url}/sessions/big/facts").text
-        budget = httpx.get(f"{url}/sessions/big/steps").text
+    with app_client([str(tmp_path)]) as client:
+        facts = client.get("/sessions/big/facts").text
+        budget = client.get("/sessions/big/steps").text
     shown = text(facts, "[data-session-usage]")
     assert "46,240,000" in shown and "5,000,000" in shown and "1,234" in shown, shown
     assert "46240000" not in shown

@@ -12,26 +12,26 @@ from dsh_inspect.web.routes.steps import STEPS_SHOWN
 
 from tests.support.request_logs import compaction_between_calls, write_log
 from tests.support.rows import attrs, select, text
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 TURNS = 105  # two steps a turn after the first two: more steps than one page shows
 LAST = f"{TURNS}.2"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     b = compaction_between_calls()  # turns 1 and 2, a compaction before step 2.1 (the third step)
     for turn in range(3, TURNS + 1):
         b.turn(turn, f"Prompt {turn}")
     root = tmp_path_factory.mktemp("logs")
     write_log(root / "long" / "session.jsonl", b.events, "long")
-    with live_server([str(root)]) as url:
-        yield url
+    with app_client([str(root)]) as client:
+        yield client
 
 
-def page(server: str, query: str = "") -> tuple[str, dict]:
-    html = httpx.get(f"{server}/sessions/long/steps{query}")
-    twin = httpx.get(f"{server}/api/sessions/long/steps{query}")
+def page(client: httpx.Client, query: str = "") -> tuple[str, dict]:
+    html = client.get(f"/sessions/long/steps{query}")
+    twin = client.get(f"/api/sessions/long/steps{query}")
     assert html.status_code == twin.status_code == 200, html.text[:300]
     return html.text, twin.json()
 
@@ -40,8 +40,8 @@ def rows(html: str) -> list[str]:
     return attrs(html, "table[data-budget-table] tr[data-step-row]", "data-step-row")
 
 
-def test_the_newest_steps_show_first_with_a_link_to_the_earlier_ones(server: str) -> None:
-    html, twin = page(server)
+def test_the_newest_steps_show_first_with_a_link_to_the_earlier_ones(client: httpx.Client) -> None:
+    html, twin = page(client)
     total = twin["totalSteps"]
     assert total > STEPS_SHOWN
     shown = rows(html)
@@ -55,9 +55,9 @@ def test_the_newest_steps_show_first_with_a_link_to_the_earlier_ones(server: str
     assert not twin["shrinks"] and not select(html, "[data-shrink]") and not select(html, "[data-marker]")
 
 
-def test_the_earlier_page_and_its_twin_hold_the_first_steps_and_the_compaction(server: str) -> None:
-    newest, _ = page(server)
-    html, first = page(server, "?from=0")
+def test_the_earlier_page_and_its_twin_hold_the_first_steps_and_the_compaction(client: httpx.Client) -> None:
+    newest, _ = page(client)
+    html, first = page(client, "?from=0")
     shown = rows(html)
     assert shown == [s["key"] for s in first["steps"]] and len(shown) == STEPS_SHOWN and shown[0] == "1.1"
     assert set(shown) | set(rows(newest)) == {f"{t}.{s}" for t in range(1, TURNS + 1) for s in (1, 2)} - {"2.2"}

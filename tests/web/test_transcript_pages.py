@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import attrs, flow_rows, select, text, text_of, texts
-from tests.support.server import live_server, twin_rows
+from tests.support.server import app_client, twin_rows
 
 pytestmark = pytest.mark.corpus
 
@@ -96,89 +96,89 @@ def built_logs(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     if not CORPUS.is_dir():
         pytest.skip("corpus absent")
     root = tmp_path_factory.mktemp("built")
     built_logs(root)
     paths = [str(SNAPSHOTS / n) for n in NAMES] + [str(CORPUS / "dsh-home"), str(root)]
-    with live_server(paths) as url:
-        yield url
+    with app_client(paths) as client:
+        yield client
 
 
-def key_of(server: str, fragment: str) -> str:
-    sessions = httpx.get(f"{server}/api/sessions").json()["sessions"]
+def key_of(client: httpx.Client, fragment: str) -> str:
+    sessions = client.get("/api/sessions").json()["sessions"]
     matches = [s["key"] for s in sessions if fragment in s["path"]]
     assert matches, fragment
     return matches[0]
 
 
-def all_html(server: str, key: str, *, unescaped: bool = True) -> str:
+def all_html(client: httpx.Client, key: str, *, unescaped: bool = True) -> str:
     html, start = [], 0
-    total = httpx.get(f"{server}/api/sessions/{key}/rows").json()["totalRows"]
+    total = client.get(f"/api/sessions/{key}/rows").json()["totalRows"]
     while start < total:
-        html.append(httpx.get(f"{server}/sessions/{key}/rows", params={"from": start, "direction": "later"}).text)
+        html.append(client.get(f"/sessions/{key}/rows", params={"from": start, "direction": "later"}).text)
         start += 60
     return unescape("".join(html)) if unescaped else "".join(html)
 
 
-def test_tool_errors_show_their_message_in_the_error_state(server: str, corpus_dir: Path) -> None:
-    key = key_of(server, "fs-delete-recreate")
-    tools = [r for r in twin_rows(server, key) if r["kind"] == "tool-call"]
+def test_tool_errors_show_their_message_in_the_error_state(client: httpx.Client, corpus_dir: Path) -> None:
+    key = key_of(client, "fs-delete-recreate")
+    tools = [r for r in twin_rows(client, key) if r["kind"] == "tool-call"]
     errors = [t for t in tools if t["tool"]["state"] == "error"]
     assert errors and all(t["tool"]["output"] for t in errors)
     assert any(
         "FS_NOT_FOUND" in (t["tool"]["errorCode"] or "") or "not found" in t["tool"]["output"].lower() for t in errors
     )
-    failed = select(all_html(server, key, unescaped=False), '[data-tool][data-state="error"]')
+    failed = select(all_html(client, key, unescaped=False), '[data-tool][data-state="error"]')
     assert failed and all(texts(row, "[data-disclosure-row] .visually-hidden") == ["Failed"] for row in failed)
 
 
-def test_cancelled_calls_are_stopped(server: str, corpus_dir: Path) -> None:
-    tools = [r for r in twin_rows(server, key_of(server, "cancel-tool-calls")) if r["kind"] == "tool-call"]
+def test_cancelled_calls_are_stopped(client: httpx.Client, corpus_dir: Path) -> None:
+    tools = [r for r in twin_rows(client, key_of(client, "cancel-tool-calls")) if r["kind"] == "tool-call"]
     assert {t["tool"]["errorCode"] for t in tools} == {"ABORTED", "ABORTED_BEFORE_DISPATCH"}
     assert {t["tool"]["state"] for t in tools} == {"stopped"}
 
 
-def test_an_interrupted_step_is_marked_stopped(server: str, corpus_dir: Path) -> None:
-    html = all_html(server, key_of(server, "snapshots/cancel/"), unescaped=False)
+def test_an_interrupted_step_is_marked_stopped(client: httpx.Client, corpus_dir: Path) -> None:
+    html = all_html(client, key_of(client, "snapshots/cancel/"), unescaped=False)
     assert "Stopped" in texts(html, ".assistant-step [data-stopped]")
 
 
-def test_hooks_and_approvals_sit_on_their_tool_row(server: str, corpus_dir: Path) -> None:
-    (tool,) = [r for r in twin_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "tool-call"]
+def test_hooks_and_approvals_sit_on_their_tool_row(client: httpx.Client, corpus_dir: Path) -> None:
+    (tool,) = [r for r in twin_rows(client, key_of(client, "hook-cc-pretool-ask")) if r["kind"] == "tool-call"]
     notes = " | ".join(tool["tool"]["notes"])
     assert "hook PreToolUse" in notes and "approval asked" in notes and "approval rejected" in notes
-    kinds = [r.get("type") for r in twin_rows(server, key_of(server, "hook-cc-pretool-ask")) if r["kind"] == "event"]
+    kinds = [r.get("type") for r in twin_rows(client, key_of(client, "hook-cc-pretool-ask")) if r["kind"] == "event"]
     assert not {"hook/invoked", "hook/result", "approval/asked", "approval/decided"} & set(kinds)
 
 
-def test_images_are_named_by_their_attachment(server: str, corpus_dir: Path) -> None:
-    rows = twin_rows(server, key_of(server, "inline-image-prompt"))
+def test_images_are_named_by_their_attachment(client: httpx.Client, corpus_dir: Path) -> None:
+    rows = twin_rows(client, key_of(client, "inline-image-prompt"))
     user = next(r for r in rows if r["kind"] == "user")
     assert any(b["kind"] == "image" and b["text"].startswith("Image ") for b in user["blocks"])
 
 
-def test_code_mode_sub_calls_nest_under_their_parent(server: str, corpus_dir: Path) -> None:
-    (tool,) = [r for r in twin_rows(server, key_of(server, "code-mode-turn")) if r["kind"] == "tool-call"]
+def test_code_mode_sub_calls_nest_under_their_parent(client: httpx.Client, corpus_dir: Path) -> None:
+    (tool,) = [r for r in twin_rows(client, key_of(client, "code-mode-turn")) if r["kind"] == "tool-call"]
     assert tool["tool"]["subcalls"] and tool["tool"]["variant"] == "code"
-    html = all_html(server, key_of(server, "code-mode-turn"), unescaped=False)
+    html = all_html(client, key_of(client, "code-mode-turn"), unescaped=False)
     shown = [texts(sub, "pre[data-body]") for sub in select(html, "[data-tool-card] ~ div.subcall[data-subcall]")]
     # the twin carries each sub-call's arguments and output, as the page shows them
     assert shown == [[s["arguments"], *([s["output"]] if s["output"] else [])] for s in tool["tool"]["subcalls"]]
 
 
-def test_packed_chunks_merge_into_their_step(server: str, corpus_dir: Path) -> None:
-    rows = twin_rows(server, key_of(server, "packed-chunks"))
+def test_packed_chunks_merge_into_their_step(client: httpx.Client, corpus_dir: Path) -> None:
+    rows = twin_rows(client, key_of(client, "packed-chunks"))
     steps = [r for r in rows if r["kind"] == "assistant-step"]
     assert steps and all(r["links"].get("chunks") for r in steps)
     assert not any(r.get("type") == "assistant/chunk" for r in rows)
 
 
-def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_dir: Path) -> None:
-    (retry,) = [r for r in twin_rows(server, key_of(server, "built/session.jsonl")) if r["kind"] == "model-retry"]
+def test_retries_keep_the_failed_stream_under_the_retry_row(client: httpx.Client, corpus_dir: Path) -> None:
+    (retry,) = [r for r in twin_rows(client, key_of(client, "built/session.jsonl")) if r["kind"] == "model-retry"]
     assert retry["retry"]["retry"] == "1" and retry["retry"]["maximum"] == "3" and retry["retry"]["seconds"] == "1.5"
-    html = all_html(server, key_of(server, "built/session.jsonl"), unescaped=False)
+    html = all_html(client, key_of(client, "built/session.jsonl"), unescaped=False)
     (row,) = [row.element for row in flow_rows(html) if row.kind == "model-retry"]
     assert text(row, "details[data-retry] > summary") == "Retried model request (1/3) · 1.5s"
     lines = select(row, "details[data-retry] > p.retry-line")
@@ -187,63 +187,63 @@ def test_retries_keep_the_failed_stream_under_the_retry_row(server: str, corpus_
     (streamed,) = [line for line in lines if text_of(line) == "What the failed attempt streamed:"]
     body = streamed.find_next_sibling()
     assert body is not None and body.name == "pre" and body.has_attr("data-body") and text_of(body) == "par"
-    real = [r for r in twin_rows(server, key_of(server, "empty-response-retry")) if r["kind"] == "model-retry"]
+    real = [r for r in twin_rows(client, key_of(client, "empty-response-retry")) if r["kind"] == "model-retry"]
     assert len(real) == 1
 
 
-def test_turn_errors_and_max_tokens_get_status_rows(server: str, corpus_dir: Path) -> None:
-    html = all_html(server, key_of(server, "error-finish"))
+def test_turn_errors_and_max_tokens_get_status_rows(client: httpx.Client, corpus_dir: Path) -> None:
+    html = all_html(client, key_of(client, "error-finish"))
     assert "This turn failed" in html
-    assert "Output token limit reached" in all_html(server, key_of(server, "max-tokens-continue"))
+    assert "Output token limit reached" in all_html(client, key_of(client, "max-tokens-continue"))
 
 
-def test_a_pruned_result_shows_the_original_and_notes_the_pruning(server: str, corpus_dir: Path) -> None:
-    rows = twin_rows(server, key_of(server, "built/session.jsonl"))
+def test_a_pruned_result_shows_the_original_and_notes_the_pruning(client: httpx.Client, corpus_dir: Path) -> None:
+    rows = twin_rows(client, key_of(client, "built/session.jsonl"))
     (tool, *_) = [r for r in rows if r["kind"] == "tool-call"]
     assert tool["tool"]["output"] == "alpha"
     assert any("pruned" in n for n in tool["tool"]["notes"])
     assert tool["tool"]["pruned"] == "[pruned: 5 bytes]"  # the twin carries what the model saw instead
-    assert "[pruned: 5 bytes]" in all_html(server, key_of(server, "built/session.jsonl"))
+    assert "[pruned: 5 bytes]" in all_html(client, key_of(client, "built/session.jsonl"))
 
 
-def test_a_claimed_steering_message_is_a_steering_row(server: str, corpus_dir: Path) -> None:
-    rows = twin_rows(server, key_of(server, "built/session.jsonl"))
+def test_a_claimed_steering_message_is_a_steering_row(client: httpx.Client, corpus_dir: Path) -> None:
+    rows = twin_rows(client, key_of(client, "built/session.jsonl"))
     assert [r["kind"] for r in rows if r["kind"] in ("user", "steering")] == ["user", "user", "steering"]
 
 
-def test_the_hand_made_replace_stays_model_only(server: str, corpus_dir: Path) -> None:
-    rows = twin_rows(server, key_of(server, "agent-instructions"))
+def test_the_hand_made_replace_stays_model_only(client: httpx.Client, corpus_dir: Path) -> None:
+    rows = twin_rows(client, key_of(client, "agent-instructions"))
     assert [r["kind"] for r in rows].count("compaction") == 1
     contexts = [r for r in rows if r["kind"] == "context"]
     assert [c["context"]["label"] for c in contexts][:1] == ["AGENTS.md"]
 
 
-def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(server: str, corpus_dir: Path) -> None:
+def test_the_real_compact_lifecycle_is_one_marker_with_its_summary(client: httpx.Client, corpus_dir: Path) -> None:
     key = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"
-    rows = twin_rows(server, key)
+    rows = twin_rows(client, key)
     (marker,) = [r for r in rows if r["kind"] == "manual-compaction"]
     assert marker["title"] == "compact"
     compaction = marker["compaction"]
     assert compaction["items"] == 7 and compaction["tokens"] == "364"
     assert not [r for r in rows if r["kind"] in ("compaction", "command")]
-    html = all_html(server, key)
+    html = all_html(client, key)
     assert "Compacted 7 history items (~364 tokens)" in html
     assert "context_checkpoint" not in html and "<compacted-summary>" not in html
-    found = httpx.get(f"{server}/api/sessions/{key}/search", params={"kind": "compaction"}).json()["matches"]
+    found = client.get(f"/api/sessions/{key}/search", params={"kind": "compaction"}).json()["matches"]
     assert len(found) == 1, "the compaction filter finds a /compact marker too"
-    page = httpx.get(f"{server}/sessions/{key}").text
+    page = client.get(f"/sessions/{key}").text
     assert {"turn-max-tokens", "partial-stream"} <= set(
         attrs(page, 'form[data-search] select[name="kind"] option', "value")
     )
 
 
-def test_the_resumed_session_reads_across_its_end_seed(server: str, corpus_dir: Path) -> None:
-    rows = twin_rows(server, "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f")
+def test_the_resumed_session_reads_across_its_end_seed(client: httpx.Client, corpus_dir: Path) -> None:
+    rows = twin_rows(client, "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f")
     assert [r["kind"] for r in rows].count("turn") == 2
     assert any(r.get("type") == "session/end-seed" for r in rows)
 
 
-def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
+def test_every_row_links_its_raw_event(client: httpx.Client, corpus_dir: Path) -> None:
     kinds = set()
     for fragment in (
         "hook-cc-pretool-ask",
@@ -254,14 +254,14 @@ def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
         "snapshots/cancel/",
         "built/session.jsonl",
     ):
-        key = key_of(server, fragment)
-        for row in flow_rows(all_html(server, key, unescaped=False)):
+        key = key_of(client, fragment)
+        for row in flow_rows(all_html(client, key, unescaped=False)):
             kinds.add(row.kind)
             if row.kind != "diagnostic":  # a record dsh would not read is no event: its bytes show in the row
                 links = attrs(row.element, "a[href]", "href")
                 assert f"/sessions/{quote(key, safe='')}/events/{row.seq}" in links, (fragment, row.kind, row.seq)
     for key in ("session-2d63c78e-16f5-4333-ae51-0ea39805a2a6", "session-bbe88c97-9dd2-4991-ad6a-fa0982b5251f"):
-        for row in flow_rows(all_html(server, key, unescaped=False)):
+        for row in flow_rows(all_html(client, key, unescaped=False)):
             kinds.add(row.kind)
             links = attrs(row.element, "a[href]", "href")
             assert f"/sessions/{key}/events/{row.seq}" in links, (key, row.kind, row.seq)
@@ -280,27 +280,27 @@ def test_every_row_links_its_raw_event(server: str, corpus_dir: Path) -> None:
         "partial-stream",
         "event",
     } <= kinds
-    key = key_of(server, "hook-cc-pretool-ask")
-    event = httpx.get(f"{server}/api/sessions/{key}/events/0").json()
+    key = key_of(client, "hook-cc-pretool-ask")
+    event = client.get(f"/api/sessions/{key}/events/0").json()
     assert event["seq"] == 0 and event["event"]["type"] == event["type"]
-    page = httpx.get(f"{server}/sessions/{key}/events/0").text
+    page = client.get(f"/sessions/{key}/events/0").text
     assert select(page, "[data-event-json]")
 
 
-def test_subagent_relay_and_notice_render_as_their_forms(server: str, corpus_dir: Path) -> None:
-    rows = twin_rows(server, key_of(server, "subagent-continuable/session.jsonl"))
+def test_subagent_relay_and_notice_render_as_their_forms(client: httpx.Client, corpus_dir: Path) -> None:
+    rows = twin_rows(client, key_of(client, "subagent-continuable/session.jsonl"))
     forms = {c["context"]["renderedForm"] for c in rows if c["kind"] == "context"}
     assert "notice" in forms
 
 
-def test_token_usage_per_step_and_per_session(server: str, corpus_dir: Path) -> None:
+def test_token_usage_per_step_and_per_session(client: httpx.Client, corpus_dir: Path) -> None:
     key = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"
-    session = httpx.get(f"{server}/api/sessions/{key}").json()
-    steps = [r for r in twin_rows(server, key) if r["kind"] == "assistant-step"]
+    session = client.get(f"/api/sessions/{key}").json()
+    steps = [r for r in twin_rows(client, key) if r["kind"] == "assistant-step"]
     # then how fast it streamed, from its events' times: 12 tokens in 8 ms, its first 54 ms after its step began
     assert steps[0]["facts"] == ["in 76", "cache read 64", "out 12", "reasoning 8", "TTFT 54 ms", "1,500 tok/s"]
     assert steps[0]["timing"] == {"ttftMs": 54, "tokensPerSecond": 1500.0}
     assert session["usage"]["inputTokens"] == 500 and session["usage"]["outputTokens"] == 60
-    assert "tokens: in 500 · cache read 320 · out 60 · reasoning 40" in httpx.get(f"{server}/sessions/{key}").text
-    turns = [r for r in twin_rows(server, key) if r["kind"] == "turn"]
+    assert "tokens: in 500 · cache read 320 · out 60 · reasoning 40" in client.get(f"/sessions/{key}").text
+    turns = [r for r in twin_rows(client, key) if r["kind"] == "turn"]
     assert len(turns) == 3 and all(t["facts"] and t["facts"][0].endswith("ms") for t in turns)

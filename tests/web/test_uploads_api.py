@@ -1,4 +1,4 @@
-"""Uploads through a real server: carriers, answers, downloads, deletes, concurrency, restarts, and safety."""
+"""Uploads through a real client: carriers, answers, downloads, deletes, concurrency, restarts, and safety."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.builders import T0
 from tests.support.rows import attrs, select
-from tests.support.server import live_server
+from tests.support.server import app_client, live_server
 from tests.support.uploads import export_zip_bytes, jsonl_bytes, sqlite_bytes, zstd_bytes
 
 
@@ -38,16 +38,16 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(served: Path, data_dir: Path) -> Iterator[str]:
-    with live_server([str(served)], data_dir=str(data_dir)) as url:
-        yield url
+def client(served: Path, data_dir: Path) -> Iterator[httpx.Client]:
+    with app_client([str(served)], data_dir=str(data_dir)) as client:
+        yield client
 
 
-def upload(server: str, data: bytes, name: str, **headers: str) -> httpx.Response:
-    return httpx.post(f"{server}/api/uploads", params={"name": name}, content=data, headers=headers, timeout=60)
+def upload(client: httpx.Client, data: bytes, name: str, **headers: str) -> httpx.Response:
+    return client.post("/api/uploads", params={"name": name}, content=data, headers=headers, timeout=60)
 
 
-def test_each_carrier_answers_with_every_session_and_its_url(server: str, tmp_path: Path) -> None:
+def test_each_carrier_answers_with_every_session_and_its_url(client: httpx.Client, tmp_path: Path) -> None:
     cases = [
         (jsonl_bytes("up-plain"), "plain.zip", "jsonl", ["up-plain"]),
         (zstd_bytes(tmp_path, "up-framed"), "framed.txt", "jsonl-zstd", ["up-framed"]),
@@ -55,7 +55,7 @@ def test_each_carrier_answers_with_every_session_and_its_url(server: str, tmp_pa
         (export_zip_bytes("up-parent", ["up-child"]), "export.bin", "zip", ["up-parent", "up-child"]),
     ]
     for data, name, carrier, ids in cases:
-        response = upload(server, data, name)
+        response = upload(client, data, name)
         assert response.status_code == 201, response.text
         body = response.json()
         assert body["created"] is True and body["upload"]["carrier"] == carrier
@@ -64,15 +64,15 @@ def test_each_carrier_answers_with_every_session_and_its_url(server: str, tmp_pa
         assert [s["id"] for s in sessions] == ids
         for s in sessions:
             assert s["verdict"] == "accepted" and s["upload"] == body["upload"]["digest"]
-            page = httpx.get(server + s["url"])
+            page = client.get(s["url"])
             assert page.status_code == 200 and name in page.text
-        assert httpx.get(server + body["upload"]["url"]).status_code == 200
-    listed = {s["id"] for s in httpx.get(f"{server}/api/sessions").json()["sessions"]}
+        assert client.get(body["upload"]["url"]).status_code == 200
+    listed = {s["id"] for s in client.get("/api/sessions").json()["sessions"]}
     assert listed >= {"on-disk", "up-plain", "up-framed", "up-s1", "up-s2", "up-s3", "up-parent", "up-child"}
 
 
-def test_an_export_zip_keeps_its_subagents_and_images(server: str) -> None:
-    body = upload(server, export_zip_bytes("zip-parent", ["zip-a", "zip-b"]), "dsh-session-zip-parent.zip").json()
+def test_an_export_zip_keeps_its_subagents_and_images(client: httpx.Client) -> None:
+    body = upload(client, export_zip_bytes("zip-parent", ["zip-a", "zip-b"]), "dsh-session-zip-parent.zip").json()
     assert body["upload"]["media"] == 1
     paths = [s["path"] for s in body["upload"]["sessions"]]
     name = "dsh-session-zip-parent.zip"
@@ -81,38 +81,38 @@ def test_an_export_zip_keeps_its_subagents_and_images(server: str) -> None:
         f"{name}!subagents/zip-a/session.jsonl",
         f"{name}!subagents/zip-b/session.jsonl",
     ]
-    child = httpx.get(server + "/api" + body["upload"]["sessions"][1]["url"]).json()
+    child = client.get("/api" + body["upload"]["sessions"][1]["url"]).json()
     assert child["header"]["parentSession"] == "zip-parent"
 
 
-def test_a_partly_broken_log_is_stored_and_shown_with_its_diagnostics(server: str) -> None:
+def test_a_partly_broken_log_is_stored_and_shown_with_its_diagnostics(client: httpx.Client) -> None:
     lines = jsonl_bytes("half-broken", turns=2).split(b"\n")
     lines[4] = lines[4][:25]
-    body = upload(server, b"\n".join(lines), "half-broken.jsonl").json()
+    body = upload(client, b"\n".join(lines), "half-broken.jsonl").json()
     session = body["upload"]["sessions"][0]
     assert session["verdict"] == "refused"
-    detail = httpx.get(f"{server}/api{session['url']}").json()
+    detail = client.get(f"/api{session['url']}").json()
     assert any(d["file"] == "half-broken.jsonl" and d["line"] == 5 for d in detail["diagnostics"])
-    page = httpx.get(server + session["url"]).text
+    page = client.get(session["url"]).text
     assert "half-broken.jsonl" in page
     assert attrs(page, "[data-session-facts] [data-verdict]", "data-verdict") == ["refused"]
 
 
-def test_a_file_that_is_no_session_log_gets_a_located_message(server: str) -> None:
-    before = httpx.get(f"{server}/api/uploads").json()["uploads"]
-    response = upload(server, b"\x89PNG\r\n\x1a\n not a log", "cat.png")
+def test_a_file_that_is_no_session_log_gets_a_located_message(client: httpx.Client) -> None:
+    before = client.get("/api/uploads").json()["uploads"]
+    response = upload(client, b"\x89PNG\r\n\x1a\n not a log", "cat.png")
     assert response.status_code == 422
     assert response.json()["detail"].startswith("cat.png is not a dsh session log: first line is not JSON")
     assert "(cat.png, line 1, byte 0)" in response.json()["detail"]
-    empty = upload(server, b"", "empty.jsonl")
+    empty = upload(client, b"", "empty.jsonl")
     assert empty.status_code == 400 and "empty" in empty.json()["detail"]
-    assert httpx.get(f"{server}/api/uploads").json()["uploads"] == before
+    assert client.get("/api/uploads").json()["uploads"] == before
 
 
-def test_the_same_bytes_twice_are_stored_once(server: str, data_dir: Path) -> None:
+def test_the_same_bytes_twice_are_stored_once(client: httpx.Client, data_dir: Path) -> None:
     data = jsonl_bytes("twice")
-    first = upload(server, data, "twice.jsonl")
-    second = upload(server, data, "again.jsonl")
+    first = upload(client, data, "twice.jsonl")
+    second = upload(client, data, "again.jsonl")
     assert (first.status_code, second.status_code) == (201, 200)
     assert second.json()["created"] is False
     assert second.json()["upload"]["digest"] == first.json()["upload"]["digest"]
@@ -122,91 +122,92 @@ def test_the_same_bytes_twice_are_stored_once(server: str, data_dir: Path) -> No
         assert conn.execute("SELECT count(*) FROM uploads WHERE digest = ?", (digest,)).fetchone() == (1,)
 
 
-def test_colliding_ids_are_told_apart_by_the_uploads_digest(server: str) -> None:
-    a = upload(server, jsonl_bytes("same-id"), "a.jsonl").json()["upload"]
+def test_colliding_ids_are_told_apart_by_the_uploads_digest(client: httpx.Client) -> None:
+    a = upload(client, jsonl_bytes("same-id"), "a.jsonl").json()["upload"]
     assert a["sessions"][0]["key"] == "same-id"  # unique so far: the bare id
     # the same id created at another time: another session (the same one again would be its history)
-    b = upload(server, jsonl_bytes("same-id", turns=2, createdAt=T0 + 1), "b.jsonl").json()["upload"]
-    a = httpx.get(f"{server}/api/uploads/{a['digest']}").json()
+    b = upload(client, jsonl_bytes("same-id", turns=2, createdAt=T0 + 1), "b.jsonl").json()["upload"]
+    a = client.get(f"/api/uploads/{a['digest']}").json()
     assert a["sessions"][0]["key"] == "same-id", "a key that has shown a session is never renamed"
     assert b["sessions"][0]["key"] == f"same-id~{b['digest'][:8]}"
     assert a["sessions"][0]["unique"] == f"same-id~{a['digest'][:8]}"
 
 
-def test_original_bytes_come_back(server: str, served: Path, tmp_path: Path) -> None:
+def test_original_bytes_come_back(client: httpx.Client, served: Path, tmp_path: Path) -> None:
     store = sqlite_bytes(tmp_path, ["raw-1", "raw-2"])
-    body = upload(server, store, "raw.sqlite").json()["upload"]
-    raw = httpx.get(server + body["download"])
+    body = upload(client, store, "raw.sqlite").json()["upload"]
+    raw = client.get(body["download"])
     assert raw.content == store and raw.headers["content-type"] == "application/octet-stream"
     assert raw.headers["content-disposition"] == "attachment; filename*=utf-8''raw.sqlite"
-    assert httpx.get(server + body["sessions"][1]["download"]).content == store
+    assert client.get(body["sessions"][1]["download"]).content == store
     export = export_zip_bytes("raw-parent", ["raw-child"])
-    zipped = upload(server, export, "raw.zip").json()["upload"]
-    member = httpx.get(server + zipped["sessions"][1]["download"])
+    zipped = upload(client, export, "raw.zip").json()["upload"]
+    member = client.get(zipped["sessions"][1]["download"])
     with zipfile.ZipFile(io.BytesIO(export)) as zf:
         assert member.content == zf.read("subagents/raw-child/session.jsonl")
-    disk = next(s for s in httpx.get(f"{server}/api/sessions").json()["sessions"] if s["id"] == "on-disk")
-    assert httpx.get(server + disk["download"]).content == (served / "on-disk.jsonl").read_bytes()
+    disk = next(s for s in client.get("/api/sessions").json()["sessions"] if s["id"] == "on-disk")
+    assert client.get(disk["download"]).content == (served / "on-disk.jsonl").read_bytes()
 
 
-def test_an_upload_can_be_deleted(server: str, data_dir: Path) -> None:
-    body = upload(server, jsonl_bytes("short-lived"), "short.jsonl").json()["upload"]
+def test_an_upload_can_be_deleted(client: httpx.Client, data_dir: Path) -> None:
+    body = upload(client, jsonl_bytes("short-lived"), "short.jsonl").json()["upload"]
     digest, session = body["digest"], body["sessions"][0]
-    deleted = httpx.delete(f"{server}/api/uploads/{digest}")
+    deleted = client.delete(f"/api/uploads/{digest}")
     assert deleted.status_code == 200 and deleted.json() == {"deleted": digest}
     for path in (session["url"], session["download"], body["url"], body["download"], f"/api/uploads/{digest}"):
-        assert httpx.get(server + path).status_code == 404, path
-    assert httpx.delete(f"{server}/api/uploads/{digest}").status_code == 404
+        assert client.get(path).status_code == 404, path
+    assert client.delete(f"/api/uploads/{digest}").status_code == 404
     assert not list((data_dir / "blobs").rglob(digest))
-    assert "short-lived" not in {s["id"] for s in httpx.get(f"{server}/api/sessions").json()["sessions"]}
+    assert "short-lived" not in {s["id"] for s in client.get("/api/sessions").json()["sessions"]}
 
 
-def test_twenty_concurrent_uploads_all_survive(server: str, data_dir: Path) -> None:
+def test_twenty_concurrent_uploads_all_survive(client: httpx.Client, data_dir: Path) -> None:
     datas = [jsonl_bytes(f"concurrent-{n:02d}") for n in range(20)]
     with ThreadPoolExecutor(20) as pool:
-        responses = list(pool.map(lambda n: upload(server, datas[n], f"c{n}.jsonl"), range(20)))
+        responses = list(pool.map(lambda n: upload(client, datas[n], f"c{n}.jsonl"), range(20)))
     assert [r.status_code for r in responses] == [201] * 20
-    stored = {u["name"]: u for u in httpx.get(f"{server}/api/uploads").json()["uploads"]}
+    stored = {u["name"]: u for u in client.get("/api/uploads").json()["uploads"]}
     for n, data in enumerate(datas):
         u = stored[f"c{n}.jsonl"]
-        assert httpx.get(server + u["download"]).content == data
-        assert httpx.get(server + u["sessions"][0]["url"]).status_code == 200
+        assert client.get(u["download"]).content == data
+        assert client.get(u["sessions"][0]["url"]).status_code == 200
     with sqlite3.connect(data_dir / "catalog.sqlite3") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert not list((data_dir / "tmp").iterdir())
 
 
 def test_uploads_survive_a_restart(served: Path, tmp_path: Path) -> None:
-    with live_server([str(served)], data_dir=str(tmp_path)) as url:
-        body = upload(url, jsonl_bytes("kept-across-restarts"), "kept.jsonl").json()["upload"]
-    with live_server([str(served)], data_dir=str(tmp_path)) as url:
-        again = httpx.get(f"{url}/api/uploads/{body['digest']}").json()
+    with app_client([str(served)], data_dir=str(tmp_path)) as client:
+        body = upload(client, jsonl_bytes("kept-across-restarts"), "kept.jsonl").json()["upload"]
+    with app_client([str(served)], data_dir=str(tmp_path)) as client:
+        again = client.get(f"/api/uploads/{body['digest']}").json()
         assert again["name"] == "kept.jsonl" and again["sessions"][0]["id"] == "kept-across-restarts"
-        assert httpx.get(url + again["sessions"][0]["url"]).status_code == 200
+        assert client.get(again["sessions"][0]["url"]).status_code == 200
 
 
-def test_cross_site_uploads_and_deletes_are_refused_scripts_are_not(server: str) -> None:
+def test_cross_site_uploads_and_deletes_are_refused_scripts_are_not(client: httpx.Client) -> None:
     data = jsonl_bytes("origin-checked")
+    origin = str(client.base_url).rstrip("/")  # the app's own, http://127.0.0.1:PORT
     for headers in (
         {"Origin": "http://evil.example"},
         {"Origin": "null"},
-        {"Origin": server.replace("127.0.0.1", "localhost")},
+        {"Origin": origin.replace("127.0.0.1", "localhost")},
         {"Sec-Fetch-Site": "cross-site"},
         {"Sec-Fetch-Site": "same-site"},
     ):
-        refused = upload(server, data, "x.jsonl", **headers)
+        refused = upload(client, data, "x.jsonl", **headers)
         assert refused.status_code == 403, headers
         assert "not from another site" in refused.text
-    own = upload(server, data, "own.jsonl", Origin=server, **{"Sec-Fetch-Site": "same-origin"})
+    own = upload(client, data, "own.jsonl", Origin=origin, **{"Sec-Fetch-Site": "same-origin"})
     assert own.status_code == 201
     digest = own.json()["upload"]["digest"]
-    assert httpx.delete(f"{server}/api/uploads/{digest}", headers={"Origin": "http://evil.example"}).status_code == 403
-    assert httpx.get(f"{server}/api/uploads/{digest}").status_code == 200
-    assert httpx.delete(f"{server}/api/uploads/{digest}").status_code == 200  # a script sends no Origin
+    assert client.delete(f"/api/uploads/{digest}", headers={"Origin": "http://evil.example"}).status_code == 403
+    assert client.get(f"/api/uploads/{digest}").status_code == 200
+    assert client.delete(f"/api/uploads/{digest}").status_code == 200  # a script sends no Origin
 
 
-def test_a_foreign_host_header_is_refused_for_uploads_too(server: str) -> None:
-    response = upload(server, jsonl_bytes("rebound"), "x.jsonl", Host="attacker.example")
+def test_a_foreign_host_header_is_refused_for_uploads_too(client: httpx.Client) -> None:
+    response = upload(client, jsonl_bytes("rebound"), "x.jsonl", Host="attacker.example")
     assert response.status_code == 421
 
 
@@ -233,8 +234,16 @@ TRAVERSALS = [
 ]
 
 
+@pytest.fixture
+def server(served: Path, data_dir: Path) -> Iterator[str]:
+    """A real server on the same folders: raw paths go out on a socket as written."""
+    with live_server([str(served)], data_dir=str(data_dir)) as url:
+        yield url
+
+
 def test_no_key_or_path_escapes_a_root(server: str, served: Path) -> None:
-    digest = upload(server, jsonl_bytes("escape-target"), "t.jsonl").json()["upload"]["digest"]
+    with httpx.Client(base_url=server) as client:
+        digest = upload(client, jsonl_bytes("escape-target"), "t.jsonl").json()["upload"]["digest"]
     routes = [
         "/sessions/{}",
         "/api/sessions/{}",
@@ -275,25 +284,25 @@ def test_no_key_or_path_escapes_a_root(server: str, served: Path) -> None:
     assert raw_get(server, f"/api/uploads/{digest}", "GET") == 200
 
 
-def test_a_symlink_leading_out_of_a_served_folder_is_not_followed(server: str) -> None:
-    listing = httpx.get(f"{server}/api/sessions").json()
+def test_a_symlink_leading_out_of_a_served_folder_is_not_followed(client: httpx.Client) -> None:
+    listing = client.get("/api/sessions").json()
     assert "outside-the-root" not in {s["id"] for s in listing["sessions"]}
     refused = [r for r in listing["refused"] if r["path"].endswith("linked.jsonl")]
     assert refused and "symbolic link" in refused[0]["reason"]
-    assert httpx.get(f"{server}/sessions/outside-the-root").status_code == 404
-    assert httpx.get(f"{server}/sessions/outside-the-root/raw").status_code == 404
+    assert client.get("/sessions/outside-the-root").status_code == 404
+    assert client.get("/sessions/outside-the-root/raw").status_code == 404
 
 
-def test_the_upload_pages_and_twins_agree(server: str) -> None:
-    body = upload(server, jsonl_bytes("paged"), "paged.jsonl").json()["upload"]
-    twin = httpx.get(f"{server}/api/uploads/{body['digest']}").json()
+def test_the_upload_pages_and_twins_agree(client: httpx.Client) -> None:
+    body = upload(client, jsonl_bytes("paged"), "paged.jsonl").json()["upload"]
+    twin = client.get(f"/api/uploads/{body['digest']}").json()
     assert twin == body
-    page = httpx.get(server + body["url"]).text
+    page = client.get(body["url"]).text
     sessions = [s["key"] for s in body["sessions"]]
     assert attrs(page, "[data-upload-sessions] > li[data-session-key]", "data-session-key") == sessions
     assert attrs(page, "[data-session-key]", "data-session-key") == sessions  # and no other session on the page
-    listing = httpx.get(f"{server}/uploads").text
+    listing = client.get("/uploads").text
     assert body["digest"] in attrs(listing, "[data-upload-list] tr[data-upload]", "data-upload")
-    index = httpx.get(server + "/").text
+    index = client.get("/").text
     assert select(index, "[data-upload-zone]")
     assert f"/uploads/{body['digest']}" in attrs(index, "[data-session-list] a[data-upload-link]", "href")
