@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -55,6 +56,14 @@ class ServeProcess:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
         raise AssertionError(f"no {field} for {self.process.pid}")
+
+    def holds_open(self, path: Path) -> bool:
+        """Whether the server has `path` open now (its descriptors in /proc): a read of it is under way."""
+        held = []
+        for fd in Path(f"/proc/{self.process.pid}/fd").iterdir():
+            with contextlib.suppress(OSError):  # closed since it was listed
+                held.append(fd.readlink())
+        return path.resolve() in held
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)

@@ -141,7 +141,10 @@ def test_sigterm_stops_the_server_within_seconds_in_the_middle_of_a_store_read(t
     long_store(folder / "long.sqlite", 120_000)
     with serve_process([str(folder)], tmp_path / "data") as served, ThreadPoolExecutor(1) as pool:
         reading = pool.submit(httpx.get, f"{served.url}/api/sessions/long", timeout=120)
-        time.sleep(2)
+        deadline = time.monotonic() + 30
+        while not served.holds_open(folder / "long.sqlite"):  # the server opens the store to read it
+            assert not reading.done() and time.monotonic() < deadline, "the store's read never began"
+            time.sleep(0.01)
         assert not reading.done(), "the read must still be running when the signal comes"
         start = time.monotonic()
         served.process.send_signal(signal.SIGTERM)
