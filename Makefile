@@ -59,7 +59,7 @@ test: $(TEAM_STAMP) chromium postgresql check
 
 # The loop of a change: the unit and web lanes, no browser, corpus, real dsh, wheel or team servers.
 test-fast: $(STAMP) check
-	$(BIN)/python -m pytest -n $(WORKERS) -m "unit or web" tests/unit tests/web
+	$(BIN)/python -m pytest -n $(WORKERS) -m "unit or web"
 
 # The benchmarks' own tools (the `bench` extra: Locust for the load test), on top of the test extra.
 $(BENCH_STAMP): $(STAMP) pyproject.toml

@@ -24,8 +24,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_an_upload_is_deleted_from_the_list_after_a_confirmation_naming_it(page: Page, server: str) -> None:
-    kept = upload(server, titled_log("keep-me", "Keep this one"))
-    doomed = upload(server, titled_log("doomed-run", "Fix the flaky login test"))
+    with httpx.Client(base_url=server) as client:
+        kept = upload(client, titled_log("keep-me", "Keep this one"))
+        doomed = upload(client, titled_log("doomed-run", "Fix the flaky login test"))
     page.goto(f"{server}/uploads")
     rows = page.locator("[data-upload-list] tbody tr")
     expect(rows).to_have_count(2)
@@ -77,10 +78,10 @@ def test_logs_chosen_on_the_page_join_its_list(page: Page, server: str, tmp_path
 def test_the_list_keeps_to_the_page_at_a_phone_width_in_either_theme_and_language(
     browser: Browser, server: str
 ) -> None:
-    for n in range(3):
-        upload(
-            server, titled_log(f"narrow-{n}-with-a-rather-long-session-identifier", "为缓存层添加单元测试 " * (n + 1))
-        )
+    with httpx.Client(base_url=server) as client:
+        for n in range(3):
+            title = "为缓存层添加单元测试 " * (n + 1)
+            upload(client, titled_log(f"narrow-{n}-with-a-rather-long-session-identifier", title))
     for locale, scheme in (("en-US", "light"), ("zh-CN", "dark")):
         context = browser.new_context(viewport={"width": 390, "height": 844}, locale=locale, color_scheme=scheme)
         page = context.new_page()
