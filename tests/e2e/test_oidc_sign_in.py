@@ -61,6 +61,13 @@ def expected(request: pytest.FixtureRequest, status: int) -> None:
     watch.problems.clear()
 
 
+@pytest.fixture(autouse=True)
+def provider_favicon(page: Page, server: SignedServer) -> None:
+    """The provider (not under test) has no favicon: Chromium's ask for one would be a console error whenever
+    it lands before the provider's page is left, which depends on timing alone."""
+    page.route(f"{server.issuer}/favicon.ico", lambda route: route.fulfill(status=204))
+
+
 def sign_in(page: Page, server: SignedServer, user: str) -> None:
     page.goto(server.url + "/")
     expect(page).to_have_url(f"{server.url}/auth/sign-in?next=/")

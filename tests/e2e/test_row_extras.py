@@ -134,7 +134,7 @@ def test_times_are_shown_in_the_readers_time_zone(browser: Any, server: str) -> 
 def test_titles_line_up_with_the_content_under_them(page: Page, server: str, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 1000})
     pages = {
-        "/": ["[data-session-list-region] form"],
+        "/": ["[data-list-form]"],
         f"/sessions/{PARENT}": ["[data-session-facts]", "[data-chat-flow] .flow-item"],
         f"/sessions/{PARENT}/steps": [".mv-nav"],
         f"/sessions/{PARENT}/steps/1.1": [".mv-nav"],
