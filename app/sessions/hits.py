@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from ..model.plain_text import title_text
 from .keys import session_url
 from .registry import Entry
 from .search_index import Hit
@@ -16,7 +17,8 @@ class SearchHitJson(Twin):
 
     key: str
     unique: str
-    title: str | None
+    title: str | None  # as logged: Markdown, maybe
+    plain_title: str | None  # as every page names it
     path: str
     anchor: str
     kind: str
@@ -36,6 +38,7 @@ def hit_json(entry: Entry, hit: Hit) -> SearchHitJson:
         key=entry.key,
         unique=entry.unique,
         title=hit.title,
+        plain_title=title_text(hit.title),
         path=entry.source.label,
         anchor=hit.anchor,
         kind=hit.kind,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from dsh_inspect.model.plain_text import LOOKED_AT, plain_text, title_text
 from dsh_inspect.model.text import first_line, one_line
-from dsh_inspect.web.present.plain_text import LOOKED_AT, plain_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +75,10 @@ def test_a_row_summary_is_the_first_line_of_its_stripped_text_cut_with_an_ellips
 
 def test_a_row_summary_of_a_huge_text_reads_only_its_head() -> None:
     assert first_line("  " + "word " * 10_000_000 + "\nmore", 20) == "word word word word…"
+
+
+def test_a_title_of_markup_alone_is_no_title_so_the_place_names_the_session_by_its_id() -> None:
+    assert title_text("**Fix** the `parser`") == "Fix the parser"
+    assert title_text("** **") is None
+    assert title_text("") is None
+    assert title_text(None) is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...history.session import SessionLog
+from ...model.plain_text import title_text
 from ...sessions.registry import Entry
 from ...sessions.transcript import Transcript
 from .entries import entry_json, versions_json
@@ -18,7 +19,8 @@ def session_json(entry: Entry, log: SessionLog, t: Transcript) -> dict[str, Any]
         **entry_json(entry),
         **versions_json(entry),
         "header": log.header.to_json() if log.header else None,
-        "title": log.title,
+        "title": log.title,  # as logged: Markdown, maybe
+        "plainTitle": title_text(log.title),
         "verdict": log.verdict.to_json(),
         "events": log.stored_count,  # as stored: never the closers dsh would add
         "messages": log.message_count,

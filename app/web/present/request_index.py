@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 from ...history.requests import RequestIndex, request_index
 from ...history.session import SessionLog
+from ...model.plain_text import title_text
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ..state import WebState
@@ -32,4 +33,8 @@ def transcript_link(base_url: str, anchors: dict[int, str], seq: int) -> str:
 
 def page_head(entry: Entry, log: SessionLog) -> dict[str, Any]:
     """What every page about one session names in its head: the session's key, title and page."""
-    return {"session_key": entry.key, "session_title": log.title or entry.key, "base_url": session_url(entry.key)}
+    return {
+        "session_key": entry.key,
+        "session_title": title_text(log.title) or entry.key,
+        "base_url": session_url(entry.key),
+    }

@@ -316,7 +316,8 @@ class SessionJson(WindowJson):
     created_at: Any  # the header's, as logged
     parent_session: Any  # the header's, as logged
     header: dict[str, Any] | None  # as logged, after dsh's upgrades: a newer harness may add any field
-    title: str | None
+    title: str | None  # as logged: Markdown, maybe
+    plain_title: str | None  # as every page names it
     verdict: VerdictJson
     events: int
     messages: int
@@ -618,11 +619,15 @@ class ItemRowJson(Twin):
     step: SideKeysJson
 
 
+class TitledEntryJson(EntryJson):
+    plain_title: str | None  # the session's title as every page names it
+
+
 class ComparisonJson(Twin):
     """Two sessions aligned step by step, with where they first part: a window of the aligned rows."""
 
-    a: EntryJson
-    b: EntryJson
+    a: TitledEntryJson
+    b: TitledEntryJson
     same: bool
     first_divergence: DivergenceJson | None
     request_divergence: DivergenceJson | None

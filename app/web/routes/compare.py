@@ -34,6 +34,7 @@ from ...history.compare import (
 )
 from ...history.message_handles import message_anchor
 from ...history.session import SessionLog
+from ...model.plain_text import title_text
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ..present.entries import entry_json, related_sessions
@@ -52,12 +53,14 @@ class Compared:
     b: Entry
     comparison: Comparison
     layout: Layout
+    title_a: str | None  # each side's title as every page names it
+    title_b: str | None
 
 
 def _compared(state: WebState, a: str, b: str, who: Identity) -> Compared:
     """The comparison of the two sessions at their current file versions, built once for each pair of versions;
     404 for either side `who` may not see, as for a missing one."""
-    entry_a, _ = state.session(a, who)
+    entry_a, log_a = state.session(a, who)
     entry_b, log_b = state.session(b, who)
     # kept with a's log; b's log object names its file version (the value holds it, so its id stays its own),
     # so a changed b builds anew
@@ -69,7 +72,11 @@ def _compared(state: WebState, a: str, b: str, who: Identity) -> Compared:
 
     kept_b, comparison, view = state.registry.derived(entry_a.key, name, build, also=(entry_b.key,))
     assert kept_b is log_b
-    return Compared(entry_a, entry_b, comparison, view)
+    return Compared(entry_a, entry_b, comparison, view, title_text(log_a.title), title_text(log_b.title))
+
+
+def _titled(entry: Entry, title: str | None) -> dict[str, Any]:
+    return {**entry_json(entry), "plainTitle": title}
 
 
 def _query(a: str, b: str) -> str:
@@ -169,8 +176,8 @@ def _candidates(state: WebState, key: str, who: Identity) -> dict[str, Any]:
 def _page_context(compared: Compared) -> dict[str, Any]:
     c = compared.comparison
     return {
-        "a": entry_json(compared.a),
-        "b": entry_json(compared.b),
+        "a": _titled(compared.a, compared.title_a),
+        "b": _titled(compared.b, compared.title_b),
         "comparison": c,
         "divergences": [(name, d, _divergence_links(compared, d)) for name, d in c.divergences],
         "query": _query(compared.a.key, compared.b.key),
@@ -217,8 +224,8 @@ def api_compare(
             summary[f"{name}Divergence"]["links"] = _divergence_links(compared, d)
     return ComparisonJson.model_validate(
         {
-            "a": entry_json(compared.a),
-            "b": entry_json(compared.b),
+            "a": _titled(compared.a, compared.title_a),
+            "b": _titled(compared.b, compared.title_b),
             **summary,
             "rows": [_line_json(compared, x) for x in shown],
             "from": start,

@@ -33,13 +33,13 @@ from ...access import Identity
 from ...history.row_facts import error_count
 from ...history.session import SessionLog
 from ...history.tokens import session_usage
+from ...model.plain_text import title_text
 from ...model.text import one_line
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry, file_version
 from ..present.clock import WallClock
 from ..present.entries import entry_json
 from ..present.generation_facts import generation_mark
-from ..present.plain_text import plain_text
 from ..present.strings import Phrase, count, phrase
 from ..present.twins import ListingJson
 from ..present.wording import UNREADABLE, WORDS
@@ -180,7 +180,7 @@ def summary_of(log: SessionLog) -> dict[str, Any]:
     active = last_activity(log)
     return {
         "title": log.title,  # as logged: Markdown, maybe
-        "plainTitle": (plain_text(log.title) or None) if log.title else None,  # as the list shows it
+        "plainTitle": title_text(log.title),  # as the list shows it
         "turns": log.turns,
         "steps": log.steps,
         "events": log.stored_count,

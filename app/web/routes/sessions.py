@@ -13,6 +13,7 @@ from ...forms import pretty_json
 from ...history.session import SessionLog
 from ...history.tokens import session_usage
 from ...model.frozen import thaw
+from ...model.plain_text import title_text
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ...sessions.session_search import search
@@ -125,7 +126,12 @@ def session_page(
         return state.page(
             request,
             "session.html",
-            session={**entry_json(entry), **versions_json(entry), "title": prefix.title, "size": file_size(entry)},
+            session={
+                **entry_json(entry),
+                **versions_json(entry),
+                "plainTitle": title_text(prefix.title),
+                "size": file_size(entry),
+            },
             provisional=True,
             rows_html=html,
             base_url=session_url(entry.key),

@@ -1,5 +1,5 @@
-"""Markdown made plain text for one line of the session list: a title as a person reads it, without
-the asterisks a model put around a word ("Done. The file says **alpha**." reads "Done. The file says alpha.").
+"""Markdown made plain text for one line: a session's title as a person reads it, without the asterisks a
+model put around a word ("Done. The file says **alpha**." reads "Done. The file says alpha.").
 
 The text is log data: this only takes markup away and never adds any; the page escapes what is left.
 """
@@ -59,3 +59,10 @@ def plain_text(markdown: str) -> str:
         if text == before:
             break
     return _HELD.sub(_release, _SPACE.sub(" ", text).strip())
+
+
+def title_text(title: str | None) -> str | None:
+    """A session's title as every place names it (the list, the session page and its <title>, search hits, the
+    model view, compare, the export, their twins' `plainTitle`): its plain text; None for a session without a
+    title, or with one of markup alone, so the place falls back to the session's id."""
+    return (plain_text(title) or None) if title else None
