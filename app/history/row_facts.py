@@ -12,7 +12,7 @@ token count): formatting them is the presentation's job.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -148,6 +148,8 @@ class ToolFacts:
     notes: tuple[ToolNote, ...]  # hooks, approvals and prunings, in log order
     # the session a subagent call names (its `subagent_id` argument, or the id its result says it started)
     child_session: str | None = None
+    # the result's `meta` as logged: what dsh's host derives a result's card from (a search's matches, a diff)
+    result_meta: Any = None
 
     @property
     def pruned(self) -> PrunedAt | None:
@@ -388,14 +390,21 @@ def stream_timing(log: ReadableLog, chunks: tuple[int, ...], message: Event, out
     first = next((chunk for chunk in map(log.event, chunks) if _is_delta(chunk)), None)  # each decoded once
     if first is None:
         return None
-    start = next((s for s in range(first.seq - 1, -1, -1) if log.types[s] in _LOOKING_BACK), None)
-    started = log.event(start).time if start is not None and log.types[start] in REQUEST_STARTS else 0
+    start = request_start(log.types, first.seq)
+    started = log.event(start).time if start is not None else 0
     if wall_clock(started) is None or first.time < started:
         return None
     streaming = message.time - first.time
     tokens = output_tokens if isinstance(output_tokens, int) and not isinstance(output_tokens, bool) else None
     rate = tokens * 1000 / streaming if tokens and streaming > 0 else None
     return StreamTiming(first.time - started, rate)
+
+
+def request_start(types: Sequence[str], seq: int) -> int | None:
+    """The event that asked for the model call streaming at `seq`: its step's start, or the retry that asked
+    again; None when a step or turn bound comes first (no request of this step is known)."""
+    start = next((s for s in range(seq - 1, -1, -1) if types[s] in _LOOKING_BACK), None)
+    return start if start is not None and types[start] in REQUEST_STARTS else None
 
 
 def _is_delta(event: Event) -> bool:
@@ -484,6 +493,7 @@ def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
         subcalls=_subcalls(log, row.link("subcalls")),
         notes=tuple(notes),
         child_session=_child_session(name, arguments, content),
+        result_meta=result.data.get("meta") if result is not None and isinstance(result.data, dict) else None,
     )
 
 
