@@ -167,7 +167,7 @@ def test_the_live_tail_updates_the_header_counts(page: Page, server: str, root: 
     expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
     count = page.locator("[data-session-facts]").locator
     expect(count("[data-session-count='events']")).to_have_text(f"{first} events")
-    expect(count("[data-session-count='turns']")).to_have_text("1 turns")
+    expect(count("[data-session-count='turns']")).to_have_text("1 turn")
     expect(count("[data-session-count='steps']")).to_have_text("2 steps")
     append_batch(path, b.events[first:])
     expect(page.get_by_text("And again", exact=True)).to_be_visible(timeout=10000)

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from dsh_inspect.forms.jsformat import interpolate
-from dsh_inspect.web.present.strings import EN, ZH, count
+from dsh_inspect.web.present.strings import CHINESE, EN, ENGLISH, ZH, choose_forms, count, phrase
 
 WORDING = Path(__file__).resolve().parents[2] / "static" / "wording.js"
 
@@ -55,5 +55,31 @@ def test_patterns_are_filled_as_the_server_fills_them() -> None:
         {"patterns": PATTERNS, "values": VALUES},
     )
     server = {k: count(v) if isinstance(v, int) else v for k, v in VALUES.items()}
-    assert filled == [interpolate(pattern, server) for pattern in PATTERNS]
+    assert filled == [interpolate(choose_forms(pattern, server), server) for pattern in PATTERNS]
     assert filled[-1] == "1,234 1,234 {unknown} 46,240,000"
+
+
+# the English patterns whose noun follows its count, filled by a script (upload.js) or by the server alike
+COUNTED = ("upload.stored", "list.turnsSteps", "export.imagesLeftOut")
+
+
+def test_a_count_of_one_takes_the_singular_on_both_sides() -> None:
+    values = [
+        {"name": "a.jsonl", "count": n, "turns": n, "steps": n + 1, "size": "1 KiB", "budget": "2 MiB"}
+        for n in (0, 1, 2, 1001)
+    ]
+    filled = in_node(
+        "console.log(JSON.stringify(data.patterns.flatMap((p) => data.values.map((v) => fill(p, v)))));",
+        {"patterns": [EN[key] for key in COUNTED], "values": values},
+    )
+    server = [
+        ENGLISH(phrase(key, **{k: count(v) if isinstance(v, int) else v for k, v in v.items()}))
+        for key in COUNTED
+        for v in values
+    ]
+    assert filled == server
+    assert server[1] == "a.jsonl: 1 session stored" and server[2] == "a.jsonl: 2 sessions stored"
+    assert server[5] == "1 turn · 2 steps" and server[4] == "0 turns · 1 step"
+    assert server[11].startswith("1,001 images (1 KiB) are not")
+    assert ENGLISH(phrase("session.turns", count=count(1))) == "1 turn"
+    assert CHINESE(phrase("session.turns", count=count(1))) == "1 轮"

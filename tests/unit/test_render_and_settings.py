@@ -171,7 +171,7 @@ def test_images_past_the_budget_are_named_in_place_and_counted(tmp_path: Path) -
     assert [base64.b64decode(s.removeprefix("data:image/png;base64,")) for s in shown] == [first, third]
     assert len(select(html, "[data-image-tag]")) == 1
     note = text(html, "[data-images-left-out]")
-    assert note.startswith("1 image(s) (4.0 KiB) are not in this file")
+    assert note.startswith("1 image (4.0 KiB) is not in this file")
     assert fetched(html) == [], "no image is fetched"
 
 
@@ -182,7 +182,7 @@ def test_an_image_shown_twice_costs_the_budget_twice(tmp_path: Path) -> None:
     assert attrs(roomy, "[src]", "src") == [f"data:image/png;base64,{base64.b64encode(png).decode()}"] * 2
     tight = render_path(str(tmp_path / "export.zip"), media_budget=2 * len(png) - 1)
     assert "data:image" not in tight and len(select(tight, "[data-image-tag]")) == 2
-    assert "1 image(s) (69 Bytes) are not in this file" in text(tight, "[data-images-left-out]")
+    assert "1 image (69 Bytes) is not in this file" in text(tight, "[data-images-left-out]")
 
 
 @pytest.mark.corpus

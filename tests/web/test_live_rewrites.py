@@ -74,7 +74,7 @@ def test_a_corrupt_line_appended_changes_the_verdict_in_the_open_page_header(ser
     facts = one(head, "[data-session-facts]")
     assert facts["hx-swap-oob"] == "outerHTML:[data-session-facts]"
     assert attrs(facts, ".verdict", "data-verdict") == [verdict["category"]]
-    assert text(facts, "[data-diagnostic-count]") == "1 diagnostics"
+    assert text(facts, "[data-diagnostic-count]") == "1 diagnostic"
     assert one(head, "h1.page-title")["hx-swap-oob"] == "outerHTML:.session-head .page-title"
 
 

@@ -194,7 +194,7 @@ def test_the_header_counts_turns_and_steps(client: httpx.Client) -> None:
     counts = {str(s["data-session-count"]): text_of(s) for s in select(facts, "[data-session-count]")}
     assert counts == {
         "events": f"{api['events']} events",
-        "turns": "1 turns",
+        "turns": "1 turn",
         "steps": "2 steps",
         "messages": f"{api['messages']} model-visible messages",
     }

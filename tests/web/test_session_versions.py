@@ -33,7 +33,7 @@ def test_the_session_page_counts_its_versions_and_links_every_upload(client: htt
     assert [v["current"] for v in twin["versions"]] == [False, True], "the rewritten copy came last: it is shown"
     assert twin["asOf"] is None and twin["newest"] == "/sessions/grew"
     doc = parse(client.get("/sessions/grew").text)
-    assert text(doc, "[data-versions] summary") == "2 version(s), 4 upload(s)"
+    assert text(doc, "[data-versions] summary") == "2 versions, 4 uploads"
     assert attrs(doc, "[data-version-link]", "href") == [v["url"] for v in twin["versions"]]
     uploads = attrs(doc, "[data-version-upload] a", "href")
     assert uploads == [u["url"] for u in twin["versions"][0]["uploads"]]

@@ -6,6 +6,8 @@ range is preferred over every English one, English otherwise.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...forms.jsformat import interpolate
@@ -44,9 +46,9 @@ EN: dict[str, str] = {
     "compare.marker.output": "output differs first here",
     "compare.modelViewA": "model view A",
     "compare.modelViewB": "model view B",
-    "compare.fold": "{count} rows the same",
+    "compare.fold": "{count} {count|row|rows} the same",
     "compare.loading": "Loading…",
-    "compare.truncated": "… {count} more characters",
+    "compare.truncated": "… {count} more {count|character|characters}",
     "compare.kind.header": "Request header",
     "compare.kind.prompt": "Prompt",
     "compare.kind.context": "Context",
@@ -97,7 +99,7 @@ EN: dict[str, str] = {
     "model.chunks": "chunks #{first}–#{last} ({count})",
     "model.noChunks": "no streamed chunks",
     "model.retry": "retried at #{seq}",
-    "model.messages": "{count} model-visible messages",
+    "model.messages": "{count} model-visible {count|message|messages}",
     "model.messages.earlier": "Show earlier messages ({count} more)",
     "model.messages.loading": "Loading more messages…",
     "model.replacement": "replacement",
@@ -110,7 +112,7 @@ EN: dict[str, str] = {
     "model.model": "Model",
     "model.reasoningEffort": "Reasoning effort",
     "model.adapterDefaults": "Adapter defaults",
-    "model.system": "System prompt ({count} characters)",
+    "model.system": "System prompt ({count} {count|character|characters})",
     "model.system.none": "No system prompt.",
     "model.tools": "Tools ({count})",
     "model.tools.unread": "Tools, as logged (not a list):",
@@ -135,7 +137,7 @@ EN: dict[str, str] = {
     "state.unset": "not set",
     "state.cleared": "cleared",
     "state.fromHeader": "from the session header",
-    "state.todoCount": "{count} items",
+    "state.todoCount": "{count} {count|item|items}",
     "state.window": "window {tokens}",
     "diff.title": "Since the previous request",
     "diff.previous": "Previous request: turn {turn} step {step}, call {call}",
@@ -148,10 +150,10 @@ EN: dict[str, str] = {
     "diff.kind.prune": "Pruned tool result",
     "diff.kind.rewrite": "Rewritten, same id",
     "diff.kind.replace": "Replaced",
-    "diff.shadowed": "shadows #{start}–#{end} ({count} messages)",
+    "diff.shadowed": "shadows #{start}–#{end} ({count} {count|message|messages})",
     "diff.shadowedTokens": "~{tokens} tokens",
     "diff.added": "Added ({count})",
-    "diff.addedEarlier": "the newest listed; {count} earlier ones are in the messages below",
+    "diff.addedEarlier": "the newest listed; {count} earlier {count|one is|ones are} in the messages below",
     "diff.state": "State changes",
     "diff.systemChange": "{before} → {after} characters",
     "diff.toolAdded": "added",
@@ -190,7 +192,7 @@ EN: dict[str, str] = {
     "identity.keepsId": "keeps the id of #{seqs}",
     "identity.shadowedBy": "shadowed by #{seq}",
     "identity.notVisible": "empty content: never model-visible",
-    "identity.shadows": "Shadows {count} messages",
+    "identity.shadows": "Shadows {count} {count|message|messages}",
     "identity.inRequests": "In the requests of",
     "budget.link": "Model calls and context budget",
     "budget.title": "Model calls and context budget",
@@ -210,13 +212,13 @@ EN: dict[str, str] = {
     "budget.marker.prune": "pruned",
     "budget.marker.rewrite": "rewritten",
     "budget.marker.replace": "replaced",
-    "budget.markerTitle": "#{seq} {kind}: {count} messages shadowed",
+    "budget.markerTitle": "#{seq} {kind}: {count} {count|message|messages} shadowed",
     "app.title": "dsh-inspect",
     "app.sessions": "Sessions",
     "app.theme.toggle": "Switch between light and dark",
-    "session.events": "{count} events",
-    "session.messages": "{count} model-visible messages",
-    "session.diagnostics": "{count} diagnostics",
+    "session.events": "{count} {count|event|events}",
+    "session.messages": "{count} model-visible {count|message|messages}",
+    "session.diagnostics": "{count} {count|diagnostic|diagnostics}",
     "session.rawJson": "Raw JSON",
     "verdict.accepted": "accepted",
     "verdict.repaired": "repaired",
@@ -261,8 +263,8 @@ EN: dict[str, str] = {
     "row.ttft": "TTFT {duration}",
     "row.tokensPerSecond": "{rate} tok/s",
     "tool.childSession": "Subagent session",
-    "session.turns": "{count} turns",
-    "session.steps": "{count} steps",
+    "session.turns": "{count} {count|turn|turns}",
+    "session.steps": "{count} {count|step|steps}",
     "body.showAll": "Show all",
     "command.running": "Running…",
     "command.completed": "Completed",
@@ -304,7 +306,7 @@ EN: dict[str, str] = {
     "generation.current": "current state",
     "generation.shown": "shown",
     "generation.listEarlier": "earlier generation (v{number}), not the current state:",
-    "generation.listCurrent": "newest generation (v{number}) of {count} files",
+    "generation.listCurrent": "newest generation (v{number}) of {count} {count|file|files}",
     "search.placeholder": "Search this session (/)",
     "search.kind": "Row kind",
     "search.form": "Context form",
@@ -328,9 +330,9 @@ EN: dict[str, str] = {
     "shortcuts.help": "Show this list",
     "shortcuts.close": "Close",
     "fold.one": "1 event: {types}",
-    "fold.many": "{count} events: {types}",
-    "run.summary": "{count} events of type {type}",
-    "run.untyped": "{count} events whose type is not a string",
+    "fold.many": "{count} {count|event|events}: {types}",
+    "run.summary": "{count} {count|event|events} of type {type}",
+    "run.untyped": "{count} {count|event|events} whose type is not a string",
     "run.seqs": "#{first}–#{last}",
     "run.loading": "Loading the run's rows…",
     "run.earlier": "Show earlier rows of the run",
@@ -362,13 +364,12 @@ EN: dict[str, str] = {
     "list.unavailable": "{what} does not answer: uploaded sessions are listed as they were last read, so one "
     "may be missing, or gone since.",
     "chooser.title": "{id}: more than one session",
-    "chooser.lead": "{count} loaded sessions carry this id. Each has a key of its own:",
+    "chooser.lead": "{count} loaded {count|session carries|sessions carry} this id. Each has a key of its own:",
     "event.synthetic": "Not in the file: a crash closer dsh would append when it loads this log.",
     "list.search": "Search by title, first prompt, id, folder or path",
     "list.searchButton": "Search",
     # the session list's columns, filters and counts: plural forms chosen by count
-    "list.count": "{count} sessions",
-    "list.oneSession": "{count} session",
+    "list.count": "{count} {count|session|sessions}",
     "list.title": "Session",
     "list.prompt": "First prompt",
     "list.project": "Project",
@@ -377,13 +378,8 @@ EN: dict[str, str] = {
     "list.turns": "Turns",
     "list.steps": "Steps",
     "list.tokens": "Tokens",
-    "list.turnsSteps": "{turns} · {steps}",
-    "list.oneTurn": "{count} turn",
-    "list.manyTurns": "{count} turns",
-    "list.oneStep": "{count} step",
-    "list.manySteps": "{count} steps",
-    "list.oneError": "{count} error",
-    "list.manyErrors": "{count} errors",
+    "list.turnsSteps": "{turns} {turns|turn|turns} · {steps} {steps|step|steps}",
+    "list.errors": "{count} {count|error|errors}",
     "list.verdict": "dsh would",
     "list.carrier": "Carrier",
     "list.anyVerdict": "Any verdict",
@@ -407,8 +403,8 @@ EN: dict[str, str] = {
     "upload.progress": "Upload progress",
     "upload.uploading": "Uploading {name} ({n} of {m})…",
     "upload.reading": "Reading {name}…",
-    "upload.stored": "{name}: {count} session(s) stored",
-    "upload.duplicate": "{name}: already stored, {count} session(s)",
+    "upload.stored": "{name}: {count} {count|session|sessions} stored",
+    "upload.duplicate": "{name}: already stored, {count} {count|session|sessions}",
     "upload.failed": "{name}: {message}",
     "upload.network": "the connection to the server failed",
     "upload.done": "{ok} of {m} file(s) stored",
@@ -474,13 +470,12 @@ EN: dict[str, str] = {
     "uploads.title": "Uploads",
     "uploads.one": "upload",
     "uploads.empty": "Nothing uploaded yet.",
-    "uploads.facts": "{size} · {carrier} · {count} session(s)",
-    "uploads.media": "{count} image(s)",
+    "uploads.facts": "{size} · {carrier} · {count} {count|session|sessions}",
+    "uploads.media": "{count} {count|image|images}",
     "uploads.download": "Download the original bytes",
     "uploads.delete": "Delete this upload",
     # the uploads page: each upload told apart, paged, deleted from the list after a confirmation
-    "uploads.count": "{count} uploads",
-    "uploads.oneUpload": "{count} upload",
+    "uploads.count": "{count} {count|upload|uploads}",
     "uploads.range": "{first}–{last} shown",
     "uploads.upload": "Upload",
     "uploads.sessions": "Sessions",
@@ -504,14 +499,14 @@ EN: dict[str, str] = {
     "uploads.deleteFailed": "Not deleted: {message}",
     "session.download": "Download the original bytes",
     # an uploaded session's versions
-    "versions.count": "{count} version(s), {uploads} upload(s)",
+    "versions.count": "{count} {count|version|versions}, {uploads} {uploads|upload|uploads}",
     "versions.one": "Version {number}",
     "versions.current": "newest",
     "versions.facts": "{events} events · {size} bytes",
     "versions.asOf": "An earlier upload of this session, as it stood with {events} events, uploaded",
     "versions.newest": "Open the newest upload",
-    "export.imagesLeftOut": "{count} image(s) ({size}) are not in this file: an export carries at most {budget} "
-    "of images. Each is named where it appeared.",
+    "export.imagesLeftOut": "{count} {count|image|images} ({size}) {count|is|are} not in this file: an export "
+    "carries at most {budget} of images. Each is named where it appeared.",
     # search across every loaded session
     "finder.link": "Search",
     "finder.title": "Search all sessions",
@@ -876,7 +871,6 @@ ZH: dict[str, str] = {
     "list.searchButton": "搜索",
     # 会话列表的列、筛选与计数：中文没有复数，单复数两种写法相同
     "list.count": "共 {count} 个会话",
-    "list.oneSession": "共 {count} 个会话",
     "list.title": "会话",
     "list.prompt": "首条提示",
     "list.project": "项目",
@@ -885,13 +879,8 @@ ZH: dict[str, str] = {
     "list.turns": "轮次",
     "list.steps": "步数",
     "list.tokens": "Token",
-    "list.turnsSteps": "{turns} · {steps}",
-    "list.oneTurn": "{count} 轮",
-    "list.manyTurns": "{count} 轮",
-    "list.oneStep": "{count} 步",
-    "list.manySteps": "{count} 步",
-    "list.oneError": "{count} 个错误",
-    "list.manyErrors": "{count} 个错误",
+    "list.turnsSteps": "{turns} 轮 · {steps} 步",
+    "list.errors": "{count} 个错误",
     "list.verdict": "dsh 判定",
     "list.carrier": "载体",
     "list.anyVerdict": "任意判定",
@@ -984,7 +973,6 @@ ZH: dict[str, str] = {
     "uploads.download": "下载原始字节",
     "uploads.delete": "删除此上传",
     "uploads.count": "{count} 个上传",
-    "uploads.oneUpload": "{count} 个上传",
     "uploads.range": "显示第 {first}–{last} 个",
     "uploads.upload": "上传",
     "uploads.sessions": "会话",
@@ -1073,9 +1061,10 @@ class Strings:
         except KeyError:
             raise MissingString(f"no interface string {name!r} in {self.lang}") from None
         if not values:
-            return text
+            return text  # a pattern a script fills (static/wording.js), its choices of form kept
         # a phrase among the values (a label inside a line) is worded in this same language
-        return interpolate(text, {k: self(v) if isinstance(v, Phrase) else v for k, v in values.items()})
+        worded = {k: self(v) if isinstance(v, Phrase) else v for k, v in values.items()}
+        return interpolate(choose_forms(text, worded), worded)
 
     def word(self, text: Text) -> str:
         """A view's text: the log's words as they are, a phrase worded in this language."""
@@ -1090,6 +1079,24 @@ def count(value: int | None) -> str:
     digits. Event numbers (`#12345`), line numbers and byte offsets are places in a log, not amounts:
     they print as the log and the URLs have them."""
     return "—" if value is None else f"{value:,}"
+
+
+# A noun (or verb) after a count, in its two English forms: `{count} {count|turn|turns}`. Chinese words a
+# count with a measure word and no plural, so its strings hold no choice.
+_FORMS = re.compile(r"\{(\w+)\|([^|{}]*)\|([^|{}]*)\}")
+
+
+def choose_forms(text: str, values: Mapping[str, object]) -> str:
+    """Each `{name|one|other}` in `text` as its first form when `values[name]` is written `1`, else its second;
+    unknown names stay as written. (static/wording.js `fill` chooses alike, for what a script writes.)"""
+
+    def form(match: re.Match[str]) -> str:
+        name, one, other = match.groups()
+        if name not in values:
+            return match.group()
+        return one if str(values[name]) == "1" else other
+
+    return _FORMS.sub(form, text)
 
 
 ENGLISH = Strings("en", EN)

@@ -40,7 +40,6 @@ from ...sessions.registry import Entry, file_version
 from ..present.clock import WallClock
 from ..present.entries import entry_json
 from ..present.generation_facts import generation_mark
-from ..present.strings import Phrase, count, phrase
 from ..present.twins import ListingJson
 from ..present.wording import UNREADABLE, WORDS
 from ..state import State, WebState, Who
@@ -141,11 +140,6 @@ def list_query(
 
 # the reader's choices, as the page and its JSON twin both take them
 Choices = Annotated[ListQuery, Depends(list_query)]
-
-
-def plural(n: int, one: str, many: str) -> Phrase:
-    """`n`, grouped, in the interface string for one or for many of a thing; Chinese words both alike."""
-    return phrase(one if n == 1 else many, count=count(n))
 
 
 def stamp(ms: Any) -> str | None:
@@ -489,7 +483,7 @@ def index(request: Request, state: State, who: Who, choice: Choices, page: int =
     chosen = replace(choice, page=page)
     data = listing(state, chosen, who)
     shown = replace(chosen, page=data["page"])
-    return state.page(request, "index.html", **data, choice=shown, plural=plural, refresh_ms=REFRESH_MS)
+    return state.page(request, "index.html", **data, choice=shown, refresh_ms=REFRESH_MS)
 
 
 @router.get(
@@ -527,7 +521,7 @@ async def summaries_partial(request: Request, state: State, who: Who) -> HTMLRes
     keys = form.get("key", [])[:SUMMARIES_AT_ONCE]
     shown = [cell for cell in SUMMARY_CELLS if cell in form.get("cell", SUMMARY_CELLS)]
     items = await run_in_threadpool(summary_items, state, keys, who)
-    return state.page(request, "sessions/summaries.html", items=items, shown=shown, plural=plural, swap_oob=True)
+    return state.page(request, "sessions/summaries.html", items=items, shown=shown, swap_oob=True)
 
 
 def summary_items(state: WebState, keys: list[str], who: Identity) -> list[dict[str, Any]]:
