@@ -14,6 +14,7 @@ from .commands.progress import Progress
 from .forms import RENDERED_FORMS, RenderedForm, project_context
 from .history.compare import IGNORABLE
 from .history.session import SessionLog, load_one, load_session
+from .history.timing import session_timing
 from .history.transcript import transcript_rows
 from .log.generations import session_generations
 from .log.records import NotASessionLog
@@ -47,6 +48,7 @@ def session_report(log: SessionLog) -> dict[str, Any]:
         "verdict": log.verdict.to_json(),  # the shape the session's JSON twin gives it
         "diagnostics": [d.to_json() for d in log.diagnostics],
         "contexts": context_counts(log) if log.header else None,
+        "durations": session_timing(log).durations_json() if log.header else None,  # the session twin's
     }
 
 

@@ -1,26 +1,26 @@
-"""Which other sessions a log names (docs/format.md §2.1, §3.2, §4.3): its parent, and the
-children it heard from or started (relay senders, workflow members)."""
+"""Which other sessions a log names as its lineage (docs/format.md §2.1, §4.3): its parent (the header's
+`parentSession`) and the workflow members it started (`tool-workflow/agent-start`'s `childId`).
+
+A relay's `senderSessionId` is not lineage: it names whoever sent the message, a coordinating parent as often as
+a child, or a session of no relation at all. Its card shows it as the mention it is; the page's "Child sessions"
+lists only sessions a header or event names as parent and child (issue 41, item 5)."""
 
 from __future__ import annotations
 
 from .session import SessionLog
 
-_NAMING_TYPES = ("user/message", "tool-workflow/agent-start")
+_STARTS_A_CHILD = "tool-workflow/agent-start"
 
 
 def named_sessions(log: SessionLog) -> dict[str, str]:
-    """Session id → how this log names it: `parent`, `relay` or `workflow`."""
+    """Session id → how this log names it as kin: `parent` or `workflow`."""
     named: dict[str, str] = {}
     if log.header and log.header.parent_session:
         named[log.header.parent_session] = "parent"
     for seq, kind in enumerate(log.types):
-        if kind not in _NAMING_TYPES:
+        if kind != _STARTS_A_CHILD:
             continue
-        event = log.event(seq)
-        if kind == "user/message" and event.message is not None:
-            sender = event.message.source.get("senderSessionId")
-            if isinstance(sender, str) and sender:
-                named.setdefault(sender, "relay")
-        elif isinstance(event.data, dict) and isinstance(event.data.get("childId"), str):
-            named.setdefault(event.data["childId"], "workflow")
+        data = log.event(seq).data
+        if isinstance(data, dict) and isinstance(data.get("childId"), str) and data["childId"]:
+            named.setdefault(data["childId"], "workflow")
     return named

@@ -34,6 +34,8 @@ def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
     assert code == 0
     doc = json.loads(out)
     (session,) = doc["sessions"]
+    durations = session.pop("durations")  # where the time went: each event a millisecond after the one before
+    assert durations["wallMs"] == len(two_turns().events) - 1 and durations["openSpans"] == 0
     assert session == {
         "path": str(path),
         "id": "session-test",

@@ -227,7 +227,7 @@ class RelatedSessionJson(Twin):
     key: str
     id: str | None
     url: str
-    how: str  # `parent`, `child`, or how the log names it
+    how: str  # `parent`; `child` (its header names this one) or `workflow` (this one's workflow started it)
 
 
 class RelatedJson(Twin):
@@ -330,6 +330,9 @@ class SessionJson(WindowJson):
     as_of: UploadedJson | None  # the upload shown, when the page shows an earlier one than the newest
     newest: str | None  # an uploaded session's own URL, which shows its newest upload
     usage: UsageJson | None
+    # where the time went (`wallMs`, each span kind's `…Ms`, `clockBackwards`, `openSpans`, `steps`), null
+    # when the log carries no times: history/timing.py, the same as `check --json` gives
+    durations: dict[str, Any] | None = None
     # `?at=`: the anchor the window was opened at, and the row index it names (null when no row has it:
     # the window is then the first, as on the page)
     at: str | None = None

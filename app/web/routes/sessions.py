@@ -22,6 +22,7 @@ from ..present.entries import entry_json, related_sessions, versions_json
 from ..present.facts import session_json
 from ..present.generation_facts import generation_json, generation_of, newer_format_json
 from ..present.rows import RowView
+from ..present.timeline import header_figures, timing_of
 from ..present.twins import (
     ContextRowJson,
     EventJson,
@@ -90,6 +91,7 @@ def facts_context(
         "session": session_json(entry, log, t),
         "related": related_sessions(state, entry, log, who),
         "usage": state.registry.derived(entry.key, "usage", session_usage),
+        "timing": header_figures(timing_of(state, entry)),
         "base_url": session_url(entry.key),
     }
 
@@ -170,11 +172,13 @@ def api_session(state: State, session: ReadSession, who: Who, start: From = 0, a
     t, size = transcript(state, entry), state.settings.window_rows
     window = window_json(t, _opened_at(start, t.opening(at, size) if at else None), size, at=at)
     usage = state.registry.derived(entry.key, "usage", session_usage)
+    timing = timing_of(state, entry)
     return SessionJson.model_validate(
         {
             **session_json(entry, log, t),
             "related": related_sessions(state, entry, log, who),
             "usage": usage.to_json() if usage else None,
+            "durations": timing.durations_json() if timing.wall_ms is not None else None,
             **window.model_dump(),
             "at": at or None,
             "atIndex": t.index_at(at) if at else None,

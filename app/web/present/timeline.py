@@ -1,0 +1,108 @@
+"""Where a session's time went, as its pages and twins give it: the header's figures, the timeline's spans with
+the row each opens (`?at=`), and the slowest steps and tool runs (history/timing.py works the spans out)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...history.timing import Span, SpanKind, Timing, session_timing
+from ...sessions.registry import Entry
+from ...sessions.transcript import Transcript
+from ..state import WebState
+from .rows import duration
+from .strings import Phrase, phrase
+from .windows import transcript
+
+SLOWEST = 10  # steps and tool runs the ranking names
+HEADER_KINDS: tuple[SpanKind, ...] = ("model", "tool", "wait")  # what the session header sums besides the wall time
+
+
+def timing_of(state: WebState, entry: Entry) -> Timing:
+    """The session's spans, worked out once per file version."""
+    return state.registry.derived(entry.key, "timing", session_timing)
+
+
+def anchor_finder(t: Transcript) -> Callable[[int], str | None]:
+    """Event seq → the anchor of the row that shows it: the row it heads or a row it belongs to (a tool call's
+    row holds its result), else the row before it in the log; None before the first row."""
+    shown: dict[int, str] = {}
+    for row, anchor in zip(t.rows, t.anchors, strict=True):
+        if row.kind == "diagnostic":
+            continue  # a finding sits before the row of its event
+        for seq in (row.seq, *row.related):
+            shown.setdefault(seq, anchor)
+
+    def find(seq: int) -> str | None:
+        if seq in shown:
+            return shown[seq]
+        if (run := t.run_holding(seq)) is not None:
+            return f"seq-{seq}" if t.rows[run.index].key.startswith("seq-") else t.anchors[run.index]
+        i = bisect_right(t.rows, seq, key=lambda row: row.seq) - 1
+        return t.anchors[i] if i >= 0 else None
+
+    return find
+
+
+def anchors_of(state: WebState, entry: Entry) -> Callable[[int], str | None]:
+    t = transcript(state, entry)
+    return state.registry.derived(entry.key, "anchor-finder", lambda _: anchor_finder(t))
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One of the header's durations: what it is and how long, worded."""
+
+    name: str  # `wall` or a span kind
+    label: Phrase
+    value: Phrase
+
+
+def header_figures(timing: Timing) -> list[Figure]:
+    """Wall, model, tool and waiting-for-the-user time, those the log's times give."""
+    if timing.wall_ms is None:
+        return []
+    totals = [("wall", timing.wall_ms), *((kind, timing.total(kind)) for kind in HEADER_KINDS)]
+    return [
+        Figure(name, phrase(f"timing.{name}"), value)
+        for name, ms in totals
+        if (value := duration(ms)) is not None and (ms or name == "wall")
+    ]
+
+
+def span_json(span: Span, anchor: str | None) -> dict[str, Any]:
+    """One span as the timeline's twin gives it (times in ms since the epoch)."""
+    return {
+        "kind": span.kind,
+        "start": span.start,
+        "end": span.end,
+        "durationMs": span.duration_ms,
+        "state": span.state,
+        "at": anchor,
+        "seq": span.seq,
+        "label": span.label,
+        "step": span.step,
+        "ttftMs": span.ttft_ms if span.kind == "model" else None,
+        "child": span.child,
+    }
+
+
+def slowest_json(timing: Timing, anchor: Callable[[int], str | None]) -> dict[str, Any]:
+    """The slowest steps and tool runs, each with the row it opens."""
+    return {
+        "steps": [{**s.to_json(), "at": anchor(s.seq)} for s in timing.slowest_steps(SLOWEST)],
+        "tools": [span_json(s, anchor(s.seq)) for s in timing.slowest("tool", SLOWEST)],
+    }
+
+
+def timeline_json(timing: Timing, anchor: Callable[[int], str | None]) -> dict[str, Any]:
+    """The timeline's twin: every span with its row, the totals and the slowest."""
+    return {
+        "spans": [span_json(s, anchor(s.seq)) for s in timing.spans],
+        "totals": timing.totals_json(),
+        "first": timing.first,
+        "last": timing.last,
+        "slowest": slowest_json(timing, anchor),
+    }
