@@ -1,8 +1,9 @@
-"""How a tool row presents a call (docs/ui.md §5.3): variant, title and summary from the logged call alone.
+"""How a tool row presents a call (docs/ui.md §5.3): variant, title, summary and what it asked, from the
+logged call alone.
 
-The host computes richer views that the log does not store, so the generic
-card is the documented default; these rules need only the tool name and
-its raw arguments.
+The host computes richer views that the log does not store; the ones its
+arguments make (`forms.tool_asks`) are made again here, and a call they do not
+fit keeps the generic card: its arguments' JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import orjson
 from ..log.jsonvalues import js_string, nests_deeper, parse_json
 from ..model.values import ContentBlock, TextBlock
 from .jsformat import pretty_json
+from .tool_asks import Ask, ask
 
 Variant = Literal["bash", "read", "search", "write", "edit", "code", "others"]
 
@@ -40,6 +42,7 @@ _TITLES: dict[Variant, str] = {
     "others": "Tool call",
 }
 _TITLE_OVERRIDES = {"pwsh": "Pwsh"}
+# a title is worded by the interface string `tool.title.<variant>`, or `tool.title.<name>` for an override
 _SUMMARY_KEYS: dict[Variant, tuple[str, ...]] = {
     "bash": ("description", "command"),
     "read": ("path", "file_path", "url"),
@@ -55,12 +58,15 @@ _PATH_VARIANTS = ("read", "write", "edit")
 @dataclass(frozen=True, slots=True)
 class ToolPresentation:
     variant: Variant
-    title: str
+    title: str  # as dsh titles the row: the English literal the JSON twin keeps
+    title_key: str  # the interface string that words the title in the page's language
     summary: str
     # read/write/edit show their path as a link-like button (docs/ui.md §5.3).
     path: str | None
     # The IN section: pretty JSON of the arguments, or their raw text when it is not JSON.
     arguments: str
+    # What the call asked, by tool, shown in place of the JSON; None: the arguments are not its tool's shape.
+    ask: Ask | None
 
 
 def parse_arguments(raw: Any) -> Any:
@@ -107,7 +113,8 @@ def present_tool(name: str, raw_arguments: Any, cwd: str | None = None) -> ToolP
     if variant == "others":
         summary = f"{name} · {summary}" if summary else name
     pretty = orjson.dumps(args, option=orjson.OPT_INDENT_2).decode() if not isinstance(args, str) else args
-    return ToolPresentation(variant, title, summary, path, pretty)
+    title_key = f"tool.title.{name if name in _TITLE_OVERRIDES else variant}"
+    return ToolPresentation(variant, title, title_key, summary, path, pretty, ask(variant, args, path))
 
 
 def result_text(content: tuple[ContentBlock, ...] | None, error_name: Any = None, error_code: Any = None) -> str | None:

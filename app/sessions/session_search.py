@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from io import StringIO
 
 from ..forms import RenderedForm, compact_json, project_context
-from ..forms.tools import result_text
+from ..forms.tools import present_tool, result_text
 from ..history.readable import ReadableLog
 from ..history.row_facts import (
     AssistantFacts,
@@ -69,8 +69,11 @@ def _text(facts: RowFacts) -> str:
         return _message_text(facts.message)
     if isinstance(facts, StreamFacts):
         return facts.text
-    if isinstance(facts, ToolFacts):
-        return f"{facts.name} {facts.arguments} {result_text(facts.result, facts.error_name, facts.error_code) or ''}"
+    if isinstance(facts, ToolFacts):  # the arguments as logged, and as its card shows them (a diff's lines…)
+        ask = present_tool(facts.name, facts.arguments).ask
+        asked = ask.text if ask is not None else ""
+        result = result_text(facts.result, facts.error_name, facts.error_code) or ""
+        return f"{facts.name} {facts.arguments} {asked} {result}"
     if isinstance(facts, CommandFacts):
         return f"{facts.name} {facts.args} {facts.output}"
     if isinstance(facts, CompactionFacts):

@@ -86,9 +86,9 @@ def test_message_text_is_copied_from_what_the_row_shows(page: list[FlowRow]) -> 
 def test_tool_arguments_results_commands_paths_and_ids_have_copy_buttons(page: list[FlowRow]) -> None:
     shell = tool_row(page, "bash")
     found = copies(shell)
-    assert ("from", "[data-tool-input]") in found and ("from", "[data-tool-output]") in found
+    assert ("from", "[data-ask-body]") in found and ("from", "[data-tool-output]") in found
     assert ("text", COMMAND) in found, "the shell command, verbatim"
-    assert orjson.loads(text_of(one(shell, "[data-tool-input]"))) == {"command": COMMAND}
+    assert text_of(one(shell, "[data-ask-body]")) == COMMAND  # its IN is the command line (docs/ui.md §5.3)
     read = tool_row(page, "read")
     # the header's path button copies the path; the result message's id has its own
     path = one(read, "[data-disclosure-row] button.path-link[data-copy]")

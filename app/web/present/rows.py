@@ -20,6 +20,8 @@ from markupsafe import Markup
 from ...forms import ContextView, project_context, session_recall_labels
 from ...forms.content import Bounded, bound, bound_json
 from ...forms.jsformat import TEXT_LIMIT, cap_utf16, pretty_json
+from ...forms.tool_asks import CommandAsk
+from ...forms.tool_outcomes import SearchListing, ShellExit, search_listing, shell_exit
 from ...forms.tools import ToolPresentation, parse_arguments, present_tool, result_text
 from ...history.readable import ReadableLog
 from ...history.row_facts import (
@@ -163,8 +165,11 @@ class ToolView:
     presentation: ToolPresentation
     name: str
     call_id: str | None
-    arguments: Body  # the IN section
-    output: Body | None
+    arguments: Body  # the IN section, when the call has no ask (`presentation.ask`)
+    asked: Body | None  # the ask's long text (a command, a file's content, a program), to its body cap
+    output: Body | None  # the OUT section; a shell command's without the exit its pill shows
+    exit: ShellExit | None  # a shell command's exit, for its pill
+    listing: SearchListing | None  # a search's matches or paths, listed above the text the model read
     error_code: str | None
     subcalls: tuple[ToolSubcall, ...]
     notes: tuple[Phrase, ...]  # hooks, approvals, pruning: one line each
@@ -172,9 +177,14 @@ class ToolView:
     result_message_id: str | None  # the result message's id (kept by a pruned copy), for its identity page
     path: str | None  # a file the header shows as a link (not on an error row)
     state_text: Phrase | None  # the visually hidden Running / Failed / Stopped
-    single_file: bool  # a read, write or edit of one file: its card has no IN section (docs/ui.md §5.3)
+    single_file: bool  # a read, write or edit of one file: its header names the file (docs/ui.md §5.3)
     command: str | None  # a shell tool's command line, to copy
     child_session: str | None  # the subagent session the call names (`ToolFacts.child_session`)
+
+    @property
+    def shows_json(self) -> bool:
+        """Whether the card's IN is the arguments' JSON: a call whose arguments are not its tool's shape."""
+        return self.presentation.ask is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,9 +340,9 @@ class RowView:
         if self.detail is not None:
             yield self.detail
         if isinstance(part, ToolView):
-            if not part.single_file:
+            if part.shows_json:
                 yield part.arguments
-            yield from (b for b in (part.output, part.pruned) if b is not None)
+            yield from (b for b in (part.asked, part.output, part.pruned) if b is not None)
             for sub in part.subcalls:
                 yield from (b for b in (sub.arguments, sub.output) if b is not None)
         if self.marker is not None and self.marker.body is not None:
@@ -434,17 +444,33 @@ def _note(note: ToolNote) -> Phrase:
     return phrase("tool.prunedAt", seq=note.seq)
 
 
+def _shell_exit(presentation: ToolPresentation, facts: ToolFacts, output: str | None) -> ShellExit | None:
+    """How a shell command the tool ran ended: not for a call that failed to run, nor one run in the
+    background (its result is a job's id)."""
+    ask = presentation.ask
+    if not isinstance(ask, CommandAsk) or ask.background or facts.outcome != "ok" or output is None:
+        return None
+    return shell_exit(output)
+
+
 def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolView:
     presentation = present_tool(facts.name, facts.arguments, cwd)
     state = WORDS.tool_states.get(facts.outcome)
     pruned = facts.pruned
     pruned_text = result_text(pruned.content) if pruned is not None else None
+    ask = presentation.ask
+    exit = _shell_exit(presentation, facts, output)
+    shown = exit.output if exit is not None else output
+    listed = presentation.variant == "search" and facts.outcome == "ok"  # a failed search lists nothing
     return ToolView(
         presentation=presentation,
         name=facts.name,
         call_id=facts.call_id,
         arguments=Body("in", presentation.arguments),
-        output=Body("out", output) if output is not None else None,
+        asked=Body("asked", ask.long_text) if ask is not None and ask.long_text is not None else None,
+        output=Body("out", shown) if shown is not None else None,
+        exit=exit,
+        listing=search_listing(facts.result_meta) if listed else None,
         error_code=js_string(facts.error_code) if facts.error_code is not None else None,
         subcalls=tuple(
             ToolSubcall(

@@ -17,6 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from ...forms import ContextView
 from ...forms.jsformat import TEXT_LIMIT
+from ...forms.tool_outcomes import SearchListing
 from ...sessions.wire import Twin
 from .clock import WallClock
 from .rows import (
@@ -61,6 +62,15 @@ class SubcallJson(Twin):
     output: str | None
 
 
+class SearchListingJson(Twin):
+    """A search result's listing (`forms.tool_outcomes.SearchListing`): its shape and counts."""
+
+    shape: str  # matches (grep) or paths (glob)
+    shown: int
+    total: int
+    files: int
+
+
 class ToolJson(Twin):
     """What a tool row shows: its header, IN and OUT, its sub-calls, what the model saw once pruned, its notes."""
 
@@ -78,9 +88,14 @@ class ToolJson(Twin):
     pruned: str | None
     notes: list[str]
     subcalls: list[SubcallJson]
-    single_file: bool  # a read, write or edit of one file: the card shows no IN (docs/ui.md §5.3)
+    single_file: bool  # a read, write or edit of one file: its header names the file (docs/ui.md §5.3)
     command: str | None  # a shell tool's command line, as its copy button copies it
     child_session: str | None  # the subagent session the call names (the page links it when it is loaded)
+    # how the card's IN shows what was asked (edit, write, command, read, search, code); None: as JSON
+    ask: str | None
+    exit_code: int | None  # a shell command's exit, as its pill says (its OUT is without the line saying so)
+    signal: str | None  # the signal that killed a shell command
+    listing: SearchListingJson | None
 
 
 class ContextJson(Twin):
@@ -948,7 +963,15 @@ def _tool(view: RowView, tool: ToolView) -> ToolJson:
         single_file=tool.single_file,
         command=tool.command,
         child_session=tool.child_session,
+        ask=p.ask.kind if p.ask is not None else None,
+        exit_code=tool.exit.code if tool.exit is not None else None,
+        signal=tool.exit.signal if tool.exit is not None else None,
+        listing=_listing(tool.listing) if tool.listing is not None else None,
     )
+
+
+def _listing(listing: SearchListing) -> SearchListingJson:
+    return SearchListingJson(shape=listing.shape, shown=listing.shown, total=listing.total, files=listing.files)
 
 
 def _compaction(marker: MarkerView) -> CompactionJson:

@@ -1,0 +1,166 @@
+"""Tool cards show what the tool was asked (issue 41, item 1), as the client renders them: a failed edit's
+diff under its path, a shell call's command line and exit pill, a read's range, a search's pattern and its
+matches per file, a program; the arguments' JSON for anything else or any shape not expected; the titles in
+Chinese; the JSON twin keeping the raw arguments; in-session search finding the words the card shows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from bs4 import Tag
+from dsh_inspect.testing import events as ev
+from dsh_inspect.testing.seeding import seed_events, write_seed
+
+from tests.support.rows import flow_rows, one, select, text_of
+from tests.support.server import app_client, twin_rows
+
+KEY = "tool-cards"
+CWD = "/work/shop"
+GREP_META = {
+    "shape": "matches",
+    "files": [
+        {"path": "src/a.py", "matches": [{"lineNumber": n, "line": f"# TODO a{n}"} for n in (3, 9, 12, 20)]},
+        {"path": "src/b.py", "matches": [{"lineNumber": n, "line": f"# TODO b{n}"} for n in (1, 2, 7)]},
+        {"path": "src/c.py", "matches": [{"lineNumber": n, "line": f"# TODO c{n}"} for n in (5, 6)]},
+    ],
+    "truncated": True,
+    "total": 42,
+}
+GLOB_META = {"shape": "paths", "paths": ["tree/a.ts", "tree/b.ts"], "truncated": False, "total": 2}
+
+
+def _round(name: str, arguments: dict[str, Any] | str, output: str, **result: Any) -> list[dict[str, Any]]:
+    block = ev.call(name, arguments, call_id=f"call_{name}_{len(output)}")
+    return [ev.answer(calls=[block]), ev.tool_call(block), ev.tool_result(block, output, **result)]
+
+
+def session() -> list[dict[str, Any]]:
+    edit = {"file_path": f"{CWD}/settings.txt", "old_string": 'color: blue\nsay "hi"', "new_string": "color: green"}
+    return [
+        ev.turn_start(),
+        ev.step_start(),
+        ev.prompt("Tidy the shop"),
+        *_round("edit", edit, "Error: old_string not found in settings.txt", is_error=True),
+        *_round("bash", {"command": "pytest -q tests", "description": "Run the tests"}, "2 failed\n[exit code: 1]"),
+        *_round("pwsh", {"command": "Get-Date", "description": "Show the date"}, "Sunday\n"),
+        *_round("bash", {"command": "sleep 60", "description": "Wait", "run_in_background": True}, "started job"),
+        *_round("write", {"file_path": "notes.txt", "content": "line one\nline two"}, "Created file"),
+        *_round("read", {"file_path": "big.txt", "offset": 5, "limit": 4}, "5: line five"),
+        *_round("web_fetch", {"url": "http://example.test/menu.html"}, "Menu"),
+        *_round("grep", {"pattern": "TODO", "path": "src", "include": "*.py"}, "Found 9 of 42 matches", meta=GREP_META),
+        *_round("glob", {"pattern": "*.ts", "path": "tree"}, "tree/a.ts\ntree/b.ts", meta=GLOB_META),
+        *_round("run_code", {"code": "return 1 + 1", "description": "Add one and one"}, "2"),
+        *_round("todo_write", {"todos": [{"content": "sweep", "status": "pending"}]}, "ok"),
+        *_round("edit", {"file_path": "odd.txt", "old_string": 5, "new_string": "five"}, "Error: bad", is_error=True),
+        ev.step_end(),
+        ev.turn_end(),
+    ]
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    root: Path = tmp_path_factory.mktemp("tools")
+    write_seed(root, seed_events(session(), session_id=KEY, cwd=CWD), "none")
+    with app_client([str(root)]) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def rows(client: httpx.Client) -> list[Tag]:
+    return [r.element for r in flow_rows(client.get(f"/sessions/{KEY}").text) if r.kind == "tool-call"]
+
+
+@pytest.fixture(scope="module")
+def twin(client: httpx.Client) -> list[dict[str, Any]]:
+    return [r["tool"] for r in twin_rows(client, KEY) if r["kind"] == "tool-call"]
+
+
+def card(rows: list[Tag], name: str, nth: int = 0) -> Tag:
+    return [r for r in rows if select(r, f"[data-tool='{name}']")][nth]
+
+
+def test_a_failed_edit_shows_old_against_new_under_its_path(rows: list[Tag], twin: list[dict[str, Any]]) -> None:
+    edit = card(rows, "edit")
+    assert one(edit, "[data-tool]")["data-state"] == "error"
+    asked = one(edit, "[data-tool-asked]")
+    assert asked["data-tool-asked"] == "edit" and text_of(one(asked, "[data-ask-path]")) == "settings.txt"
+    assert [text_of(d) for d in select(asked, "del")] == ["color: blue", 'say "hi"']
+    assert [text_of(i) for i in select(asked, "ins")] == ["color: green"]
+    assert not select(edit, "[data-tool-input]")
+    assert "old_string not found" in text_of(one(edit, "[data-tool-output]"))
+    # the twin keeps the arguments as JSON, and says how the card showed them
+    assert '"old_string": "color: blue\\nsay \\"hi\\""' in twin[0]["arguments"] and twin[0]["ask"] == "edit"
+
+
+def test_a_shell_card_shows_its_command_and_an_exit_pill(rows: list[Tag], twin: list[dict[str, Any]]) -> None:
+    bash = card(rows, "bash")
+    assert text_of(one(bash, "[data-ask-description]")) == "Run the tests"
+    assert text_of(one(bash, "[data-ask-body]")) == "pytest -q tests"
+    assert "{" not in text_of(one(bash, "[data-tool-asked]"))
+    pill = one(bash, "[data-exit]")
+    assert text_of(pill) == "exit code 1" and pill.has_attr("data-failed")
+    assert text_of(one(bash, "[data-tool-output]")) == "2 failed"
+    assert twin[1]["exitCode"] == 1 and twin[1]["output"] == "2 failed"
+    ok = one(card(rows, "pwsh"), "[data-exit]")
+    assert text_of(ok) == "exit code 0" and not ok.has_attr("data-failed")
+    # a background job's result is its id: no exit to show
+    assert not select(card(rows, "bash", 1), "[data-exit]")
+
+
+def test_file_and_url_reads_show_what_was_asked(rows: list[Tag]) -> None:
+    write = one(card(rows, "write"), "[data-tool-asked='write']")
+    assert text_of(one(write, "[data-ask-path]")) == "notes.txt"
+    assert text_of(one(write, "[data-ask-body]")) == "line one\nline two"
+    read = one(card(rows, "read"), "[data-tool-asked='read']")
+    assert text_of(one(read, "[data-ask-path]")) == "big.txt" and text_of(one(read, "[data-ask-range]")) == "lines 5–8"
+    fetch = one(card(rows, "web_fetch"), "[data-tool-asked='read']")
+    assert text_of(one(fetch, "[data-ask-path]")) == "http://example.test/menu.html"
+    assert not select(fetch, "[data-ask-range]")
+    code = one(card(rows, "run_code"), "[data-tool-asked='code']")
+    assert text_of(one(code, "[data-ask-description]")) == "Add one and one"
+    assert text_of(one(code, "[data-ask-body]")) == "return 1 + 1"
+
+
+def test_a_grep_lists_its_matches_per_file_capped(rows: list[Tag], twin: list[dict[str, Any]]) -> None:
+    grep = card(rows, "grep")
+    asked = one(grep, "[data-tool-asked='search']")
+    assert text_of(one(asked, "[data-ask-pattern]")) == "TODO"
+    assert text_of(one(asked, "[data-ask-scope]")) == "in src"
+    assert text_of(one(asked, "[data-ask-include]")) == "files *.py"
+    listing = one(grep, "[data-tool-listing]")
+    assert text_of(one(listing, "[data-search-summary]")) == "9 of 42 matches · 3 files"
+    assert [text_of(f) for f in select(listing, "[data-search-file]")] == ["src/a.py4", "src/b.py3", "src/c.py2"]
+    more = one(listing, "details[data-search-more]")
+    assert text_of(one(more, "summary")) == "… 4 more lines"
+    assert "# TODO c6" in text_of(more) and "# TODO c6" not in text_of(select(listing, ".search-rows")[0])
+    # the text the model read stays, one click away
+    assert "Found 9 of 42 matches" in text_of(one(grep, "details[data-tool-text] [data-tool-output]"))
+    assert twin[7]["listing"] == {"shape": "matches", "shown": 9, "total": 42, "files": 3}
+    paths = one(card(rows, "glob"), "[data-tool-listing='paths']")
+    assert text_of(one(paths, "[data-search-summary]")) == "2 paths" and not select(paths, "[data-search-more]")
+
+
+def test_anything_else_and_any_unexpected_shape_shows_the_json(rows: list[Tag], twin: list[dict[str, Any]]) -> None:
+    for tool in (card(rows, "todo_write"), card(rows, "edit", 1)):
+        assert not select(tool, "[data-tool-asked]")
+        assert text_of(one(tool, "[data-tool-input]")).startswith("{\n  ")
+    assert twin[-1]["ask"] is None and '"old_string": 5' in twin[-1]["arguments"]
+
+
+def test_the_titles_are_worded_in_chinese(client: httpx.Client) -> None:
+    page = client.get(f"/sessions/{KEY}", headers={"Accept-Language": "zh-CN"}).text
+    titles = [text_of(one(r.element, ".title")) for r in flow_rows(page) if r.kind == "tool-call"]
+    assert titles[:6] == ["编辑", "Bash 命令", "Pwsh 命令", "Bash 命令", "写入", "读取"]
+    assert "工具调用" in titles and "搜索" in titles and "代码" in titles
+    bash = [r.element for r in flow_rows(page) if r.kind == "tool-call"][1]
+    assert text_of(one(bash, "[data-exit]")) == "退出码 1"
+
+
+def test_in_session_search_finds_the_words_the_card_shows(client: httpx.Client, rows: list[Tag]) -> None:
+    # `say "hi"` is in the log only JSON-escaped: the card shows it as written, and search finds it so
+    found = client.get(f"/api/sessions/{KEY}/search", params={"q": 'say "hi"'}).json()["matches"]
+    assert [m["anchor"] for m in found] == [card(rows, "edit").get("id")]
