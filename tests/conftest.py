@@ -2,7 +2,9 @@
 
 Each test belongs to exactly one lane, a marker (pyproject's `markers` say what each needs), so that
 `pytest -m web` runs that lane and no other. A test's folder names its lane; a test that needs what another
-lane needs (the corpus, real dsh, a built wheel) says so with that lane's marker instead, and only one."""
+lane needs (the corpus, real dsh, a built wheel) says so with that lane's marker instead, and only one. A unit
+or web test that takes seconds whatever its code does (a process of its own, a workload at scale) is `slow`:
+out of the loop of a change, in `make test`."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 TESTS = Path(__file__).resolve().parent
 
 FOLDER_LANES = {"unit": "unit", "web": "web", "e2e": "browser", "corpus": "corpus", "team": "team"}
-LANES = frozenset({*FOLDER_LANES.values(), "oracle", "wheel"})
+LANES = frozenset({*FOLDER_LANES.values(), "oracle", "wheel", "slow"})
 # The team lane shares one PostgreSQL and one SeaweedFS (tests/team/conftest.py): under `--dist loadgroup`
 # its tests go to one xdist worker, which starts them once, not once per worker.
 SHARED_SERVERS = {"team": "team-servers"}

@@ -13,6 +13,8 @@ import pytest
 from tests.support.bombs import tiny_records_jsonl
 from tests.support.process import PROJECT
 
+pytestmark = pytest.mark.slow  # processes stopped by Ctrl-C mid-read
+
 # `python -m dsh_inspect ARGS` with Python's own SIGINT handler, even when the test runs in a shell's
 # background job: that ignores SIGINT, and Python then leaves it ignored.
 AS_A_TERMINAL_RUNS_IT = (

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # Node's Biome and tsc over the front end, three times
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / "tools" / "js" / "check.sh"
 

@@ -102,6 +102,7 @@ def dsh_inspect(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[
     )
 
 
+@pytest.mark.slow  # `serve` and `token` processes, a store that never answers
 def test_serve_and_token_never_print_the_password_of_a_store_that_does_not_answer(tmp_path: Path) -> None:
     """Port 1 refuses at once; the catalog is given up on after its connect wait (a second, here)."""
     store = f"postgresql://u:{SECRET}@127.0.0.1:1/db"
@@ -119,6 +120,7 @@ def test_serve_and_token_never_print_the_password_of_a_store_that_does_not_answe
     assert "cannot open the catalog" in said and "does not answer" in said, said
 
 
+@pytest.mark.slow  # a `serve` process each
 @pytest.mark.parametrize(
     ("flag", "url"),
     [
@@ -139,6 +141,7 @@ def test_a_mistyped_scheme_is_named_without_its_password(tmp_path: Path, flag: s
         assert done.returncode == 2 and SECRET not in said and "store URL" in said, said
 
 
+@pytest.mark.slow  # a `serve` process each
 def test_the_store_a_server_keeps_uploads_in_is_named_without_its_password(tmp_path: Path) -> None:
     """A catalog that opens (an embedded one, named by a URL that carries a password): the line naming where
     uploads are kept, and the one saying how to make the first token, mask it."""

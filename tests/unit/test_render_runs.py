@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from dsh_inspect.sessions.registry import Registry
 from dsh_inspect.settings import Settings
 from dsh_inspect.web.present.windows import transcript
@@ -31,6 +32,7 @@ def run_lines(html: str) -> tuple[dict[str, str], list[str]]:
     return {**facts, "summary": summary.get_text()}, events.get_text().splitlines()
 
 
+@pytest.mark.slow  # an export of thousands of rows
 def test_the_export_of_a_tiny_log_holds_one_run_row_listing_each_of_its_4000_events(tmp_path: Path) -> None:
     path = tiny_records_jsonl(tmp_path / "tiny.jsonl", 5_000)
     html = render_path(str(path))
@@ -69,6 +71,7 @@ def test_each_event_of_an_exported_run_shows_its_seq_and_its_json_as_text(tmp_pa
     assert "<b>bold</b>" not in html, "escaped"
 
 
+@pytest.mark.slow  # an export of thousands of rows
 def test_a_long_stretch_of_bookkeeping_exports_every_row_folded_a_few_thousand_at_a_time(tmp_path: Path) -> None:
     """Folds are drawn whole up to LONGEST_WINDOW rows, so a session of ordinary length exports as its page
     shows it; a longer stretch goes on in further folds (as the page's windows fold it), never as one fold

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from dsh_inspect.commands.tokens import run_token
 from dsh_inspect.testing.server import live_server
 from dsh_inspect.web.access_log import QUEUE_LINES, AccessLogWriter
@@ -35,6 +36,7 @@ def lines(path: Path, count: int, within: float = 10.0) -> list[dict[str, Any]]:
         time.sleep(0.05)
 
 
+@pytest.mark.slow  # a `serve` process
 def test_serve_logs_each_request_by_its_route_and_never_its_query(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -124,6 +126,7 @@ def test_a_live_tail_is_logged_when_it_ends(tmp_path: Path) -> None:
     assert tail["status"] == 200 and tail["bytes"] > 0 and tail["duration_ms"] >= 300
 
 
+@pytest.mark.slow  # a `serve` process
 def test_serve_logs_to_stderr_by_default_and_writes_the_last_lines_as_it_stops(tmp_path: Path) -> None:
     with serve_process([], tmp_path / "data") as server:
         assert httpx.get(f"{server.url}/api/sessions?token={SECRET}").status_code == 200

@@ -221,6 +221,7 @@ def test_a_server_beyond_loopback_never_starts_open_by_accident(tmp_path: Path) 
     assert "--require-auth" in refused.stderr and "--no-auth" in refused.stderr and "serving on" not in refused.stderr
 
 
+@pytest.mark.slow  # two `serve` processes
 def test_an_open_server_says_so_on_every_page(tmp_path: Path) -> None:
     with serve_process([], tmp_path / "data", options=["--host", "0.0.0.0", "--no-auth"]) as open_server:
         port = open_server.url.rsplit(":", 1)[1]
@@ -238,6 +239,7 @@ def test_loopback_127_addresses_are_loopback() -> None:
     assert not loopback(socket.gethostname()) or socket.gethostname() == "localhost"
 
 
+@pytest.mark.slow  # a live tail held until the revocation reaches it
 def test_a_live_stream_ends_once_its_token_is_revoked(guarded: tuple[str, Path, dict[str, str]]) -> None:
     url, _, secrets = guarded
     admin = {"Authorization": f"Bearer {secrets['admin']}"}

@@ -9,9 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.server import live_server
 from tests.support.uploads import jsonl_bytes
+
+pytestmark = pytest.mark.slow  # a share of 1 s a minute, taken and waited out in real time
 
 
 def slowly(body: bytes, seconds: float) -> Iterator[bytes]:

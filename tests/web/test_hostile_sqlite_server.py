@@ -161,6 +161,8 @@ import sys, threading, time
 from fastapi import FastAPI
 from dsh_inspect.web.serving import bind, bound_port, server
 
+pytestmark = pytest.mark.slow  # `serve` processes and their signals
+
 app = FastAPI()
 started = threading.Event()
 

@@ -83,6 +83,7 @@ HOSTILE: list[tuple[str, Callable[[Path], Path], str, str]] = [
 ]
 
 
+@pytest.mark.slow  # a `serve` process whose memory is measured
 @pytest.mark.parametrize(("name", "make", "category", "reason"), HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_a_hostile_upload_answers_its_pages_with_a_located_finding_in_bounded_memory(
     server: ServeProcess, tmp_path: Path, name: str, make: Callable[[Path], Path], category: str, reason: str
@@ -96,6 +97,7 @@ def test_a_hostile_upload_answers_its_pages_with_a_located_finding_in_bounded_me
     assert server.memory_kib("VmHWM") * 1024 - idle < HEADROOM
 
 
+@pytest.mark.slow  # a `serve` process whose memory is measured
 def test_many_tiny_records_are_listed_in_part_and_counted(server: ServeProcess, tmp_path: Path) -> None:
     stored = upload(server, tiny_records_zstd(tmp_path / "t.zstd", 300_000, session_id="tiny-count"), "t.zstd")
     facts = opened(server, stored["sessions"][0]["key"])
@@ -103,6 +105,7 @@ def test_many_tiny_records_are_listed_in_part_and_counted(server: ServeProcess, 
     assert len(told) == 1 and told[0]["message"].startswith("299,000 more lines after the defect at line 2")
 
 
+@pytest.mark.slow  # a `serve` process whose memory is measured
 def test_an_export_of_a_thousand_subagents_is_read_and_each_session_answers(
     server: ServeProcess, tmp_path: Path
 ) -> None:
@@ -112,6 +115,7 @@ def test_an_export_of_a_thousand_subagents_is_read_and_each_session_answers(
         assert opened(server, session["key"])["verdict"]["category"] == "accepted"
 
 
+@pytest.mark.slow  # a `serve` process through many upload cycles
 def test_repeated_upload_open_delete_cycles_keep_the_server_memory_bounded(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

@@ -15,6 +15,8 @@ import pytest
 
 from tests.support.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, oidc_provider, sign_in_form
 
+pytestmark = pytest.mark.slow  # an OIDC provider of its own
+
 with warnings.catch_warnings():
     from authlib.deprecate import AuthlibDeprecationWarning  # whose import turns them all on
 

@@ -88,6 +88,7 @@ def test_a_provider_that_does_not_answer_is_named_and_tokens_still_work(tmp_path
         assert httpx.get(f"{url}/api/sessions").status_code == 401  # an issuer turns access control on
 
 
+@pytest.mark.slow  # a `serve` process each
 @pytest.mark.parametrize(
     ("options", "secret", "said"),
     [

@@ -28,6 +28,8 @@ from tests.support.upload_model import log_bytes, phrase
 from tests.support.uploads import events, export_zip_bytes, jsonl_bytes, sqlite_bytes
 from tests.support.writers import batches_of, header_line, jsonl_batch, new_store, write_sqlite_session, zstd_frame
 
+pytestmark = pytest.mark.slow  # each test runs `dsh-inspect push` processes against a server
+
 MIB = 1 << 20
 
 # -- helpers the other push tests share (test_push_exits.py, test_push_resume.py, test_push_watch.py) -------

@@ -19,6 +19,8 @@ from tests.support.uploads import jsonl_bytes
 from tests.web.test_access_routes import secret_of
 from tests.web.test_push_cli import MIB, big_log, closed_port, json_of, push, push_env, pushed, raw, twin
 
+pytestmark = pytest.mark.slow  # `dsh-inspect push` processes, one retrying an unreachable server
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

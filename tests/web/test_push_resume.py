@@ -11,10 +11,13 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from tests.support.process import PROJECT, serve_process
 from tests.support.server import live_server
 from tests.web.test_push_cli import MIB, big_log, digest, push_args, push_env, pushed, raw, versions
+
+pytestmark = pytest.mark.slow  # push and serve processes killed midway and run again
 
 TURNS, PROMPT = 61, 1_000_000  # about 60 MB appended after a small first turn: the body takes a moment
 

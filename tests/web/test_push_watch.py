@@ -12,12 +12,15 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import pytest
 from dsh_inspect.log.dsh_root import encode_segment, project_key
 
 from tests.support.process import PROJECT, Drained, serve_process
 from tests.support.server import live_server
 from tests.support.upload_model import log_bytes
 from tests.web.test_push_cli import artifact, closed_port, push_args, push_env, raw, twin, versions
+
+pytestmark = pytest.mark.slow  # `push --watch` processes, a server stopped and started again
 
 SOON = 5.0  # seconds: the watch promises about one; the rest is room for a loaded machine
 BACK = 30.0  # after the server is back: its next try (every 3 s) and the server's own start

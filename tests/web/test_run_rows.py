@@ -112,6 +112,7 @@ def test_a_run_of_bookkeeping_events_folds_and_its_fold_counts_its_events(tmp_pa
 AT_FEW_ROWS_IN = "seq-1020"  # 20 rows into the run: its page opens 5 rows before, fewer than a page from the start
 
 
+@pytest.mark.slow  # 4,000 rows paged and parsed as HTML; its twin is in the fast lanes
 def test_a_run_opened_a_few_rows_in_pages_each_of_its_rows_once_on_the_page(client: httpx.Client) -> None:
     page = parse(client.get("/sessions/tiny-records", params={"at": AT_FEW_ROWS_IN}).text)
     run = page.select_one("details[data-run]")

@@ -9,10 +9,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 from dsh_inspect.log.dsh_root import encode_segment, project_key
 
 from tests.support.process import serve_process
 from tests.support.uploads import jsonl_bytes
+
+pytestmark = pytest.mark.slow  # `serve` processes, one killed mid-upload
 
 
 def write_artifact(root: Path, session_id: str) -> Path:

@@ -72,6 +72,7 @@ def dsh_root(tmp_path: Path, *sids: str) -> Path:
     return root
 
 
+@pytest.mark.slow  # `dsh-inspect push` processes
 def test_push_labels_what_it_sends_and_the_list_filters_by_it(server: str, tmp_path: Path) -> None:
     home = tmp_path / "home"
     root = dsh_root(tmp_path, "job-a", "job-b")
@@ -116,6 +117,7 @@ def test_push_labels_what_it_sends_and_the_list_filters_by_it(server: str, tmp_p
     assert (quiet["sent"], quiet["skipped"]) == (0, 2)
 
 
+@pytest.mark.slow  # `dsh-inspect push` processes
 def test_a_file_pushed_whole_is_labelled_when_pushed_again(server: str, tmp_path: Path) -> None:
     home = tmp_path / "home"
     folder = tmp_path / "stores"
@@ -192,6 +194,7 @@ def test_a_label_the_server_cannot_keep_is_a_422_naming_the_parameter(server: st
     assert listed(server)["refused-label"]["labels"] == [], "the append labelled nothing"
 
 
+@pytest.mark.slow  # `dsh-inspect push` processes
 def test_the_command_refuses_a_label_before_it_sends_anything(server: str, tmp_path: Path) -> None:
     root = dsh_root(tmp_path, "never-sent")
     for bad, why in ((("x" * 101,)), "1 to 100 characters"), ((("a\tb",)), "control characters"):
@@ -203,6 +206,7 @@ def test_the_command_refuses_a_label_before_it_sends_anything(server: str, tmp_p
     assert "never-sent" not in listed(server)
 
 
+@pytest.mark.slow  # `dsh-inspect push` processes
 def test_a_watching_push_labels_a_held_log_once(server: str, tmp_path: Path) -> None:
     from dsh_inspect.commands.push import Pusher, PushState
 

@@ -13,6 +13,8 @@ from tests.support.bombs import zip_bomb, zstd_bomb
 from tests.support.process import ServeProcess, serve_process
 from tests.support.uploads import jsonl_bytes, sqlite_bytes
 
+pytestmark = pytest.mark.slow  # a `serve` process whose memory is measured
+
 MIB = 1 << 20
 BOMB = 1024 * MIB  # what each bomb expands to
 HEADROOM_KIB = 160 * 1024  # allowed growth of peak memory over the idle server's

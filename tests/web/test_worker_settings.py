@@ -7,8 +7,11 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.process import serve_process
+
+pytestmark = pytest.mark.slow  # `serve --workers 2`: three processes
 
 MARKER = "only-in-the-settings.example"  # a value that is in the settings and nowhere else
 
