@@ -282,7 +282,9 @@ function searchSession(head, form, flow) {
     }
   });
 
-  // Restore a search carried over from another page (a match opened the page at its window).
+  // Restore a search carried over from another page: a match of this search opened the page at its window
+  // (`match`, its place), or a hit of the search across sessions did (`at`, its row; none of these matches
+  // when the row's words read otherwise here: then the matches are marked and none is current).
   const query = new URLSearchParams(location.search);
   let restored = false;
   /** @param {string} name */
@@ -296,7 +298,10 @@ function searchSession(head, form, flow) {
   });
   if (restored) {
     run(() => {
-      current = Math.min(Number(query.get("match") || 0), matches.length - 1);
+      const at = query.get("at");
+      current = at !== null
+        ? matches.findIndex((m) => m.anchor === at)
+        : Math.min(Number(query.get("match") || 0), matches.length - 1);
       showCount();
       markAll();
       showCurrent(rowOf(matches[current]));

@@ -75,7 +75,7 @@ def run_search(
     by_identity = {identity(e.source): e for e in entries}
     if as_json:
         # each hit as /api/search gives it, its page's URLs included
-        hits = [hit_json(by_identity[h.identity], h).model_dump(mode="json", by_alias=True) for h in found.hits]
+        hits = [hit_json(by_identity[h.identity], h, search).model_dump(mode="json", by_alias=True) for h in found.hits]
         doc = {"query": query, "total": found.total, "sessions": found.sessions, "hits": hits}
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

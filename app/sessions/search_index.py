@@ -35,6 +35,8 @@ from typing import overload
 
 from markupsafe import Markup, escape
 
+from ..history.prompts import first_prompt
+from ..history.row_facts import wall_clock
 from ..history.session import load_session
 from ..history.transcript import KIND_FAMILIES, Row
 from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
@@ -45,7 +47,9 @@ from .registry import APPEND_ONLY, Entry, FileVersion, Mark, appended, file_vers
 from .session_search import row_shown
 from .transcript import Transcript, build_transcript
 
-SCHEMA_VERSION = "2"  # 2: fingerprints of the whole prefix read, long message ids anchored by handle
+# 2: fingerprints of the whole prefix read, long message ids anchored by handle; 3: tool asks; 4: where a row is
+# (its step and time) and each session's first prompt, which every hit names
+SCHEMA_VERSION = "4"
 INDEX_FILE = "search-index.sqlite3"  # in the data dir, beside the uploads
 TRIGRAM = 3  # the shortest query the trigram index answers; shorter ones scan (`LIKE`)
 SNIPPET_CHARS = 160  # about two lines of context around the first match
@@ -92,7 +96,8 @@ CREATE TABLE IF NOT EXISTS sources(
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
     fingerprint BLOB NOT NULL,      -- of the bytes read (registry.fingerprint): an append keeps it, a rewrite not
     events INTEGER NOT NULL,        -- the events stored when it was indexed
-    title TEXT
+    title TEXT,
+    first_prompt TEXT               -- on one line (history/prompts.py)
 );
 CREATE TABLE IF NOT EXISTS rows(
     id INTEGER PRIMARY KEY,         -- the rowid of its text in row_text
@@ -100,7 +105,9 @@ CREATE TABLE IF NOT EXISTS rows(
     key TEXT NOT NULL,              -- the row's key in its transcript
     signature BLOB NOT NULL,        -- what the row draws on: kind, events, anchor
     settled INTEGER NOT NULL,       -- drew on nothing past the events stored: an append leaves it as it is
-    anchor TEXT NOT NULL, kind TEXT NOT NULL, form TEXT, tool TEXT, error INTEGER NOT NULL, seq INTEGER NOT NULL
+    anchor TEXT NOT NULL, kind TEXT NOT NULL, form TEXT, tool TEXT, error INTEGER NOT NULL, seq INTEGER NOT NULL,
+    step TEXT,                      -- the step it happened in (`turn.step`), None outside any
+    at INTEGER                      -- its event's time (epoch ms), None when the log carries none
 );
 CREATE INDEX IF NOT EXISTS rows_by_source ON rows(source, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS row_text USING fts5(text, tokenize = 'trigram');
@@ -190,13 +197,17 @@ def snippet(text: str, needle: str, width: int = SNIPPET_CHARS) -> Snippet:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One matching row of an indexed session."""
+    """One matching row of an indexed session, and where it is: its session's title and first prompt, its step
+    and its time."""
 
     identity: str
     title: str | None
+    first_prompt: str | None
     anchor: str
     kind: str
     seq: int
+    step: str | None
+    at: int | None
     form: str | None
     tool: str | None
     error: bool
@@ -285,7 +296,8 @@ def _row_keys(rows: Sequence[Row]) -> list[str]:
     return keys
 
 
-Words = tuple[str | None, str | None, bool, str]  # a row's form, tool and error mark, and the words it shows
+# a row's form, tool and error mark, its time (epoch ms, None for none), and the words it shows
+Words = tuple[str | None, str | None, bool, int | None, str]
 
 
 class _RowWords(Sequence[Words]):
@@ -313,6 +325,7 @@ class SessionRows:
     a reading process can send back (`FanOut`)."""
 
     title: str | None
+    first_prompt: str | None
     stored: int  # the events stored, 0 for a file that reads as no session log
     keys: list[str]
     signatures: list[bytes]
@@ -320,18 +333,31 @@ class SessionRows:
     anchors: list[str]
     kinds: list[str]
     seqs: list[int]
+    steps: list[str | None]
     words: Sequence[Words]
+
+
+def _steps(rows: Sequence[Row]) -> list[str | None]:
+    """The step each row happened in (`turn.step`), which a hit names: a row's own (a step, a call, an answer),
+    else that of the step it follows in its turn (a context or a tool's result); None before a turn's first."""
+    out: list[str | None] = []
+    at: str | None = None
+    for row in rows:
+        at = row.step or (None if row.kind == "turn" else at)
+        out.append(at)
+    return out
 
 
 def session_rows(t: Transcript | None, *, words_now: bool = False) -> SessionRows:
     """The index's rows of transcript `t` (none for a file that reads as no session log); their words worked out
     as the index asks for them, or all at once (`words_now`, for a reading process)."""
     if t is None:
-        return SessionRows(None, 0, [], [], [], [], [], [], [])
+        return SessionRows(None, None, 0, [], [], [], [], [], [], [], [])
     stored = t.log.stored_count if t.log.header else 0
     words: Sequence[Words] = _RowWords(t)
     return SessionRows(
         t.log.title,
+        first_prompt(t.log),
         stored,
         _row_keys(t.rows),
         [_signature(row, anchor) for row, anchor in zip(t.rows, t.anchors, strict=True)],
@@ -339,6 +365,7 @@ def session_rows(t: Transcript | None, *, words_now: bool = False) -> SessionRow
         t.anchors,
         [row.kind for row in t.rows],
         [row.seq for row in t.rows],
+        _steps(t.rows),
         list(words) if words_now else words,
     )
 
@@ -527,16 +554,24 @@ class CorpusIndex:
         with self._writing(undone=not short) as db:
             if known is None:
                 source_id = db.execute(
-                    "INSERT INTO sources(identity, upload, size, mtime_ns, inode, fingerprint, events, title) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (name, entry.upload, *mark.version, mark.fingerprint, read.stored, read.title),
+                    "INSERT INTO sources(identity, upload, size, mtime_ns, inode, fingerprint, events, title, "
+                    "first_prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (name, entry.upload, *mark.version, mark.fingerprint, read.stored, read.title, read.first_prompt),
                 ).lastrowid
             else:
                 source_id = known[0]
                 db.execute(
                     "UPDATE sources SET upload = ?, size = ?, mtime_ns = ?, inode = ?, fingerprint = ?, events = ?, "
-                    "title = ? WHERE id = ?",
-                    (entry.upload, *mark.version, mark.fingerprint, read.stored, read.title, source_id),
+                    "title = ?, first_prompt = ? WHERE id = ?",
+                    (
+                        entry.upload,
+                        *mark.version,
+                        mark.fingerprint,
+                        read.stored,
+                        read.title,
+                        read.first_prompt,
+                        source_id,
+                    ),
                 )
             db.executemany("DELETE FROM row_text WHERE rowid = ?", gone)
             db.executemany("DELETE FROM rows WHERE id = ?", gone)
@@ -547,8 +582,8 @@ class CorpusIndex:
                 said = words if words is not None else [read.words[i] for i in chunk]  # (a short log: one chunk)
                 rows = [(first + start + n, i, w) for n, (i, w) in enumerate(zip(chunk, said, strict=True))]
                 db.executemany(
-                    "INSERT INTO rows(id, source, key, signature, settled, anchor, kind, seq, form, tool, error) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO rows(id, source, key, signature, settled, anchor, kind, seq, step, form, tool, error, "
+                    "at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             rid,
@@ -559,6 +594,7 @@ class CorpusIndex:
                             read.anchors[i],
                             read.kinds[i],
                             read.seqs[i],
+                            read.steps[i],
                             *w[:-1],
                         )
                         for rid, i, w in rows
@@ -640,23 +676,24 @@ class CorpusIndex:
         with self._reading() as db, self._deadline(db):
             total, sessions = db.execute(f"SELECT count(*), count(DISTINCT r.source) {joined}", args).fetchone()
             found = db.execute(
-                f"SELECT s.identity, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, t.text {joined} "
-                "ORDER BY s.identity, r.seq, r.id LIMIT ?",
+                "SELECT s.identity, s.title, s.first_prompt, r.anchor, r.kind, r.seq, r.step, r.at, r.form, r.tool, "
+                f"r.error, t.text {joined} ORDER BY s.identity, r.seq, r.id LIMIT ?",
                 [*args, limit],
             ).fetchall()
         hits = [
-            Hit(name, title, anchor, kind, seq, form, tool, bool(error), snippet(text, needle))
-            for name, title, anchor, kind, seq, form, tool, error, text in found
+            Hit(name, title, prompt, anchor, kind, seq, step, at, form, tool, bool(error), snippet(text, needle))
+            for name, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in found
         ]
         return Found(hits, total, sessions)
 
 
-def row_words(t: Transcript, row: Row) -> tuple[str | None, str | None, bool, str]:
-    """A row's facets (form, tool, error) and the words it shows, read as in-session search reads them
+def row_words(t: Transcript, row: Row) -> Words:
+    """A row's facets (form, tool, error), its time and the words it shows, read as in-session search reads them
     (`session_search.shown`). Not through `session_search.searchable`, which also lower-cases the text and
     dumps raw event JSON, work that doubled the cost of indexing."""
     seen = row_shown(t.readable, row, words_only=True)  # a run row: its rows' words
-    return seen.form, seen.tool, seen.error, seen.text
+    at = t.readable.event(row.seq).time if row.seq < t.readable.event_count else 0
+    return seen.form, seen.tool, seen.error, wall_clock(at), seen.text
 
 
 Reader = Callable[[Entry], tuple[Transcript | None, Mark] | None]

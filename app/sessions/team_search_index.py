@@ -156,8 +156,9 @@ class PgCorpusIndex:
                 if not taken:
                     for member, rows in sessions:
                         found = conn.execute(
-                            "INSERT INTO search_sessions (digest, member, title) VALUES (%s, %s, %s) RETURNING chain",
-                            (digest, member, storable(rows.title) if rows.title else None),
+                            "INSERT INTO search_sessions (digest, member, title, first_prompt) VALUES (%s, %s, %s, %s) "
+                            "RETURNING chain",
+                            (digest, member, _stored(rows.title), _stored(rows.first_prompt)),
                         ).fetchone()
                         assert found is not None
                         _write_rows(conn, found[0], rows, range(len(rows.keys)))
@@ -195,8 +196,10 @@ class PgCorpusIndex:
                 [(now[k], chain, k) for k in kept if before[k][0] != now[k]],
             )
         _write_rows(conn, chain, rows, [i for key, i in now.items() if key not in kept])
-        title = storable(rows.title) if rows.title else None
-        conn.execute("UPDATE search_sessions SET digest = %s, title = %s WHERE chain = %s", (digest, title, chain))
+        conn.execute(
+            "UPDATE search_sessions SET digest = %s, title = %s, first_prompt = %s WHERE chain = %s",
+            (digest, _stored(rows.title), _stored(rows.first_prompt), chain),
+        )
         conn.execute("DELETE FROM search_uploads WHERE digest = %s", (base,))  # an earlier state: searched no more
         return True
 
@@ -231,14 +234,27 @@ class PgCorpusIndex:
             conn.execute(f"SET LOCAL statement_timeout = {int(QUERY_SECONDS * 1000)}")
             counted = conn.execute(f"SELECT count(*), count(DISTINCT r.chain) {joined}", args).fetchone()
             found = conn.execute(
-                "SELECT s.digest, s.member, s.title, r.anchor, r.kind, r.seq, r.form, r.tool, r.error, r.text "
-                f"{joined} ORDER BY s.digest, s.member, r.seq, r.n LIMIT %s",
+                "SELECT s.digest, s.member, s.title, s.first_prompt, r.anchor, r.kind, r.seq, r.step, r.at, r.form, "
+                f"r.tool, r.error, r.text {joined} ORDER BY s.digest, s.member, r.seq, r.n LIMIT %s",
                 [*args, limit],
             ).fetchall()
         total, count = counted if counted else (0, 0)
         hits = [
-            Hit(_identity(digest, member), title, anchor, kind, seq, form, tool, error, snippet(text, needle))
-            for digest, member, title, anchor, kind, seq, form, tool, error, text in found
+            Hit(
+                _identity(digest, member),
+                title,
+                prompt,
+                anchor,
+                kind,
+                seq,
+                step,
+                at,
+                form,
+                tool,
+                error,
+                snippet(text, needle),
+            )
+            for digest, member, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in found
         ]
         return Found(hits, int(total), int(count))
 
@@ -259,12 +275,12 @@ def _write_rows(conn: psycopg.Connection[Any], chain: int, rows: SessionRows, wh
     with (
         conn.cursor() as cur,
         cur.copy(
-            "COPY search_rows (chain, key, n, signature, settled, anchor, kind, form, tool, error, seq, text) "
-            "FROM STDIN"
+            "COPY search_rows (chain, key, n, signature, settled, anchor, kind, form, tool, error, seq, step, at, "
+            "text) FROM STDIN"
         ) as copy,
     ):
         for i in which:
-            form, tool, error, text = rows.words[i]
+            form, tool, error, at, text = rows.words[i]
             copy.write_row(
                 (
                     chain,
@@ -278,9 +294,16 @@ def _write_rows(conn: psycopg.Connection[Any], chain: int, rows: SessionRows, wh
                     tool,
                     error,
                     rows.seqs[i],
+                    _stored(rows.steps[i]),
+                    at,
                     storable(text),
                 )
             )
+
+
+def _stored(text: str | None) -> str | None:
+    """A text as PostgreSQL can hold it (`storable`), or None for none."""
+    return storable(text) if text else None
 
 
 def _earlier(entries: Sequence[Entry]) -> set[str]:

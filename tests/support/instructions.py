@@ -7,11 +7,10 @@ import orjson
 from tests.support.builders import LogBuilder, header
 
 
-def instructions_log(session_id: str, rule: str) -> bytes:
-    """One completed turn whose AGENTS.md instructions carry `rule`, as dsh injects them; JSONL bytes."""
-    b = LogBuilder()
-    b.add("turn/start", {"turn": 1})
-    b.add("step/start", {"turn": 1, "step": 1})
+def instructed_turn(b: LogBuilder, turn: int, rule: str) -> None:
+    """A completed turn whose AGENTS.md instructions carry `rule`, as dsh injects them (a card closed at first)."""
+    b.add("turn/start", {"turn": turn})
+    b.add("step/start", {"turn": turn, "step": 1})
     b.user("Quote the price of the blue mug")
     b.user(
         f"<system-reminder>\nInstructions from: AGENTS.md\n\n# Shop rules\n\n{rule}\n\n</system-reminder>",
@@ -21,7 +20,13 @@ def instructions_log(session_id: str, rule: str) -> bytes:
             "changes": [{"action": "set", "path": "AGENTS.md"}],
         },
     )
-    b.assistant(1, 1, [{"type": "text", "text": "The blue mug costs 35."}])
-    b.add("step/end", {"turn": 1, "step": 1})
-    b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    b.assistant(turn, 1, [{"type": "text", "text": "The blue mug costs 35."}])
+    b.add("step/end", {"turn": turn, "step": 1})
+    b.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+
+
+def instructions_log(session_id: str, rule: str) -> bytes:
+    """One completed turn whose AGENTS.md instructions carry `rule`; JSONL bytes."""
+    b = LogBuilder()
+    instructed_turn(b, 1, rule)
     return b"".join(orjson.dumps(x) + b"\n" for x in [header(session_id), *b.events])

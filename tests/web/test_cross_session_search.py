@@ -87,7 +87,8 @@ def test_the_page_groups_hits_by_session_with_marked_snippets_and_links(client: 
     assert len(hits) == 2  # one assistant reply per turn
     for hit in hits:
         assert hit.select_one("mark").get_text() == "The file says alpha"
-        assert hit.select_one("a")["href"] == f"/sessions/plain?at={hit['data-anchor']}"
+        # the search goes along: the session page takes it up, opens what holds the words and marks them
+        assert hit.select_one("a")["href"] == f"/sessions/plain?at={hit['data-anchor']}&q=The+file+says+alpha"
     assert one(html, "[data-finder-count]").get_text().startswith("Matching rows: ")
     assert one(html, "input[name=q]")["value"] == "The file says alpha"
     assert parse(client.get("/").text).select_one("[data-finder-link]")["href"] == "/search"

@@ -30,11 +30,11 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...access import Identity
+from ...history.prompts import first_prompt
 from ...history.row_facts import error_count
 from ...history.session import SessionLog
 from ...history.tokens import session_usage
 from ...model.plain_text import title_text
-from ...model.text import one_line
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry, file_version
 from ..present.clock import WallClock
@@ -49,7 +49,6 @@ PAGE_SIZE = 50
 SUMMARIES_AT_ONCE = PAGE_SIZE  # sessions one `/sessions-summaries` answers: a list page's
 SUMMARY_CELLS = ("title", "prompt", "activity", "counts", "tokens", "verdict")  # sessions/cells.html, filled by a read
 SUMMARIES_BODY = 4 << 20  # a page's keys: 50 of them, however long, but not without end
-PROMPT_CHARS = 200  # a first prompt as the list shows it: one line, this long at most
 # Log bytes a summary read gets through in a second on a busy machine (a validating read, niced), with margin: a
 # list waits only for sessions this fast to read within its wait
 READ_PER_SECOND = 8 * 1024 * 1024
@@ -146,17 +145,6 @@ def stamp(ms: Any) -> str | None:
     """Epoch milliseconds as the list's JSON twin words a time (minutes, UTC); None for no time."""
     clock = WallClock.of(ms)
     return clock.utc if clock else None
-
-
-def first_prompt(log: SessionLog) -> str | None:
-    """The text of the first message a person wrote (not injected context, not a tool's), on one line."""
-    for seq, kind in enumerate(log.types):
-        if kind != "user/message":
-            continue
-        message = log.event(seq).message
-        if message is not None and message.source.kind == "user" and message.text().strip():
-            return one_line(message.text(), PROMPT_CHARS)
-    return None
 
 
 def last_activity(log: SessionLog) -> int | None:

@@ -43,6 +43,7 @@ from ...sessions.team_search_index import PgCorpusIndex, upload_identity
 from ...sessions.transcript import Transcript
 from ...sessions.wire import Twin
 from ...store.pg_catalog import PostgresCatalog
+from ..present.clock import WallClock
 from ..state import State, WebState, Who
 from ..views import RowKind, SearchText, Served, fields, page_and_twin, page_or_twin
 
@@ -255,7 +256,7 @@ def search_results(state: WebState, finder: Finder, search: Search, who: Identit
         # a scoped identity's search asks the index for the uploads it sees alone: hits and counts both
         result = joined(result, finder.uploads.query(search, only=list(uploaded.values()) if who.scoped else None))
         by_identity |= uploaded
-    hits = [hit_json(by_identity[h.identity], h) for h in result.hits if h.identity in by_identity]
+    hits = [hit_json(by_identity[h.identity], h, search) for h in result.hits if h.identity in by_identity]
     asked = SearchAskedJson(q=search.q, kind=search.kind, form=search.form, tool=search.tool, errors=search.errors)
     return SearchJson(
         query=asked,
@@ -271,7 +272,7 @@ def search_results(state: WebState, finder: Finder, search: Search, who: Identit
 def _grouped(data: SearchJson) -> dict[str, Any]:
     """What the page shows of the hits: grouped by session, each snippet's HTML as markup."""
     # the snippet's HTML is Snippet.html(): every character of the log's text escaped, then the marks put in
-    hits = [{**h.model_dump(), "html": Markup(h.html)} for h in data.hits]
+    hits = [{**h.model_dump(), "html": Markup(h.html), "clock": WallClock.of(h.time)} for h in data.hits]
     return {**fields(data), "groups": [list(group) for _, group in groupby(hits, key=lambda h: h["key"])]}
 
 
