@@ -14,7 +14,7 @@ from .commands.progress import Progress
 from .forms import RENDERED_FORMS, RenderedForm, project_context
 from .history.compare import IGNORABLE
 from .history.session import SessionLog, load_one, load_session
-from .history.timing import session_timing
+from .history.spend.timing import session_timing
 from .history.transcript import transcript_rows
 from .log.generations import session_generations
 from .log.records import NotASessionLog

@@ -59,6 +59,8 @@ ROUTES: Mapping[tuple[str, str], Permission] = {
     ("GET", "/api/sessions/{key}/steps/{ref}"): "read",
     ("GET", "/sessions/{key}/steps/{ref}/messages"): "read",
     ("GET", "/api/sessions/{key}/steps/{ref}/messages"): "read",
+    ("GET", "/sessions/{key}/timeline"): "read",
+    ("GET", "/api/sessions/{key}/timeline"): "read",
     ("GET", "/sessions/{key}/message-bodies/{seq}"): "read",
     ("GET", "/api/sessions/{key}/message-bodies/{seq}"): "read",
     ("GET", "/sessions/{key}/messages/{message_id:path}"): "read",

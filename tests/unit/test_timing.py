@@ -1,4 +1,5 @@
-"""Where a session's time went (history/timing.py): spans from the events' own times, on built logs and the corpus."""
+"""Where a session's time went (history/spend/timing.py): spans from the events' own times, on built logs and
+the corpus."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 from dsh_inspect.history.row_facts import AssistantFacts, row_facts
 from dsh_inspect.history.session import SessionLog
-from dsh_inspect.history.timing import Span, Timing, session_timing
+from dsh_inspect.history.spend.timing import Span, Timing, session_timing
 from dsh_inspect.history.transcript import transcript_rows
 from dsh_inspect.testing import events as ev
 from dsh_inspect.testing.seeding import assign_positions, numbered
@@ -160,7 +161,7 @@ def test_corpus_spans_are_the_events_own_times(path: Path) -> None:
     log = load_path(path)
     timing = session_timing(log)
     for span in timing.spans:
-        assert span.start == log.event(span.seq).time or span.kind == "model"
+        assert span.start == log.event(span.seq).time or span.kind in ("model", "idle")
         assert span.duration_ms is not None and span.duration_ms >= 0, span
     for span in (s for s in timing.spans if s.kind == "tool"):
         result = next(s for s, c in log.result_calls.items() if c == log.event(span.seq).data["callId"])

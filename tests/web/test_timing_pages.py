@@ -53,3 +53,40 @@ def test_the_session_header_says_the_wall_model_and_tool_time(client: httpx.Clie
         for el in select(parse(client.get(f"/sessions/{COMPACTED}/facts", headers=ZH).text), "[data-timing]")
     }
     assert zh["wall"] == "总耗时 25.9 秒"
+
+
+def test_the_timeline_twin_gives_every_span_with_the_row_it_opens(client: httpx.Client) -> None:
+    twin = client.get(f"/api/sessions/{COMPACTED}/timeline").json()
+    kinds = [s["kind"] for s in twin["spans"]]
+    assert kinds.count("model") == 5 and kinds.count("tool") == 2 and kinds.count("idle") == 2
+    assert kinds.count("command") == 1 and kinds.count("compaction") == 1
+    assert twin["totals"] == {
+        k: v for k, v in client.get(f"/api/sessions/{COMPACTED}").json()["durations"].items() if k != "steps"
+    }
+    for span in twin["spans"]:
+        assert span["durationMs"] == span["end"] - span["start"] >= 0
+        assert (span["ttftMs"] is not None) == (span["kind"] == "model")
+        page = client.get(f"/api/sessions/{COMPACTED}", params={"at": span["at"]}).json()
+        assert page["atIndex"] is not None, f"{span['kind']} at {span['at']} opens a row"
+    tools = [s for s in twin["spans"] if s["kind"] == "tool"]
+    assert [s["durationMs"] for s in twin["slowest"]["tools"]] == sorted((s["durationMs"] for s in tools), reverse=True)
+
+
+def test_the_timeline_page_ranks_the_slowest_steps_each_opening_its_row(client: httpx.Client) -> None:
+    page = parse(client.get(f"/sessions/{COMPACTED}/timeline").text)
+    steps = [(text_of(a), a.get("href")) for a in select(page, "[data-slowest=steps] a")]
+    assert steps[0] == ("1.1", f"/sessions/{COMPACTED}?at=seq-6")
+    assert len(steps) == 5
+    zh = parse(client.get(f"/sessions/{COMPACTED}/timeline", headers=ZH).text)
+    assert text_of(select(zh, "h1")[0]) == "时间线"
+    drawn = orjson.loads(select(zh, "[data-timeline-data]")[0].text)
+    assert [name for _, name in drawn["lanes"]] == ["模型调用", "工具运行", "命令", "压缩", "轮次之间"]
+
+
+def test_a_log_without_times_has_nothing_to_draw(tmp_path: Path) -> None:
+    fixture = Path("/work/shared/corpus/sessions/examples/acp-agent/tests/snapshots/bash-tool-turn")
+    with app_client([str(fixture)]) as client:
+        (key,) = [s["key"] for s in client.get("/api/sessions").json()["sessions"]]
+        assert client.get(f"/api/sessions/{key}/timeline").json()["spans"] == []
+        assert select(parse(client.get(f"/sessions/{key}/timeline").text), "[data-no-spans]")
+        assert client.get(f"/api/sessions/{key}").json()["durations"] is None

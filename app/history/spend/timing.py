@@ -3,7 +3,7 @@
 A span is one thing that took time: a model call (waiting for its first token, then decoding), a tool run
 (call to result), a command the person ran, a wait for the person (an approval asked to answered, a question
 tool), a compaction, the idle time between turns, a subagent. Each is read from the log's own events and
-nothing else (docs/decisions/0030-timing-and-prices.md).
+nothing else (docs/decisions/0030-time-and-prices.md).
 
 Three rules keep the figures honest. Only stored events close a span: a log cut mid-step leaves its span open
 (no end, no duration, never the zero the crash closers' reused time would give). An end before its start (a
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
-from .calls import ModelCall, Step, call_index
-from .row_facts import STREAMED_CHUNKS, request_start, wall_clock
-from .session import SessionLog
+from ..calls import ModelCall, Step, call_index
+from ..row_facts import STREAMED_CHUNKS, request_start, wall_clock
+from ..session import SessionLog
 
 SpanKind = Literal["model", "tool", "command", "wait", "compaction", "idle", "subagent"]
 SPAN_KINDS: tuple[SpanKind, ...] = ("model", "tool", "command", "wait", "compaction", "idle", "subagent")
@@ -76,6 +76,16 @@ class StepTime:
     def duration_ms(self) -> int | None:
         return self.end - self.start if self.end is not None and self.end >= self.start else None
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "seq": self.seq,
+            "durationMs": self.duration_ms,
+            "modelMs": self.model_ms,
+            "ttftMs": self.ttft_ms,
+            "open": self.end is None,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Timing:
@@ -99,6 +109,19 @@ class Timing:
     def slowest_steps(self, count: int) -> list[StepTime]:
         closed = (s for s in self.steps if s.duration_ms is not None)
         return sorted(closed, key=lambda s: (-(s.duration_ms or 0), s.seq))[:count]
+
+    def totals_json(self) -> dict[str, Any]:
+        """The session's figures: its wall time, each kind's time summed, clock jumps and spans still open."""
+        return {
+            "wallMs": self.wall_ms,
+            **{f"{kind}Ms": self.total(kind) for kind in SPAN_KINDS},
+            "clockBackwards": self.backwards,
+            "openSpans": sum(1 for s in self.spans if s.end is None),
+        }
+
+    def durations_json(self) -> dict[str, Any]:
+        """`durations` as `check --json` and the session twin give them: the totals, and each step's."""
+        return {**self.totals_json(), "steps": [s.to_json() for s in self.steps]}
 
 
 NO_TIMING = Timing((), (), None, None, None, 0)
@@ -153,7 +176,8 @@ class _Reader:
             if kind == "step/start":
                 step = _step_key(self.data(seq), steps_seen)
             elif kind == "turn/start" and last_turn_end is not None:
-                yield Span("idle", last_turn_end, self.time(last_turn_end), self.time(seq), "idle")
+                # opens the turn the person came back with; timed from the turn before it ended
+                yield Span("idle", seq, self.time(last_turn_end), self.time(seq), "")
                 last_turn_end = None
             elif kind == "turn/end":
                 yield from self._ended_by_turn(opened, seq)
@@ -221,7 +245,7 @@ def _command_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]
 
 
 def _compaction_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]:
-    return _text(data.get("compactionId")), "compaction", None
+    return _text(data.get("compactionId")), "", None
 
 
 def _agent_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]:

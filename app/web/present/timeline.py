@@ -1,5 +1,5 @@
 """Where a session's time went, as its pages and twins give it: the header's figures, the timeline's spans with
-the row each opens (`?at=`), and the slowest steps and tool runs (history/timing.py works the spans out)."""
+the row each opens (`?at=`), and the slowest steps and tool runs (history/spend/timing.py works the spans out)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...history.timing import Span, SpanKind, Timing, session_timing
+from ...history.spend.timing import SPAN_KINDS, Span, SpanKind, Timing, session_timing
 from ...sessions.registry import Entry
 from ...sessions.transcript import Transcript
 from ..state import WebState
 from .rows import duration
-from .strings import Phrase, phrase
+from .strings import Phrase, Strings, phrase
 from .windows import transcript
+from .wording import WORDS
 
 SLOWEST = 10  # steps and tool runs the ranking names
 HEADER_KINDS: tuple[SpanKind, ...] = ("model", "tool", "wait")  # what the session header sums besides the wall time
@@ -66,7 +67,7 @@ def header_figures(timing: Timing) -> list[Figure]:
         return []
     totals = [("wall", timing.wall_ms), *((kind, timing.total(kind)) for kind in HEADER_KINDS)]
     return [
-        Figure(name, phrase(f"timing.{name}"), value)
+        Figure(name, phrase(WORDS.timings[name]), value)
         for name, ms in totals
         if (value := duration(ms)) is not None and (ms or name == "wall")
     ]
@@ -105,4 +106,65 @@ def timeline_json(timing: Timing, anchor: Callable[[int], str | None]) -> dict[s
         "first": timing.first,
         "last": timing.last,
         "slowest": slowest_json(timing, anchor),
+    }
+
+
+def span_title(span: Span, t: Strings) -> str:
+    """What hovering or focusing a span says, in the reader's language: what ran, how long, and a model call's
+    first token."""
+    parts = [t(WORDS.span_kinds[span.kind])]
+    if span.label:
+        parts.append(span.label)
+    took = duration(span.duration_ms)
+    parts.append(t(took) if took is not None else t(WORDS.span_states[span.state]))
+    if span.kind == "model" and (ttft := duration(span.ttft_ms)) is not None:
+        parts.append(t(phrase("row.ttft", duration=t(ttft))))
+    return " · ".join(parts)
+
+
+def page_spans(timing: Timing, anchor: Callable[[int], str | None], t: Strings) -> dict[str, Any]:
+    """The spans as the page's canvas draws them: a lane per kind the session has (its colour's number, its
+    name), and each span's lane, times in ms from the session's first event, the row it opens and its figures
+    worded."""
+    origin = timing.first or 0
+    kinds = [kind for kind in SPAN_KINDS if any(s.kind == kind for s in timing.spans)]  # a lane per kind it has
+    return {
+        "lanes": [[SPAN_KINDS.index(kind), t(WORDS.lanes[kind])] for kind in kinds],
+        "end": (timing.last or origin) - origin,
+        "spans": [
+            [
+                kinds.index(s.kind),
+                s.start - origin,
+                None if s.end is None else s.end - origin,
+                None if s.first_token is None or s.ttft_ms is None else s.first_token - origin,
+                anchor(s.seq),
+                span_title(s, t),
+            ]
+            for s in timing.spans
+        ],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One of the slowest: what it was, how long it took, and the row it opens."""
+
+    label: str
+    took: Phrase
+    at: str | None
+
+
+def ranking(timing: Timing, anchor: Callable[[int], str | None]) -> dict[str, list[Ranked]]:
+    """The slowest steps and tool runs, as the timeline page lists them."""
+    return {
+        "steps": [
+            Ranked(s.key, took, anchor(s.seq))
+            for s in timing.slowest_steps(SLOWEST)
+            if (took := duration(s.duration_ms))
+        ],
+        "tools": [
+            Ranked(f"{s.step} {s.label}" if s.step else s.label, took, anchor(s.seq))
+            for s in timing.slowest("tool", SLOWEST)
+            if (took := duration(s.duration_ms))
+        ],
     }

@@ -346,7 +346,7 @@ class SessionJson(WindowJson):
     newest: str | None  # an uploaded session's own URL, which shows its newest upload
     usage: UsageJson | None
     # where the time went (`wallMs`, each span kind's `…Ms`, `clockBackwards`, `openSpans`, `steps`), null
-    # when the log carries no times: history/timing.py, the same as `check --json` gives
+    # when the log carries no times: history/spend/timing.py, the same as `check --json` gives
     durations: dict[str, Any] | None = None
     # `?at=`: the anchor the window was opened at, and the row index it names (null when no row has it:
     # the window is then the first, as on the page)
@@ -710,6 +710,38 @@ class BudgetJson(Twin):
     shrinks: list[ShrinkJson]
 
     model_config = ConfigDict(alias_generator=lambda name: "from" if name == "from_" else to_camel(name))
+
+
+class SpanJson(Twin):
+    """One stretch of a session's time (history/spend/timing.py): its kind, start and end in ms since the epoch (`end`
+    null while open), its duration (null while open, or when the clock ran backwards: `state`), the row it opens."""
+
+    kind: str  # model, tool, command, wait, compaction, idle or subagent
+    start: int
+    end: int | None
+    duration_ms: int | None
+    state: str  # closed, open or backwards
+    at: str | None  # the row anchor `?at=` opens
+    seq: int
+    label: str
+    step: str | None
+    ttft_ms: int | None  # a model call's wait for its first token
+    child: str | None  # a subagent's session id, when the log names it
+
+
+class SlowestJson(Twin):
+    steps: list[dict[str, Any]]  # the step's `durations` entry, with its row's `at`
+    tools: list[SpanJson]
+
+
+class TimelineJson(Twin):
+    """Where a session's time went: every span, the totals (as the session twin's `durations`), the slowest."""
+
+    spans: list[SpanJson]
+    totals: dict[str, Any]
+    first: int | None
+    last: int | None
+    slowest: SlowestJson
 
 
 class MessagePagingJson(Twin):

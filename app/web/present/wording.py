@@ -17,6 +17,7 @@ from ...history.replacements import ReplaceKind
 from ...history.requests import OutcomeKind
 from ...history.row_facts import USAGE_NAMES
 from ...history.session import Category
+from ...history.spend.timing import SPAN_KINDS
 from ...history.state import SETTINGS
 from .strings import phrase
 
@@ -39,6 +40,10 @@ class Wording:
     retry_outcomes: Mapping[str, str]  # a retry's outcome → its label's key
     turn_outcomes: Mapping[str, str]  # how a turn ended (`TurnEndReason.kind`, or `open`) → its key
     records: Mapping[str, str]  # an unreadable record's kind → its finding's title key
+    span_kinds: Mapping[str, str]  # a timeline span's kind → its name in a span's figures
+    lanes: Mapping[str, str]  # a timeline span's kind → its lane's name
+    span_states: Mapping[str, str]  # a span with no duration (open, or its clock ran backwards) → why
+    timings: Mapping[str, str]  # the session header's durations (`wall`, a span kind) → its name
 
     def keys(self) -> set[str]:
         """Every key the maps hold."""
@@ -90,4 +95,8 @@ WORDS = Wording(
         }
     ),
     records=_keys("row.diagnostic", ("defect", "pending")),
+    span_kinds=_keys("timeline.kind", SPAN_KINDS),
+    lanes=_keys("timeline.lane", SPAN_KINDS),
+    span_states=_keys("timeline.state", ("open", "backwards")),
+    timings=_keys("timing", ("wall", "model", "tool", "wait")),
 )

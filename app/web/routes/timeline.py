@@ -1,0 +1,38 @@
+"""Where a session's time went: its timeline page (a canvas, static/timeline.js) and the twin of its spans."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from ..present.request_index import page_head
+from ..present.timeline import anchors_of, header_figures, page_spans, ranking, timeline_json, timing_of
+from ..present.twins import TimelineJson
+from ..state import Lang, ReadSession, State
+from ..views import Served, page_and_twin, wants_twin
+
+router = APIRouter()
+
+
+@page_and_twin(
+    router,
+    "/sessions/{key}/timeline",
+    twin=TimelineJson,
+    summary="Where a session's time went: its spans, their totals, its slowest steps and tool runs",
+    name="api_timeline",
+)
+def timeline(request: Request, state: State, session: ReadSession, t: Lang) -> Served[TimelineJson]:
+    """Every span (`model`, `tool`, `command`, `wait`, `compaction`, `idle`, `subagent`), times in ms since the
+    epoch, each with the row anchor `?at=` opens; the totals and the slowest steps and tool runs."""
+    timing, anchor = timing_of(state, session.entry), anchors_of(state, session.entry)
+    found = timeline_json(timing, anchor)
+    if wants_twin(request):
+        return TimelineJson.model_validate(found)
+    # the page draws the spans from data it carries, each span's figures already worded in the reader's language
+    return state.page(
+        request,
+        "timeline.html",
+        **page_head(session.entry, session.log),
+        figures=header_figures(timing),
+        drawn=page_spans(timing, anchor, t),
+        ranked=ranking(timing, anchor),
+    )
