@@ -29,6 +29,8 @@ from tests.support.hostile_sqlite import (
 )
 from tests.support.process import PROJECT, ServeProcess, serve_process
 
+pytestmark = pytest.mark.slow  # `serve` processes and their signals
+
 ANSWER_SECONDS = 10  # generous: each of these answers in well under a second
 
 
@@ -161,8 +163,6 @@ import sys, threading, time
 from fastapi import FastAPI
 from dsh_inspect.web.serving import bind, bound_port, server
 
-pytestmark = pytest.mark.slow  # `serve` processes and their signals
-
 app = FastAPI()
 started = threading.Event()
 
@@ -177,6 +177,7 @@ def is_started() -> bool:
     return started.is_set()
 
 sock = bind("127.0.0.1", 0)
+sock.listen()  # before the port is told: a request sent at once waits for uvicorn instead of being refused
 print(bound_port(sock), flush=True)
 server(app).run(sockets=[sock])
 """

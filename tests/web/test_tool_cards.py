@@ -12,53 +12,11 @@ from typing import Any
 import httpx
 import pytest
 from bs4 import Tag
-from dsh_inspect.testing import events as ev
 from dsh_inspect.testing.seeding import seed_events, write_seed
 
 from tests.support.rows import flow_rows, one, select, text_of
 from tests.support.server import app_client, twin_rows
-
-KEY = "tool-cards"
-CWD = "/work/shop"
-GREP_META = {
-    "shape": "matches",
-    "files": [
-        {"path": "src/a.py", "matches": [{"lineNumber": n, "line": f"# TODO a{n}"} for n in (3, 9, 12, 20)]},
-        {"path": "src/b.py", "matches": [{"lineNumber": n, "line": f"# TODO b{n}"} for n in (1, 2, 7)]},
-        {"path": "src/c.py", "matches": [{"lineNumber": n, "line": f"# TODO c{n}"} for n in (5, 6)]},
-    ],
-    "truncated": True,
-    "total": 42,
-}
-GLOB_META = {"shape": "paths", "paths": ["tree/a.ts", "tree/b.ts"], "truncated": False, "total": 2}
-
-
-def _round(name: str, arguments: dict[str, Any] | str, output: str, **result: Any) -> list[dict[str, Any]]:
-    block = ev.call(name, arguments, call_id=f"call_{name}_{len(output)}")
-    return [ev.answer(calls=[block]), ev.tool_call(block), ev.tool_result(block, output, **result)]
-
-
-def session() -> list[dict[str, Any]]:
-    edit = {"file_path": f"{CWD}/settings.txt", "old_string": 'color: blue\nsay "hi"', "new_string": "color: green"}
-    return [
-        ev.turn_start(),
-        ev.step_start(),
-        ev.prompt("Tidy the shop"),
-        *_round("edit", edit, "Error: old_string not found in settings.txt", is_error=True),
-        *_round("bash", {"command": "pytest -q tests", "description": "Run the tests"}, "2 failed\n[exit code: 1]"),
-        *_round("pwsh", {"command": "Get-Date", "description": "Show the date"}, "Sunday\n"),
-        *_round("bash", {"command": "sleep 60", "description": "Wait", "run_in_background": True}, "started job"),
-        *_round("write", {"file_path": "notes.txt", "content": "line one\nline two"}, "Created file"),
-        *_round("read", {"file_path": "big.txt", "offset": 5, "limit": 4}, "5: line five"),
-        *_round("web_fetch", {"url": "http://example.test/menu.html"}, "Menu"),
-        *_round("grep", {"pattern": "TODO", "path": "src", "include": "*.py"}, "Found 9 of 42 matches", meta=GREP_META),
-        *_round("glob", {"pattern": "*.ts", "path": "tree"}, "tree/a.ts\ntree/b.ts", meta=GLOB_META),
-        *_round("run_code", {"code": "return 1 + 1", "description": "Add one and one"}, "2"),
-        *_round("todo_write", {"todos": [{"content": "sweep", "status": "pending"}]}, "ok"),
-        *_round("edit", {"file_path": "odd.txt", "old_string": 5, "new_string": "five"}, "Error: bad", is_error=True),
-        ev.step_end(),
-        ev.turn_end(),
-    ]
+from tests.support.tool_logs import CWD, KEY, session
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,62 @@
+"""Tool cards in Chromium (issue 41, item 1): a failed edit opens on old_string against new_string, removed and
+added told apart; a shell card opens on its description and command line, its exit a red pill; a grep's
+matches are listed per file, the rest behind "… 4 more lines", which opens without a script."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.tool_logs import CWD, session
+
+pytestmark = pytest.mark.browser
+ERROR_RED = "rgb(236, 19, 19)"  # --error (docs/ui.md §4)
+
+
+def opened(page: Page, name: str, nth: int = 0) -> Any:
+    """The tool row of a `name` call, opened."""
+    row = page.locator(f".flow-item:has([data-tool='{name}'])").nth(nth)
+    row.locator("[data-disclosure-row]").click()
+    return row
+
+
+def test_a_failed_edit_shows_old_and_new_as_a_diff(seed_session: Any, chromium_page: Page) -> None:
+    page = chromium_page
+    page.goto(seed_session(session(), cwd=CWD))
+    edit = opened(page, "edit")
+    expect(edit.locator("[data-ask-path]")).to_have_text("settings.txt")
+    removed, added = edit.locator("[data-tool-diff] del"), edit.locator("[data-tool-diff] ins")
+    expect(removed).to_have_text(["color: blue", 'say "hi"'])
+    expect(added).to_have_text(["color: green"])
+    # removed and added read apart: their own backgrounds, and a sign before each
+    backgrounds = {x.evaluate("e => getComputedStyle(e).backgroundColor") for x in (removed.first, added.first)}
+    assert len(backgrounds) == 2 and "rgba(0, 0, 0, 0)" not in backgrounds
+    signs = [x.evaluate("e => getComputedStyle(e, '::before').content") for x in (removed.first, added.first)]
+    assert signs == ['"-"', '"+"']
+    expect(edit.locator("[data-tool-output]")).to_contain_text("old_string not found")
+    expect(edit.locator("[data-tool-input]")).to_have_count(0)
+
+
+def test_a_bash_card_shows_its_command_and_an_exit_pill(seed_session: Any, chromium_page: Page) -> None:
+    page = chromium_page
+    page.goto(seed_session(session(), cwd=CWD))
+    bash = opened(page, "bash")
+    expect(bash.locator("[data-ask-description]")).to_have_text("Run the tests")
+    expect(bash.locator("[data-ask-body]")).to_have_text("pytest -q tests")
+    pill = bash.locator("[data-exit]")
+    expect(pill).to_have_text("exit code 1")
+    assert pill.evaluate("e => getComputedStyle(e).color") == ERROR_RED
+    expect(bash.locator("[data-tool-output]")).to_have_text("2 failed")
+
+
+def test_a_grep_lists_its_matches_and_opens_the_rest(seed_session: Any, chromium_page: Page) -> None:
+    page = chromium_page
+    page.goto(seed_session(session(), cwd=CWD))
+    grep = opened(page, "grep")
+    expect(grep.locator("[data-search-summary]")).to_have_text("9 of 42 matches · 3 files")
+    hidden = grep.locator(".search-match", has_text="# TODO c6")
+    expect(hidden).to_be_hidden()
+    grep.get_by_text("… 4 more lines").click()
+    expect(hidden).to_be_visible()
