@@ -90,3 +90,20 @@ def test_a_log_without_times_has_nothing_to_draw(tmp_path: Path) -> None:
         assert client.get(f"/api/sessions/{key}/timeline").json()["spans"] == []
         assert select(parse(client.get(f"/sessions/{key}/timeline").text), "[data-no-spans]")
         assert client.get(f"/api/sessions/{key}").json()["durations"] is None
+
+
+def test_the_model_calls_table_gives_each_steps_duration_and_ttft_and_sorts_by_them(client: httpx.Client) -> None:
+    steps = client.get(f"/api/sessions/{COMPACTED}/steps").json()["steps"]
+    durations = {
+        s["key"]: s["durationMs"] for s in client.get(f"/api/sessions/{COMPACTED}").json()["durations"]["steps"]
+    }
+    assert {s["key"]: s["durationMs"] for s in steps} == durations
+    assert [s["key"] for s in steps] == ["1.1", "1.2", "2.1", "3.1", "3.2"], "the log's order unless sorted"
+    by_ttft = client.get(f"/api/sessions/{COMPACTED}/steps", params={"sort": "ttft"}).json()["steps"]
+    assert [s["ttftMs"] for s in by_ttft] == sorted((s["ttftMs"] for s in steps), reverse=True)
+    page = parse(client.get(f"/sessions/{COMPACTED}/steps", params={"sort": "duration"}).text)
+    assert [r.get("data-step-row") for r in select(page, "[data-step-row]")] == ["1.1", "3.1", "3.2", "1.2", "2.1"]
+    assert select(page, "[data-sort-column=duration]")[0].get("aria-sort") == "descending"
+    first = select(page, "[data-step-row]")[0]
+    assert [text_of(td) for td in select(first, "td")[2:4]] == ["82 ms", "54 ms"]
+    assert client.get(f"/api/sessions/{COMPACTED}/steps", params={"sort": "cost"}).status_code == 422

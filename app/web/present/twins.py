@@ -695,6 +695,8 @@ class StepBudgetJson(Twin):
     messages: int  # model-visible messages in that request
     answered: bool
     usage: UsageJson | None
+    duration_ms: int | None = None  # step/start to step/end; null while open or without times
+    ttft_ms: int | None = None  # its answer's wait for the first token
 
 
 class BudgetJson(Twin):

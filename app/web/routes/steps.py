@@ -6,6 +6,7 @@ Pages and their JSON twins side by side; the identity pages are `messages.py`'s.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -13,7 +14,8 @@ from fastapi.responses import HTMLResponse
 
 from ...forms import project_context
 from ...forms.message_body import body_parts
-from ...history.usage import Budget, session_budget
+from ...history.spend.timing import StepTime
+from ...history.usage import Budget, StepBudget, session_budget
 from ...model.values import Message
 from ...sessions.keys import session_url
 from ..present.budget_chart import budget_chart
@@ -26,8 +28,10 @@ from ..present.model_views import (
     step_json,
 )
 from ..present.request_index import page_head, requests_of, transcript_anchors, transcript_link
+from ..present.rows import duration
 from ..present.step_models import StepModel, rendered_messages, step_model
 from ..present.strings import Strings
+from ..present.timeline import timing_of
 from ..present.twins import BudgetJson, MessageBodyJson, MessagesJson, StepJson
 from ..state import Lang, ReadSession, State, WebState
 from ..views import Direction, From, MaybeFrom, Served, To, page_and_twin, wants_twin
@@ -57,6 +61,21 @@ def _window(budget: Budget, start: int | None) -> tuple[Budget, Paging]:
     return Budget(budget.steps[first:end], shrinks, budget.context_window), paging
 
 
+# `?sort=`: the steps slowest first, by their duration or their answer's time to first token (history/spend/timing.py)
+StepSort = Annotated[str, Query(pattern="^(|duration|ttft)$", description="`duration` or `ttft`: slowest first")]
+
+
+def _sorted(budget: Budget, times: Mapping[str, StepTime], by: str) -> Budget:
+    """The steps slowest first by `by`, those without the figure last; a sorted table places no shrinks."""
+
+    def figure(step: StepBudget) -> int:
+        found = times.get(step.key)
+        value = None if found is None else found.duration_ms if by == "duration" else found.ttft_ms
+        return -1 if value is None else value
+
+    return Budget(tuple(sorted(budget.steps, key=figure, reverse=True)), (), budget.context_window)
+
+
 def _step_paging(paging: Paging) -> dict[str, int | None]:
     """`message_paging`'s window, counted in steps."""
     return {("totalSteps" if name == "totalMessages" else name): value for name, value in paging.items()}
@@ -70,18 +89,26 @@ def _step_paging(paging: Paging) -> dict[str, int | None]:
     name="api_budget",
 )
 def budget_window(
-    request: Request, state: State, session: ReadSession, t: Lang, start: MaybeFrom = None
+    request: Request, state: State, session: ReadSession, t: Lang, start: MaybeFrom = None, sort: StepSort = ""
 ) -> Served[BudgetJson]:
-    """The page's window: `from` its first step's index, else the newest steps; `beforeStep` counts all steps."""
+    """The page's window: `from` its first step's index, else the newest steps (with `sort`, the slowest);
+    `beforeStep` counts all steps. Each step's `durationMs` and `ttftMs` are null when the log has no times."""
     # `STEPS_SHOWN` steps at a time, the newest by default; the page's chart keeps the whole session's scale,
     # so pages compare
     budget = _budget(state, session)
-    window, paging = _window(budget, start)
+    times = {s.key: s for s in timing_of(state, session.entry).steps}
+    if sort:
+        budget = _sorted(budget, times, sort)
+    window, paging = _window(budget, 0 if sort and start is None else start)
     if wants_twin(request):
-        return BudgetJson.model_validate({**_step_paging(paging), **budget_json(window)})
+        found = budget_json(window)
+        for step in found["steps"]:
+            if (timed := times.get(step["key"])) is not None:
+                step.update(durationMs=timed.duration_ms, ttftMs=timed.ttft_ms)
+        return BudgetJson.model_validate({**_step_paging(paging), **found})
     base = session_url(session.entry.key)
     first = paging["from"] or 0
-    chart = budget_chart(window, first, budget.peak, lambda step: f"{base}/steps/{step}", t)
+    chart = None if sort else budget_chart(window, first, budget.peak, lambda step: f"{base}/steps/{step}", t)
     return state.page(
         request,
         "steps/index.html",
@@ -90,6 +117,8 @@ def budget_window(
         first=first,
         paging=_step_paging(paging),
         chart=chart,
+        sort=sort,
+        took={key: (duration(s.duration_ms), duration(s.ttft_ms)) for key, s in times.items()},
     )
 
 
