@@ -18,7 +18,6 @@ path alone. What is kept per version is kept per `sight` too, so no identity is 
 from __future__ import annotations
 
 import bisect
-import posixpath
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -36,10 +35,19 @@ from ...history.session import SessionLog
 from ...history.tokens import session_usage
 from ...model.plain_text import title_text
 from ...sessions.keys import session_url
-from ...sessions.registry import Entry, file_version
-from ..present.clock import WallClock
-from ..present.entries import entry_json
+from ...sessions.registry import Entry
 from ..present.generation_facts import generation_mark
+from ..present.listed import (
+    cached_summary,
+    created_at,
+    cwd_of,
+    kept_as,
+    listed_row,
+    reads,
+    shown_title,
+    stamp,
+    withheld,
+)
 from ..present.twins import ListingJson
 from ..present.wording import UNREADABLE, WORDS
 from ..state import State, WebState, Who
@@ -64,9 +72,6 @@ HEADER_SORTS = frozenset({"project", "created", "carrier"})
 TEXT_SORTS = frozenset({"title", "prompt", "project", "carrier"})
 # the order a verdict sorts in: dsh's best answer first
 VERDICT_RANK = {verdict: rank for rank, verdict in enumerate(WORDS.verdicts)}
-# what a summary holds of the log's text, which only a reader that may `read` is shown (`error`, which may
-# quote the log, is left out too)
-TEXT_FACTS = ("title", "plainTitle", "firstPrompt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,12 +146,6 @@ def list_query(
 Choices = Annotated[ListQuery, Depends(list_query)]
 
 
-def stamp(ms: Any) -> str | None:
-    """Epoch milliseconds as the list's JSON twin words a time (minutes, UTC); None for no time."""
-    clock = WallClock.of(ms)
-    return clock.utc if clock else None
-
-
 def last_activity(log: SessionLog) -> int | None:
     """The time of the latest stored event that carries one (epoch ms); fixtures carry none."""
     for seq in range(log.stored_count - 1, max(log.stored_count - 64, 0) - 1, -1):
@@ -175,24 +174,9 @@ def summary_of(log: SessionLog) -> dict[str, Any]:
     }
 
 
-def _kept_as(entry: Entry) -> tuple[str, Hashable] | None:
-    """What the session's summary is kept under (`WebState.summaries`): its key and file version; None when its
-    file is not on this machine (a team store's upload out of the read cache): it is read then."""
-    try:
-        return entry.key, file_version(entry.source)
-    except OSError:
-        return None
-
-
-def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
-    """The summary when this file version has been read; None when it has not."""
-    kept = _kept_as(entry)
-    return state.summaries.peek(kept) if kept is not None else None
-
-
 def summary(state: WebState, entry: Entry) -> dict[str, Any]:
     """The summary, read once per file version (a log that cannot be read: unreadable, and read again next time)."""
-    kept = _kept_as(entry)
+    kept = kept_as(entry)
     try:
         if kept is None:
             return state.registry.derived(entry.key, "summary", summary_of)
@@ -212,29 +196,6 @@ def summary(state: WebState, entry: Entry) -> dict[str, Any]:
             "errors": None,
             "error": str(exc),
         }
-
-
-def withheld(found: dict[str, Any], content: bool) -> dict[str, Any]:
-    """A summary as a reader sees it: whole when it may read the log (`content`), else without its text, so a
-    `metrics` token is given, and sorts by, only the counts, times, tokens and verdict."""
-    if content:
-        return found
-    kept = {name: value for name, value in found.items() if name != "error"}
-    return {**kept, **dict.fromkeys(TEXT_FACTS)}
-
-
-def created(entry: Entry) -> str | None:
-    return stamp((entry.header or {}).get("createdAt"))
-
-
-def _cwd(entry: Entry) -> str:
-    cwd = (entry.header or {}).get("cwd")
-    return cwd if isinstance(cwd, str) else ""
-
-
-def _created_at(entry: Entry) -> float:
-    value = (entry.header or {}).get("createdAt")
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def summaries_within(state: WebState, entries: Sequence[Entry]) -> tuple[dict[str, dict[str, Any]], int]:
@@ -270,7 +231,7 @@ def soon_read(state: WebState, entries: Sequence[Entry], unread: Collection[str]
 def _header_matches(entry: Entry, needle: str) -> bool:
     """Whether `needle` is in the session's key, id, path or project: what most searches are answered by,
     without reading the log."""
-    facts = [entry.key, entry.session_id or "", entry.source.label, _cwd(entry)]
+    facts = [entry.key, entry.session_id or "", entry.source.label, cwd_of(entry)]
     return any(needle in f.lower() for f in facts)
 
 
@@ -279,17 +240,13 @@ def _text_matches(found: dict[str, Any], needle: str) -> bool:
     return any(needle in (found.get(name) or "").lower() for name in ("plainTitle", "title", "firstPrompt"))
 
 
-def _shown_title(entry: Entry, found: dict[str, Any] | None) -> str:
-    return (found or {}).get("plainTitle") or entry.session_id or entry.key
-
-
 # A sort's value of a session; None sorts last whichever the order.
 SortValue = Callable[[Entry, dict[str, Any] | None], Any]
 SORT_VALUES: dict[str, SortValue] = {
-    "title": lambda e, s: _shown_title(e, s).casefold(),
+    "title": lambda e, s: shown_title(e, s).casefold(),
     "prompt": lambda e, s: ((s or {}).get("firstPrompt") or "").casefold() or None,
-    "project": lambda e, s: _cwd(e) or None,
-    "created": lambda e, s: _created_at(e),
+    "project": lambda e, s: cwd_of(e) or None,
+    "created": lambda e, s: created_at(e),
     "activity": lambda e, s: (s or {}).get("lastActivityAt"),
     "turns": lambda e, s: (s or {}).get("turns"),
     "steps": lambda e, s: (s or {}).get("steps"),
@@ -301,7 +258,7 @@ SORT_VALUES: dict[str, SortValue] = {
 
 def _ordered(entries: list[Entry], summaries: dict[str, dict[str, Any]], choice: ListQuery) -> list[Entry]:
     """`entries` by the chosen column (newest first among equals), sessions without a value last."""
-    newest = sorted(entries, key=lambda e: (-_created_at(e), e.key))
+    newest = sorted(entries, key=lambda e: (-created_at(e), e.key))
     value = SORT_VALUES[choice.sort]
     keyed = [(value(e, summaries.get(e.key)), e) for e in newest]
     known = sorted(
@@ -328,7 +285,7 @@ class Loaded:
 def loaded_facts(entries: Sequence[Entry]) -> Loaded:
     return Loaded(
         len(entries),
-        tuple(sorted({_cwd(e) for e in entries} - {""})),
+        tuple(sorted({cwd_of(e) for e in entries} - {""})),
         tuple(sorted({e.source.kind for e in entries} - {""})),
     )
 
@@ -351,21 +308,6 @@ def _choices(loaded: Loaded, choice: ListQuery) -> dict[str, list[str]]:
     }
 
 
-def row(entry: Entry, found: dict[str, Any] | None, content: bool) -> dict[str, Any]:
-    """One listed session: its entry's facts, its summary if read, and what its cells show; no title for a
-    reader that may not read the log's `content` (the page shows the id in its place)."""
-    cwd = _cwd(entry)
-    return {
-        **entry_json(entry),
-        "created": created(entry),
-        "project": cwd or None,
-        "projectName": posixpath.basename(cwd.rstrip("/")) or cwd or None,
-        "labels": list(entry.labels),  # its uploads' (none for a session served from disk)
-        "title": _shown_title(entry, found) if content else None,
-        "summary": withheld(found, content) if found is not None else None,
-    }
-
-
 @dataclass(frozen=True, slots=True)
 class Chosen:
     """The sessions a choice keeps, in its order, and how many it could not tell of yet (being read)."""
@@ -382,7 +324,7 @@ def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, who: Identit
     entries = [
         e
         for e in loaded
-        if (not choice.project or _cwd(e) == choice.project)
+        if (not choice.project or cwd_of(e) == choice.project)
         and (not choice.carrier or e.source.kind == choice.carrier)
         and (not choice.label or choice.label in e.labels)
     ]
@@ -409,11 +351,6 @@ def sight(identity: Identity) -> Hashable:
     each sees, and whether it may read titles and prompts there). Identities alike share what is kept; no
     identity is answered from a list made for another sight."""
     return (identity.everything, identity.grants)
-
-
-def reads(who: Identity, entry: Entry) -> bool:
-    """Whether `who` may read the session's text (its title, prompts) where the list shows it."""
-    return who.may("read", entry.header)
 
 
 def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None = PAGE_SIZE) -> dict[str, Any]:
@@ -452,7 +389,7 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
         # a choice that read every summary shows them all; else the page's that were read, the rest filled in later
         "sessions": [
             {
-                **row(e, cached_summary(state, e), reads(who, e)),  # a choice that read them: every one
+                **listed_row(e, cached_summary(state, e), reads(who, e)),  # a choice that read them: every one
                 "generation": generation_mark(state, e),  # an earlier generation says it is one
             }
             for e in shown
@@ -489,7 +426,7 @@ def api_sessions(
         for item in data["sessions"]:
             entry = state.registry.entry(item["key"])
             found = summary(state, entry) if entry else None
-            item.update(row(entry, found, reads(who, entry)) if entry else {"summary": None})
+            item.update(listed_row(entry, found, reads(who, entry)) if entry else {"summary": None})
     return ListingJson.model_validate(data)
 
 
@@ -517,5 +454,7 @@ def summary_items(state: WebState, keys: list[str], who: Identity) -> list[dict[
     for key in keys:
         entry = state.visible(state.registry.entry(key), who)
         if entry is not None:
-            items.append({**row(entry, summary(state, entry), reads(who, entry)), "key": key, "url": session_url(key)})
+            items.append(
+                {**listed_row(entry, summary(state, entry), reads(who, entry)), "key": key, "url": session_url(key)}
+            )
     return items
