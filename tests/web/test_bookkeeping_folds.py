@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 from bs4 import Tag
 from dsh_inspect.log.writer import write_artifact
@@ -13,7 +12,7 @@ from dsh_inspect.model.rules import BOOKKEEPING_TYPES
 
 from tests.support.builders import PROVIDER, LogBuilder, header
 from tests.support.rows import flow_rows, parse
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 SETTINGS = ("permission/preset", "sandbox/mode", "approval/policy")
 REQUEST = ("session/title", "request/header", "request/context", "session/title-llm-request")
@@ -63,9 +62,9 @@ def summary(fold: Tag) -> str:
 
 
 def test_each_run_of_bookkeeping_rows_is_one_fold_with_its_count_and_types(logs: Path) -> None:
-    with live_server([str(logs)]) as url:
-        html = httpx.get(f"{url}/sessions/folds").text
-        twin = httpx.get(f"{url}/api/sessions/folds").json()
+    with app_client([str(logs)]) as client:
+        html = client.get("/sessions/folds").text
+        twin = client.get("/api/sessions/folds").json()
     found = folds(html)
     assert [summary(f) for f in found] == [
         "3 events: permission/preset, sandbox/mode, approval/policy",
@@ -82,9 +81,9 @@ def test_each_run_of_bookkeeping_rows_is_one_fold_with_its_count_and_types(logs:
 
 
 def test_nothing_is_dropped_every_anchor_is_on_the_page_in_order(logs: Path) -> None:
-    with live_server([str(logs)]) as url:
-        html = httpx.get(f"{url}/sessions/folds").text
-        twin = httpx.get(f"{url}/api/sessions/folds").json()
+    with app_client([str(logs)]) as client:
+        html = client.get("/sessions/folds").text
+        twin = client.get("/api/sessions/folds").json()
     rows = flow_rows(html)
     assert [r.anchor for r in rows] == [r["anchor"] for r in twin["rows"]]
     for row in rows:  # a bookkeeping row is always inside a fold, a conversation row never
@@ -92,13 +91,13 @@ def test_nothing_is_dropped_every_anchor_is_on_the_page_in_order(logs: Path) -> 
 
 
 def test_folds_are_per_window_and_keep_every_row_of_each(logs: Path) -> None:
-    with live_server([str(logs)], window_rows=5) as url:
+    with app_client([str(logs)], window_rows=5) as client:
         twin_rows: list[str] = []
         shown: list[str] = []
         start: int | None = 0
         while start is not None:
-            html = httpx.get(f"{url}/sessions/folds/rows", params={"from": start}).text
-            twin = httpx.get(f"{url}/api/sessions/folds/rows", params={"from": start}).json()
+            html = client.get("/sessions/folds/rows", params={"from": start}).text
+            twin = client.get("/api/sessions/folds/rows", params={"from": start}).json()
             shown += [r.anchor for r in flow_rows(html)]
             twin_rows += [r["anchor"] for r in twin["rows"]]
             for fold in folds(html):
@@ -119,8 +118,8 @@ def test_a_run_row_in_a_fold_counts_each_of_its_events(tmp_path: Path) -> None:
     b.add("approval/policy", {"policy": "never"})
     b.turn(2, "second prompt")
     write_artifact(tmp_path, header("runs"), [b.events], "none")
-    with live_server([str(tmp_path)]) as url:
-        html = httpx.get(f"{url}/sessions/runs").text
+    with app_client([str(tmp_path)]) as client:
+        html = client.get("/sessions/runs").text
     (fold,) = [f for f in folds(html) if f.select_one("[data-run]")]
     assert summary(fold) == "72 events: session/title, sandbox/mode, approval/policy"
     assert rows_held(fold) == 3

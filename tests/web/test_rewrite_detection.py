@@ -10,7 +10,6 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 from dsh_inspect.access import OPEN
@@ -27,7 +26,7 @@ from dsh_inspect.web.state import WebState
 
 from tests.support.builders import LogBuilder, header
 from tests.support.rows import flow_rows, one
-from tests.support.server import live_server, twin_rows
+from tests.support.server import app_client, live_server, twin_rows
 from tests.unit.test_reread_checks import changed_line, replace_line, write_log
 from tests.web.test_live_rewrites import live_tail
 
@@ -135,18 +134,18 @@ def test_an_event_whose_record_changed_under_a_request_answers_gone_then_the_log
     """A rewrite the file's version does not show (within one tick of its clock): the record reread is checked."""
     path = tmp_path / "reread.jsonl"
     lines = write_log(path)
-    with live_server([str(tmp_path)]) as server:
-        assert httpx.get(f"{server}/api/sessions/reread/events/0").json()["seq"] == 0  # the log read, event 2 not
+    with app_client([str(tmp_path)]) as client:
+        assert client.get("/api/sessions/reread/events/0").json()["seq"] == 0  # the log read, event 2 not
         before = path.stat()
         at = replace_line(path, lines, 3, changed_line(lines[3]))
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-        page = httpx.get(f"{server}/sessions/reread/events/2")
+        page = client.get("/sessions/reread/events/2")
         assert page.status_code == 404 and "text/html" in page.headers["content-type"]
         assert f"byte {at}: the record holds other events than were read there" in page.text
         assert "x/y" not in page.text
         # the stale copy was dropped: the log is read as it is now, by the page and its JSON twin alike
-        assert httpx.get(f"{server}/api/sessions/reread/events/2").json()["type"] == "x/y"
-        assert httpx.get(f"{server}/sessions/reread/events/2").status_code == 200
+        assert client.get("/api/sessions/reread/events/2").json()["type"] == "x/y"
+        assert client.get("/sessions/reread/events/2").status_code == 200
 
 
 def test_an_open_page_whose_log_changed_under_a_reread_gets_its_rows_again_with_the_notice(tmp_path: Path) -> None:

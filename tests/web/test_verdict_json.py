@@ -5,13 +5,12 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import httpx
 import orjson
 from dsh_inspect.cli import run_check
 from dsh_inspect.model.rules import DSH_RELEASE
 
 from tests.support.builders import header, two_turns
-from tests.support.server import live_server
+from tests.support.server import app_client
 
 
 def write(path: Path, lines: list[bytes]) -> None:
@@ -32,8 +31,8 @@ def test_the_json_twin_gives_the_verdict_as_check_json_does(tmp_path: Path) -> N
     out = io.StringIO()
     assert run_check([str(tmp_path)], as_json=True, out=out, err=io.StringIO()) == 1
     checked = {s["id"]: s["verdict"] for s in orjson.loads(out.getvalue())["sessions"]}
-    with live_server([str(tmp_path)]) as url:
-        twins = {key: httpx.get(f"{url}/api/sessions/{key}").json()["verdict"] for key in checked}
+    with app_client([str(tmp_path)]) as client:
+        twins = {key: client.get(f"/api/sessions/{key}").json()["verdict"] for key in checked}
     assert twins == checked
     broken, repaired = checked["broken"], checked["open-turn"]
     assert (broken["category"], broken["accepted"], broken["dsh"]) == ("refused", False, DSH_RELEASE)
