@@ -175,7 +175,12 @@ function searchSession(head, form, flow) {
     openHolding(row, 0).then(() => {
       markAll();
       const mark = row.querySelector("mark[data-current-mark]");
-      if (mark) mark.scrollIntoView({ block: "center" });
+      if (!mark) return;
+      // a match behind a card's own <details> (a search's "… N more lines", the text the model read) shows too
+      for (let shut = mark.closest("details:not([open])"); shut; shut = shut.closest("details:not([open])")) {
+        /** @type {HTMLDetailsElement} */ (shut).open = true;
+      }
+      mark.scrollIntoView({ block: "center" });
     });
   }
 

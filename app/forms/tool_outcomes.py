@@ -80,6 +80,11 @@ class SearchListing:
     def truncated(self) -> bool:
         return self.total > self.shown
 
+    @property
+    def text(self) -> str:
+        """Its files, lines and paths, as search reads them."""
+        return "\n".join(r.text for r in self.rows)
+
 
 def _count(value: Any, at_least: int) -> int | None:
     return int(value) if is_safe_int(value) and value >= at_least else None
@@ -115,7 +120,8 @@ def _path_rows(paths: Any) -> list[SearchRow] | None:
 
 
 def search_listing(meta: Any) -> SearchListing | None:
-    """A `grep` or `glob` result's listing from its logged `meta`; None when the meta is not one."""
+    """A `grep` or `glob` result's listing from its logged `meta` (whichever tool logged it: only these two log
+    this shape); None when the meta is not one."""
     if not isinstance(meta, dict):
         return None
     total = _count(meta.get("total"), 0)

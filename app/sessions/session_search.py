@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from io import StringIO
 
 from ..forms import RenderedForm, compact_json, project_context
+from ..forms.tool_outcomes import search_listing
 from ..forms.tools import present_tool, result_text
 from ..history.readable import ReadableLog
 from ..history.row_facts import (
@@ -63,17 +64,24 @@ def _message_text(message: Message) -> str:
     return "\n".join(parts)
 
 
+def _tool_text(facts: ToolFacts) -> str:
+    """A tool row's words: its arguments as logged and as its card shows them (a diff's lines…), its result's
+    text and the matches or paths it lists."""
+    ask, listing = present_tool(facts.name, facts.arguments).ask, search_listing(facts.result_meta)
+    result = result_text(facts.result, facts.error_name, facts.error_code)
+    return " ".join(
+        (facts.name, str(facts.arguments), ask.text if ask else "", result or "", listing.text if listing else "")
+    )
+
+
 def _text(facts: RowFacts) -> str:
     """The words a row shows."""
     if isinstance(facts, MessageFacts | AssistantFacts):
         return _message_text(facts.message)
     if isinstance(facts, StreamFacts):
         return facts.text
-    if isinstance(facts, ToolFacts):  # the arguments as logged, and as its card shows them (a diff's lines…)
-        ask = present_tool(facts.name, facts.arguments).ask
-        asked = ask.text if ask is not None else ""
-        result = result_text(facts.result, facts.error_name, facts.error_code) or ""
-        return f"{facts.name} {facts.arguments} {asked} {result}"
+    if isinstance(facts, ToolFacts):
+        return _tool_text(facts)
     if isinstance(facts, CommandFacts):
         return f"{facts.name} {facts.args} {facts.output}"
     if isinstance(facts, CompactionFacts):

@@ -60,3 +60,14 @@ def test_a_grep_lists_its_matches_and_opens_the_rest(seed_session: Any, chromium
     expect(hidden).to_be_hidden()
     grep.get_by_text("… 4 more lines").click()
     expect(hidden).to_be_visible()
+
+
+def test_a_search_match_in_a_card_disclosure_is_opened_and_shown(seed_session: Any, chromium_page: Page) -> None:
+    page = chromium_page
+    page.goto(seed_session(session(), cwd=CWD))
+    page.keyboard.press("/")
+    page.keyboard.type("TODO c6")  # behind the grep card's "… 4 more lines"
+    mark = page.locator(".flow-item[data-current] [data-search-more] mark[data-search-mark]")
+    expect(mark).to_have_text("TODO c6")
+    expect(mark).to_be_visible()
+    expect(mark).to_be_in_viewport()

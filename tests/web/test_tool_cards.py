@@ -122,3 +122,9 @@ def test_in_session_search_finds_the_words_the_card_shows(client: httpx.Client, 
     # `say "hi"` is in the log only JSON-escaped: the card shows it as written, and search finds it so
     found = client.get(f"/api/sessions/{KEY}/search", params={"q": 'say "hi"'}).json()["matches"]
     assert [m["anchor"] for m in found] == [card(rows, "edit").get("id")]
+
+
+def test_in_session_search_finds_a_listed_match(client: httpx.Client, rows: list[Tag]) -> None:
+    # "TODO c6" is only in the grep result's meta, which the card lists
+    found = client.get(f"/api/sessions/{KEY}/search", params={"q": "TODO c6"}).json()["matches"]
+    assert [m["anchor"] for m in found] == [card(rows, "grep").get("id")]

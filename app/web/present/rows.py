@@ -461,7 +461,6 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
     ask = presentation.ask
     exit = _shell_exit(presentation, facts, output)
     shown = exit.output if exit is not None else output
-    listed = presentation.variant == "search" and facts.outcome == "ok"  # a failed search lists nothing
     return ToolView(
         presentation=presentation,
         name=facts.name,
@@ -470,7 +469,7 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         asked=Body("asked", ask.long_text) if ask is not None and ask.long_text is not None else None,
         output=Body("out", shown) if shown is not None else None,
         exit=exit,
-        listing=search_listing(facts.result_meta) if listed else None,
+        listing=search_listing(facts.result_meta),
         error_code=js_string(facts.error_code) if facts.error_code is not None else None,
         subcalls=tuple(
             ToolSubcall(
