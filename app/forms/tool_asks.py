@@ -4,7 +4,8 @@ dsh's host shows an `edit` as a diff, a shell call as its command line, a read a
 those views are computed from the call's arguments, which the log keeps, so they are derived here from the
 logged arguments alone. Arguments are what the model wrote: a call whose arguments are not the shape its
 tool defines has no ask (None), and its card shows the arguments' JSON as before. Nothing here drops what
-the arguments say beyond the shape: the JSON twin and the raw event keep them whole.
+the arguments say beyond the shape: the JSON twin and the raw event keep them whole
+(docs/decisions/0031-tool-cards-show-what-was-asked.md).
 """
 
 from __future__ import annotations
