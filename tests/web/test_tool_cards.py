@@ -95,8 +95,9 @@ def test_a_grep_lists_its_matches_per_file_capped(rows: list[Tag], twin: list[di
     more = one(listing, "details[data-search-more]")
     assert text_of(one(more, "summary")) == "… 4 more lines"
     assert "# TODO c6" in text_of(more) and "# TODO c6" not in text_of(select(listing, ".search-rows")[0])
-    # the text the model read stays, one click away
-    assert "Found 9 of 42 matches" in text_of(one(grep, "details[data-tool-text] [data-tool-output]"))
+    # the text the model read stays, open since it says where the rest of a capped result is
+    assert "Found 9 of 42 matches" in text_of(one(grep, "details[data-tool-text][open] [data-tool-output]"))
+    assert not one(card(rows, "glob"), "details[data-tool-text]").has_attr("open")
     assert twin[7]["listing"] == {"shape": "matches", "shown": 9, "total": 42, "files": 3}
     paths = one(card(rows, "glob"), "[data-tool-listing='paths']")
     assert text_of(one(paths, "[data-search-summary]")) == "2 paths" and not select(paths, "[data-search-more]")
