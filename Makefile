@@ -57,9 +57,10 @@ $(TEAM_STAMP): $(STAMP) pyproject.toml
 test: $(TEAM_STAMP) chromium postgresql check
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
-# The loop of a change: the unit and web lanes, no browser, corpus, real dsh, wheel or team servers.
+# The loop of a change: the unit and web lanes, no browser, corpus, real dsh, wheel, team servers or slow tests.
+# Their folders only: those lanes have no tests elsewhere (tests/conftest.py), and the rest need not be imported.
 test-fast: $(STAMP) check
-	$(BIN)/python -m pytest -n $(WORKERS) -m "unit or web"
+	$(BIN)/python -m pytest -n $(WORKERS) -m "unit or web" tests/unit tests/web
 
 # The benchmarks' own tools (the `bench` extra: Locust for the load test), on top of the test extra.
 $(BENCH_STAMP): $(STAMP) pyproject.toml

@@ -18,6 +18,9 @@ TESTS = Path(__file__).resolve().parent
 
 FOLDER_LANES = {"unit": "unit", "web": "web", "e2e": "browser", "corpus": "corpus", "team": "team"}
 LANES = frozenset({*FOLDER_LANES.values(), "oracle", "wheel", "slow"})
+# The loop of a change's lanes hold their folders' tests and no others: `make test-fast` collects those folders
+# alone, not importing the rest of the suite (Playwright's and the team's modules) only to deselect it.
+LOOP_LANES = frozenset({"unit", "web"})
 # The team lane shares one PostgreSQL and one SeaweedFS (tests/team/conftest.py): under `--dist loadgroup`
 # its tests go to one xdist worker, which starts them once, not once per worker.
 SHARED_SERVERS = {"team": "team-servers"}
@@ -42,9 +45,12 @@ def lane_of(item: pytest.Item) -> str:
     marked = {m.name for m in item.iter_markers() if m.name in LANES}
     if len(marked) > 1:
         raise pytest.UsageError(f"{item.nodeid} is marked for lanes {sorted(marked)}: a test runs in exactly one")
-    if marked:
-        return marked.pop()
     folder = item.path.relative_to(TESTS).parts[0]
+    if marked:
+        lane = marked.pop()
+        if lane in LOOP_LANES and FOLDER_LANES.get(folder) != lane:
+            raise pytest.UsageError(f"{item.nodeid} is marked {lane}: that lane's tests are in tests/{lane} alone")
+        return lane
     if folder not in FOLDER_LANES:
         raise pytest.UsageError(f"{item.nodeid}: tests/{folder} is no lane's folder; mark the test with its lane")
     return FOLDER_LANES[folder]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.web  # the plugin's server in a run of its own, no browser: not the browser lane
+pytestmark = pytest.mark.slow  # a pytest run of its own with the plugin's server, no browser: not the browser lane
 
 USER_TESTS = """
 from dsh_inspect.testing import assert_same_conversation, conversation_diff
