@@ -30,7 +30,7 @@ def test_compare_with_leads_to_the_divergence_marked(server: str, page: Any) -> 
     page.goto(f"{server}/sessions/session-fork")
     page.get_by_role("link", name="Compare with…").click()
     expect(page).to_have_url(f"{server}/compare?a=session-fork")
-    page.locator("[data-suggested]").get_by_role("link", name="session-parent").click()
+    page.locator("[data-suggested]").get_by_role("link", name="Compare with session-parent").click()
     expect(page.locator("[data-compare]")).to_have_attribute("data-same", "false")
     expect(page).to_have_url(f"{server}/compare?a=session-fork&b=session-parent")
     parted = page.locator('[data-compare-step][data-divergence~="first"]')

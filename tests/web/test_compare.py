@@ -103,7 +103,9 @@ def test_compare_with_offers_parent_and_children_first(client: httpx.Client) -> 
     others = attrs(html, "[data-others] a", "data-compare-candidate")
     assert "session-parent" not in others and "run-a" in others and "session-fork" not in others
     parent_page = get(client, "/compare?a=session-parent").text
-    assert attrs(parent_page, "[data-suggested] a", "href") == ["/compare?a=session-parent&b=session-fork"]
+    assert attrs(parent_page, "[data-suggested] a[data-compare-candidate]", "href") == [
+        "/compare?a=session-parent&b=session-fork"
+    ]
     # the session page's facts lead there, and so does its lineage
     facts = get(client, "/sessions/session-fork/facts").text
     assert attrs(facts, "a[data-compare-link]", "href") == ["/compare?a=session-fork"]

@@ -442,13 +442,18 @@ class GenerationMarkJson(Twin):
     files: int
 
 
-class ListedSessionJson(EntryJson):
+class ListedJson(EntryJson):
+    """A session as a list shows it (present/listed.py)."""
+
     created: str | None
     project: str | None
     project_name: str | None
     labels: list[str]  # every label of every upload of it (`push --label`); none for a session served from disk
     title: str | None  # None for an identity that may list but not read (`metrics`): its id stands in
     summary: SummaryJson | None  # None until the log is read (`summaries` asks for every one)
+
+
+class ListedSessionJson(ListedJson):
     generation: GenerationMarkJson | None  # an earlier generation says it is one
 
 
@@ -536,21 +541,28 @@ class UploadsJson(Twin):
     next: str | None
 
 
-class CandidateJson(EntryJson):
+class TitledEntryJson(EntryJson):
+    plain_title: str | None  # the session's title as every page names it
+
+
+class CandidateJson(ListedJson):
+    same_project: bool  # its header's `cwd` is the compared session's
     compare: str  # the comparison with this session
 
 
-class SuggestedJson(RelatedSessionJson):
-    compare: str
+class SuggestedJson(CandidateJson):
+    how: str  # `parent`, `child` or `workflow`, as the session page's relatives say
 
 
 class ChooserJson(Twin):
-    """The sessions to compare session `a` with: its parent and children first, then the others."""
+    """The sessions to compare session `a` with, as the session list shows them: its parent and children first,
+    then the others (those of its project first, newest first), those `q` filters for."""
 
-    a: EntryJson
+    a: TitledEntryJson
+    q: str
     suggested: list[SuggestedJson]
     others: list[CandidateJson]
-    more_others: int  # sessions not listed
+    more_others: int  # sessions the filter keeps, not listed
 
 
 class SideKeysJson(Twin):
@@ -635,10 +647,6 @@ class ItemRowJson(Twin):
     status: str
     item: ItemPairJson
     step: SideKeysJson
-
-
-class TitledEntryJson(EntryJson):
-    plain_title: str | None  # the session's title as every page names it
 
 
 class ComparisonJson(Twin):

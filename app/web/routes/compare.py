@@ -10,10 +10,10 @@ every session offered, are among those the request's identity sees: a hidden one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ...access import Identity
@@ -38,12 +38,18 @@ from ...model.plain_text import title_text
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ..present.entries import entry_json, related_sessions
+from ..present.listed import cached_summary, created_at, cwd_of, listed_row, reads
 from ..present.twins import ChooserJson, ComparisonJson
 from ..state import State, WebState, Who
 from ..views import From, To
 
 router = APIRouter()
 MAX_CANDIDATES = 200  # sessions the chooser lists besides the suggested ones
+FILTER_CHARS = 200  # the longest filter the chooser takes: a phrase of a title or prompt, not a document
+# what the chooser's candidates are filtered by, without `b`
+Filter = Annotated[
+    str, Query(max_length=FILTER_CHARS, description="text in a candidate's title, prompt, id, project or path")
+]
 SHOWN_CHARS = 4000  # of one side's text in a row: the rest is counted, not shown
 
 
@@ -153,21 +159,50 @@ def _line_json(compared: Compared, entry: Line | Fold) -> dict[str, Any]:
 # --- choosing the session to compare with ---------------------------------------------
 
 
-def _candidates(state: WebState, key: str, who: Identity) -> dict[str, Any]:
-    """The sessions `who` sees to compare session `key` with: its relatives first, then the others."""
+def _candidates(state: WebState, key: str, who: Identity, q: str = "") -> dict[str, Any]:
+    """The sessions `who` sees to compare session `key` with, each as the session list shows it (its summary
+    once read): its relatives first, then the others, those of its project first, newest first. `q` keeps
+    those whose title, first prompt, id, project or path holds it (a title or prompt only once read: the page
+    asks for every listed session's read, so a filter typed there finds them)."""
     entry, log = state.session(key, who)
     related = related_sessions(state, entry, log, who)
-    suggested = [*related["parents"], *related["children"]]
+    project = cwd_of(entry)
+    needle = q.strip().casefold()
+
+    def candidate(e: Entry) -> dict[str, Any]:
+        listed = listed_row(e, cached_summary(state, e), reads(who, e))
+        return {**listed, "sameProject": bool(project) and cwd_of(e) == project, "compare": _compare_url(entry, e)}
+
+    suggested = []
+    for r in [*related["parents"], *related["children"]]:
+        kin = state.registry.entry(r["key"])
+        if kin is not None:
+            suggested.append({**candidate(kin), "how": r["how"]})
     taken = {entry.key, *(r["key"] for r in suggested)}
-    others = [e for e in state.entries(who) if e.key not in taken]
+    rest = [e for e in state.entries(who) if e.key not in taken]
+    rest.sort(key=lambda e: (cwd_of(e) != project, -created_at(e)))  # a session without a time comes last
+    others = [c for c in map(candidate, rest) if _holds(c, needle)]
     return {
-        "a": entry_json(entry),
-        "suggested": [{**r, "compare": f"/compare?{_query(entry.key, r['key'])}"} for r in suggested],
-        "others": [
-            {**entry_json(e), "compare": f"/compare?{_query(entry.key, e.key)}"} for e in others[:MAX_CANDIDATES]
-        ],
+        "a": _titled(entry, title_text(log.title)),
+        "q": q,
+        "suggested": [c for c in suggested if _holds(c, needle)],
+        "others": others[:MAX_CANDIDATES],
         "moreOthers": max(0, len(others) - MAX_CANDIDATES),
     }
+
+
+def _compare_url(a: Entry, b: Entry) -> str:
+    return f"/compare?{_query(a.key, b.key)}"
+
+
+def _holds(candidate: dict[str, Any], needle: str) -> bool:
+    """Whether a candidate's text as the reader is shown it (its title, first prompt, id, project, path) holds
+    `needle` (casefolded; empty: every one)."""
+    summary = candidate["summary"] or {}
+    said = (candidate["title"], summary.get("firstPrompt"), candidate["key"], candidate["id"])
+    return not needle or any(
+        needle in (text or "").casefold() for text in (*said, candidate["project"], candidate["path"])
+    )
 
 
 # --- pages and their twins --------------------------------------------------------------
@@ -190,10 +225,10 @@ def _page_context(compared: Compared) -> dict[str, Any]:
 # `/compare/rows`), and renders the comparison's own rows, not their JSON.
 @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
 def compare_page(
-    request: Request, state: State, who: Who, a: str, b: str | None = None, start: From = 0
+    request: Request, state: State, who: Who, a: str, b: str | None = None, start: From = 0, q: Filter = ""
 ) -> HTMLResponse:
     if b is None:
-        return state.page(request, "compare/choose.html", **_candidates(state, a, who))
+        return state.page(request, "compare/choose.html", **_candidates(state, a, who, q))
     compared = _compared(state, a, b, who)
     rows, after = _rows(compared, start, state.settings.window_rows, None)
     return state.page(request, "compare/page.html", **_page_context(compared), rows=rows, next_from=after, upto=None)
@@ -211,10 +246,10 @@ def compare_rows(
 
 @router.get("/api/compare", summary="Two sessions aligned step by step, with where they first part")
 def api_compare(
-    state: State, who: Who, a: str, b: str | None = None, start: From = 0, upto: To = None
+    state: State, who: Who, a: str, b: str | None = None, start: From = 0, upto: To = None, q: Filter = ""
 ) -> ComparisonJson | ChooserJson:
     if b is None:
-        return ChooserJson.model_validate(_candidates(state, a, who))
+        return ChooserJson.model_validate(_candidates(state, a, who, q))
     compared = _compared(state, a, b, who)
     shown, after = compared.layout.window(start, state.settings.window_rows, upto=upto)
     c = compared.comparison
