@@ -20,6 +20,8 @@ GREP_META = {
     "truncated": True,
     "total": 42,
 }
+HOSTILE = "<img src=x onerror=alert(1)></del><script>alert(2)</script>"  # markup a log may hold: text
+HOSTILE_META = {"shape": "matches", "files": [{"path": HOSTILE, "matches": [{"lineNumber": 1, "line": HOSTILE}]}]}
 GLOB_META = {"shape": "paths", "paths": ["tree/a.ts", "tree/b.ts"], "truncated": False, "total": 2}
 
 
@@ -45,6 +47,8 @@ def session() -> list[dict[str, Any]]:
         *_round("glob", {"pattern": "*.ts", "path": "tree"}, "tree/a.ts\ntree/b.ts", meta=GLOB_META),
         *_round("run_code", {"code": "return 1 + 1", "description": "Add one and one"}, "2"),
         *_round("todo_write", {"todos": [{"content": "sweep", "status": "pending"}]}, "ok"),
+        *_round("grep", {"pattern": HOSTILE, "path": HOSTILE}, "No matches found", meta=HOSTILE_META),
+        *_round("bash", {"command": HOSTILE, "description": HOSTILE, "workdir": HOSTILE}, f"{HOSTILE}\n"),
         *_round("edit", {"file_path": "odd.txt", "old_string": 5, "new_string": "five"}, "Error: bad", is_error=True),
         ev.step_end(),
         ev.turn_end(),

@@ -16,7 +16,7 @@ from dsh_inspect.testing.seeding import seed_events, write_seed
 
 from tests.support.rows import flow_rows, one, select, text_of
 from tests.support.server import app_client, twin_rows
-from tests.support.tool_logs import CWD, KEY, session
+from tests.support.tool_logs import CWD, HOSTILE, KEY, session
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +108,13 @@ def test_anything_else_and_any_unexpected_shape_shows_the_json(rows: list[Tag], 
         assert not select(tool, "[data-tool-asked]")
         assert text_of(one(tool, "[data-tool-input]")).startswith("{\n  ")
     assert twin[-1]["ask"] is None and '"old_string": 5' in twin[-1]["arguments"]
+
+
+def test_what_a_log_says_is_shown_as_text_never_as_markup(rows: list[Tag]) -> None:
+    for tool in (card(rows, "grep", 1), card(rows, "bash", 2)):
+        assert not select(tool, "img, script")
+        assert HOSTILE in text_of(one(tool, "[data-tool-asked]"))
+    assert text_of(one(card(rows, "grep", 1), "[data-search-file]")) == f"{HOSTILE}1"
 
 
 def test_the_titles_are_worded_in_chinese(client: httpx.Client) -> None:
