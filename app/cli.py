@@ -14,6 +14,7 @@ from .commands.progress import Progress
 from .forms import RENDERED_FORMS, RenderedForm, project_context
 from .history.compare import IGNORABLE
 from .history.session import SessionLog, load_one, load_session
+from .history.spend.cost import Prices, session_cost
 from .history.spend.timing import session_timing
 from .history.transcript import transcript_rows
 from .log.generations import session_generations
@@ -49,6 +50,7 @@ def session_report(log: SessionLog) -> dict[str, Any]:
         "diagnostics": [d.to_json() for d in log.diagnostics],
         "contexts": context_counts(log) if log.header else None,
         "durations": session_timing(log).durations_json() if log.header else None,  # the session twin's
+        "cost": session_cost(log, Prices()).to_json() if log.header else None,  # at genai-prices' own prices
     }
 
 

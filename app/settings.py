@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .forms.jsformat import TEXT_LIMIT
+from .history.spend.cost import Prices, prices_from
 from .log.plaintext import DEFAULT_LIMITS, ReadLimits
 from .sessions.caches import CACHE_MB
 from .store.limits import MIB, READ_CACHE_MB, LimitName, Limits
@@ -259,6 +260,23 @@ class Settings:
         then=lambda given: None if given in ("", "off") else given,
         in_process=None,
     )
+    # What a model call cost (docs/decisions/0030-time-and-prices.md): a team's own prices, another currency
+    prices_file: str | None = option(
+        "--prices",
+        None,
+        "a JSON file of your own prices per million tokens in USD, ahead of genai-prices' own: "
+        '`[{"model", "route"?, "input", "output", "cacheRead"?, "cacheWrite"?}]`',
+        metavar="FILE",
+        then=lambda given: given or None,
+    )
+    currency: str | None = option(
+        "--currency",
+        None,
+        "show amounts in another currency at a stated rate, `CODE=RATE` (units of it per USD), e.g. `EUR=0.92`",
+        metavar="CODE=RATE",
+        shown="USD",
+        then=lambda given: given or None,
+    )
     max_upload_mb: int = setting(256, "Largest upload accepted, in MiB (the bytes sent).", limit="max_upload_bytes")
     max_decompressed_mb: int = setting(
         DEFAULT_LIMITS.max_session_bytes // MIB,
@@ -429,6 +447,10 @@ class Settings:
         seconds = max(1, self.database_seconds)
         return Waits(statement=seconds, connect=max(1.0, seconds / 2), connections=max(1, self.database_connections))
 
+    def prices(self) -> Prices:
+        """How model calls are priced: `--prices` and `--currency`, read once; ValueError naming what is wrong."""
+        return _prices(self.prices_file, self.currency)
+
     def read_limits(self) -> ReadLimits:
         """What every session this server reads is read within, uploaded or served."""
         return self.limits().read_limits()
@@ -494,7 +516,17 @@ def serve_settings(given: Mapping[str, Any]) -> Settings:
     settings = Settings(**{o.sets: o.value(given[o.dest]) for o in SERVE_OPTIONS if o.sets is not None})
     for name, value in given["setting"]:
         settings = settings.with_setting(name, value)
+    settings.prices()  # a bad prices file or currency is refused before anything is bound
     return settings
+
+
+@functools.cache
+def _prices(path: str | None, currency: str | None) -> Prices:
+    try:
+        own = Path(path).read_bytes() if path else None
+    except OSError as exc:
+        raise ValueError(f"--prices {path}: {exc.strerror}") from None
+    return prices_from(own, currency)
 
 
 def default_data_dir() -> str:

@@ -36,6 +36,8 @@ def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
     (session,) = doc["sessions"]
     durations = session.pop("durations")  # where the time went: each event a millisecond after the one before
     assert durations["wallMs"] == len(two_turns().events) - 1 and durations["openSpans"] == 0
+    cost = session.pop("cost")  # two answers without a logged usage: nothing to price, nothing unknown
+    assert (cost["total"], cost["currency"], cost["unknownCalls"]) == (0, "USD", 0)
     assert session == {
         "path": str(path),
         "id": "session-test",

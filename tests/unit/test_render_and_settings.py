@@ -283,6 +283,23 @@ def test_serve_refuses_a_bad_setting_before_it_binds(tmp_path: Path, capsys: pyt
     assert code == 2 and "max_upload_mb must be at least 1" in capsys.readouterr().err
 
 
+def test_serve_takes_its_own_prices_and_a_currency_and_refuses_bad_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = tmp_path / "prices.json"
+    own.write_text('[{"model": "our-model", "route": "our-gateway", "input": 1.5, "output": 6}]')
+    seen: dict[str, Settings] = {}
+    monkeypatch.setattr("dsh_inspect.cli.run_serve", lambda paths, settings, **kw: seen.update(settings=settings) or 0)
+    assert main(["serve", "--prices", str(own), "--currency", "eur=0.9"]) == 0
+    prices = seen["settings"].prices()
+    assert (prices.currency, str(prices.rate)) == ("EUR", "0.9")
+    assert [(o.model, o.route, o.input, o.output) for o in prices.overrides] == [("our-model", "our-gateway", 1.5, 6)]
+    assert main(["serve", "--currency", "EUR"]) == 2 and "CODE=RATE" in capsys.readouterr().err
+    own.write_text('[{"model": "our-model", "input": "cheap", "output": 6}]')
+    assert main(["serve", "--prices", str(own)]) == 2
+    assert "our-model: input is a price per million tokens" in capsys.readouterr().err
+
+
 def test_every_interface_still_refuses_a_foreign_host_name() -> None:
     """Bound to 0.0.0.0 the server answers this machine's names and addresses, not a name that
     a rebinding DNS pointed at it; `--allow-host` adds one."""

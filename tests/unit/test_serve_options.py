@@ -63,6 +63,8 @@ def test_every_serve_flag_is_a_declared_option() -> None:
         "--public-url",
         "--workers",
         "--access-log",
+        "--prices",
+        "--currency",
         "--demo",
         "--setting",
     ]

@@ -4,7 +4,6 @@ the corpus."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from dsh_inspect.history.row_facts import AssistantFacts, row_facts
@@ -12,34 +11,16 @@ from dsh_inspect.history.session import SessionLog
 from dsh_inspect.history.spend.timing import Span, Timing, session_timing
 from dsh_inspect.history.transcript import transcript_rows
 from dsh_inspect.testing import events as ev
-from dsh_inspect.testing.seeding import assign_positions, numbered
 
 from tests.support.logs import load_path
-from tests.support.request_logs import write_log
+from tests.support.timed_logs import T0, Timed, streamed, timed_log
 
 CORPUS = Path("/work/shared/corpus")
 DSH_HOME = sorted((CORPUS / "dsh-home").glob("sessions/*/*/session.jsonl.zstd"))
-T0 = 1_790_000_000_000
-Timed = tuple[int, dict[str, Any]]  # ms after T0, and the event
-
-
-def chunk(kind: str, **fields: Any) -> dict[str, Any]:
-    return {"type": "assistant/chunk", "data": {"turn": ev.TURN, "step": ev.STEP, "chunk": {"type": kind, **fields}}}
-
-
-def streamed(text: str) -> list[dict[str, Any]]:
-    """A text block's chunks: its start (no content), one delta, its end."""
-    return [
-        chunk("block-start", index=0, blockType="text"),
-        chunk("text-delta", index=0, text=text),
-        chunk("block-end", index=0, block={"type": "text", "text": text}),
-    ]
 
 
 def built(tmp_path: Path, timed: list[Timed], *, complete: bool = True) -> tuple[SessionLog, Timing]:
-    events = [{**event, "time": T0 + at} for at, event in timed]
-    written = assign_positions(numbered(events, {}, start=0, last_time=T0, keep_times=True))
-    log = load_path(write_log(tmp_path / "session.jsonl", written))
+    log = timed_log(tmp_path, timed)
     assert log.verdict.accepted, log.verdict
     assert (not log.closers) is complete, "a complete log needs no crash closers; a cut one does"
     return log, session_timing(log)

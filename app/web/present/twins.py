@@ -348,6 +348,9 @@ class SessionJson(WindowJson):
     # where the time went (`wallMs`, each span kind's `…Ms`, `clockBackwards`, `openSpans`, `steps`), null
     # when the log carries no times: history/spend/timing.py, the same as `check --json` gives
     durations: dict[str, Any] | None = None
+    # what its model calls cost (`total` in `currency`, null when none could be priced; `source` the price
+    # data; `unknownCalls`), with each step's and turn's sums and how each route was priced: history/spend/cost.py
+    cost: dict[str, Any] | None = None
     # `?at=`: the anchor the window was opened at, and the row index it names (null when no row has it:
     # the window is then the first, as on the page)
     at: str | None = None

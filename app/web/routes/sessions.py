@@ -18,6 +18,7 @@ from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ...sessions.session_search import search
 from ...sessions.transcript import END, Paging, Transcript
+from ..present.cost import cost_of, cost_phrase, source_phrase
 from ..present.entries import entry_json, related_sessions, versions_json
 from ..present.facts import session_json
 from ..present.generation_facts import generation_json, generation_of, newer_format_json
@@ -92,6 +93,8 @@ def facts_context(
         "related": related_sessions(state, entry, log, who),
         "usage": state.registry.derived(entry.key, "usage", session_usage),
         "timing": header_figures(timing_of(state, entry)),
+        "cost": cost_phrase(cost_of(state, entry).to_json()),
+        "cost_source": source_phrase(state.settings.prices()),
         "base_url": session_url(entry.key),
     }
 
@@ -179,6 +182,7 @@ def api_session(state: State, session: ReadSession, who: Who, start: From = 0, a
             "related": related_sessions(state, entry, log, who),
             "usage": usage.to_json() if usage else None,
             "durations": timing.durations_json() if timing.wall_ms is not None else None,
+            "cost": cost_of(state, entry).detail_json(),
             **window.model_dump(),
             "at": at or None,
             "atIndex": t.index_at(at) if at else None,

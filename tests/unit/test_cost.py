@@ -1,0 +1,99 @@
+"""What each model call cost (history/spend/cost.py): genai-prices' prices at the call's own time, cache reads
+priced as cache reads, a team's own prices, another currency, and "price unknown" never 0."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from dsh_inspect.history.spend.cost import PriceOverride, Prices, session_cost
+from dsh_inspect.testing import events as ev
+
+from tests.support.logs import load_path
+from tests.support.timed_logs import Timed, timed_log
+
+USAGE = {"inputTokens": 1000, "cacheReadTokens": 500, "outputTokens": 200, "reasoningTokens": 50}
+NOON = int(datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp() * 1000)  # DeepSeek's standard hours
+PEAK = int(datetime(2026, 12, 1, 2, 0, tzinfo=UTC).timestamp() * 1000)  # 01:00-04:00 UTC: twice the price
+BEFORE = int(datetime(2026, 6, 1, 12, 0, tzinfo=UTC).timestamp() * 1000)  # before the 2026-08-17 change
+
+
+def one_call(model: str = "deepseek-v4-flash", provider: str = "deepseek-official") -> list[Timed]:
+    return [
+        (0, ev.turn_start()),
+        (0, ev.prompt("hello")),
+        (1, ev.step_start()),
+        (2, ev.answer("hi", usage=USAGE, model=model, provider=provider)),
+        (3, ev.step_end()),
+        (4, ev.turn_end()),
+    ]
+
+
+def per_million(input_: str, cache_read: str, output: str) -> Decimal:
+    """USD for `USAGE` at these prices per million tokens (input, cache read, output)."""
+    tokens = 1000 * Decimal(input_) + 500 * Decimal(cache_read) + 200 * Decimal(output)
+    return tokens / 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("model", "at", "expected"),
+    [
+        ("deepseek-v4-flash", NOON, per_million("0.15", "0.003", "0.6")),
+        ("deepseek-v4-flash", PEAK, per_million("0.3", "0.006", "1.2")),
+        ("deepseek-v4-flash", BEFORE, per_million("0.14", "0.0028", "0.28")),
+        ("deepseek-v4-pro", BEFORE, per_million("0.435", "0.003625", "0.87")),
+        ("deepseek-v4-flash-vision-exp", NOON, per_million("0.15", "0.003", "0.6")),
+    ],
+    ids=["flash", "flash-peak-hours", "flash-before-its-price-change", "pro", "flash-vision"],
+)
+def test_a_call_is_priced_at_its_own_time_cache_reads_as_cache_reads(
+    tmp_path: Path, model: str, at: int, expected: Decimal
+) -> None:
+    cost = session_cost(timed_log(tmp_path, one_call(model), start=at), Prices())
+    (call,) = cost.calls
+    assert (call.priced_by, call.total) == ("route", expected)
+    assert cost.to_json()["total"] == float(expected) and cost.unknown == 0
+    assert cost.to_json()["source"].startswith("genai-prices 0.")
+
+
+def test_a_model_no_price_covers_is_price_unknown_never_zero(tmp_path: Path) -> None:
+    cost = session_cost(timed_log(tmp_path, one_call("title-model", "title-replay"), start=NOON), Prices())
+    (call,) = cost.calls
+    assert (call.priced_by, call.total) == ("unknown", None)
+    assert cost.to_json() | {"source": ""} == {"total": None, "currency": "USD", "source": "", "unknownCalls": 1}
+
+
+def test_a_route_of_its_own_is_priced_by_the_model_name(tmp_path: Path) -> None:
+    cost = session_cost(timed_log(tmp_path, one_call(provider="my-gateway"), start=NOON), Prices())
+    assert [(c.priced_by, c.total) for c in cost.calls] == [("model", per_million("0.15", "0.003", "0.6"))]
+
+
+def test_a_teams_own_price_comes_first_and_another_currency_at_its_stated_rate(tmp_path: Path) -> None:
+    own = PriceOverride("title-model", "title-replay", input=Decimal(2), output=Decimal(8), cache_read=Decimal(1))
+    prices = Prices((own,), currency="EUR", rate=Decimal("0.5"))
+    cost = session_cost(timed_log(tmp_path, one_call("title-model", "title-replay"), start=NOON), prices)
+    assert [(c.priced_by, c.total) for c in cost.calls] == [("override", per_million("2", "1", "8"))]
+    found = cost.to_json()
+    assert found["total"] == float(per_million("2", "1", "8") / 2) and found["currency"] == "EUR"
+    assert "1 own prices" in found["source"] and "0.5 EUR per USD" in found["source"]
+
+
+def test_steps_and_turns_add_up_to_the_session(tmp_path: Path) -> None:
+    second = [(at + 10, event) for at, event in one_call("deepseek-v4-pro")]
+    cost = session_cost(timed_log(tmp_path, [*one_call(), *second], start=NOON), Prices())
+    detail = cost.detail_json()
+    assert [s["key"] for s in detail["steps"]] == ["1.1", "2.1"] and [t["turn"] for t in detail["turns"]] == [1, 2]
+    assert sum(Decimal(str(s["total"])) for s in detail["steps"]) == Decimal(str(detail["total"]))
+    assert {(r["model"], r["pricedBy"]) for r in detail["routes"]} == {
+        ("deepseek-v4-flash", "route"),
+        ("deepseek-v4-pro", "route"),
+    }
+
+
+def test_every_corpus_call_with_usage_is_priced() -> None:
+    corpus = Path("/work/shared/corpus/dsh-home/sessions")
+    for path in corpus.glob("*/*/session.jsonl.zstd"):
+        cost = session_cost(load_path(path), Prices())
+        assert cost.unknown == 0 and all(c.total is not None and c.total > 0 for c in cost.calls)

@@ -1,0 +1,57 @@
+"""What a session cost, where it is read: the session header, the session twin and `check --json` (issue 40)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+from dsh_inspect.cli import run_check
+
+from tests.support.rows import parse, select, text_of
+from tests.support.server import app_client
+
+HOME = Path("/work/shared/corpus/dsh-home/sessions")
+COMPACTED = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"  # five answered calls of deepseek-v4-flash
+ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[httpx.Client]:
+    with app_client([str(HOME)]) as client:
+        yield client
+
+
+def test_the_twin_gives_the_cost_check_json_gives_with_each_step_and_turn(client: httpx.Client) -> None:
+    cost = client.get(f"/api/sessions/{COMPACTED}").json()["cost"]
+    out = io.StringIO()
+    run_check([str(next(HOME.glob(f"*/{COMPACTED}")))], as_json=True, out=out, err=io.StringIO())
+    (report,) = orjson.loads(out.getvalue())["sessions"]
+    assert {k: cost[k] for k in ("total", "currency", "source", "unknownCalls")} == report["cost"]
+    assert cost["currency"] == "USD" and cost["unknownCalls"] == 0 and cost["total"] > 0
+    assert [s["key"] for s in cost["steps"]] == ["1.1", "1.2", "2.1", "3.1", "3.2"]
+    assert [t["turn"] for t in cost["turns"]] == [1, 2, 3]
+    assert sum(t["total"] for t in cost["turns"]) == pytest.approx(cost["total"])
+    assert cost["routes"] == [
+        {"route": "deepseek-official", "model": "deepseek-v4-flash", "pricedBy": "route", "calls": 5}
+    ]
+
+
+def test_the_header_says_the_cost_and_which_prices_it_used(client: httpx.Client) -> None:
+    shown = select(parse(client.get(f"/sessions/{COMPACTED}/facts").text), "[data-session-cost]")[0]
+    assert text_of(shown).startswith("cost 0.000224 USD (genai-prices 0.")
+    assert "each call at its own time" in text_of(select(shown, "[data-price-source]")[0])
+    zh = select(parse(client.get(f"/sessions/{COMPACTED}/facts", headers=ZH).text), "[data-session-cost]")[0]
+    assert text_of(zh).startswith("费用 0.000224 USD")
+
+
+def test_another_currency_at_its_stated_rate(client: httpx.Client) -> None:
+    usd = client.get(f"/api/sessions/{COMPACTED}").json()["cost"]
+    with app_client([str(HOME)], currency="EUR=0.5") as euros:
+        eur = euros.get(f"/api/sessions/{COMPACTED}").json()["cost"]
+        shown = text_of(select(parse(euros.get(f"/sessions/{COMPACTED}/facts").text), "[data-session-cost]")[0])
+    assert eur["currency"] == "EUR" and eur["total"] == pytest.approx(usd["total"] / 2)
+    assert "0.000112 EUR" in shown and "1 USD = 0.5 EUR" in shown
