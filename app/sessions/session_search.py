@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from io import StringIO
+from typing import Any
 
 from ..forms import RenderedForm, compact_json, project_context
 from ..forms.tool_outcomes import search_listing
@@ -64,13 +65,22 @@ def _message_text(message: Message) -> str:
     return "\n".join(parts)
 
 
+def _call_text(name: str, arguments: Any, result: str | None) -> str:
+    """A call's words: its name, its arguments as logged and as its card shows them (a diff's lines…), its
+    result's text."""
+    ask = present_tool(name, arguments).ask
+    return " ".join((name, str(arguments), ask.text if ask else "", result or ""))
+
+
 def _tool_text(facts: ToolFacts) -> str:
-    """A tool row's words: its arguments as logged and as its card shows them (a diff's lines…), its result's
-    text and the matches or paths it lists."""
-    ask, listing = present_tool(facts.name, facts.arguments).ask, search_listing(facts.result_meta)
-    result = result_text(facts.result, facts.error_name, facts.error_code)
+    """A tool row's words: its call's, the matches or paths its result lists, and its code-mode sub-calls'."""
+    listing = search_listing(facts.result_meta)
     return " ".join(
-        (facts.name, str(facts.arguments), ask.text if ask else "", result or "", listing.text if listing else "")
+        (
+            _call_text(facts.name, facts.arguments, result_text(facts.result, facts.error_name, facts.error_code)),
+            listing.text if listing else "",
+            *(_call_text(s.name, s.arguments, result_text(s.output)) for s in facts.subcalls),
+        )
     )
 
 

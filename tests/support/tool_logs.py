@@ -1,6 +1,7 @@
 """A session of one call of each tool dsh's cards know (and two they show as JSON), for the tool card tests:
-a failed edit, shell calls that exit 1, 0 and in the background, a write, reads of a file and a URL, a grep and a
-glob whose results log their matches or paths in `meta`, a program, another tool, and an edit in no edit's shape."""
+a failed edit, shell calls that exit 1, 0 and in the background, a write, reads of a file and a URL, a grep and
+a glob whose results log their matches or paths in `meta`, a program calling a tool, another tool, an edit in
+no edit's shape, and markup where a log may hold it."""
 
 from __future__ import annotations
 
@@ -20,9 +21,25 @@ GREP_META = {
     "truncated": True,
     "total": 42,
 }
+SUBCALL = {"name": "bash", "arguments": {"command": "wc -l notes.txt", "description": "Count lines"}}
 HOSTILE = "<img src=x onerror=alert(1)></del><script>alert(2)</script>"  # markup a log may hold: text
 HOSTILE_META = {"shape": "matches", "files": [{"path": HOSTILE, "matches": [{"lineNumber": 1, "line": HOSTILE}]}]}
 GLOB_META = {"shape": "paths", "paths": ["tree/a.ts", "tree/b.ts"], "truncated": False, "total": 2}
+
+
+def _code_round(arguments: dict[str, Any], subcall: dict[str, Any], output: str) -> list[dict[str, Any]]:
+    """A `run_code` call whose program calls one tool (a code-mode sub-call, as dsh logs it)."""
+    answer, call, result = _round("run_code", arguments, output)
+    root = call["data"]["callId"]
+    ids = {"rootCallId": root, "parentCallId": root, "subCallId": f"{root}:code:1", **subcall}
+    ran = {**ids, "isError": False, "content": [{"type": "text", "text": "12 lines\n"}]}
+    return [
+        answer,
+        call,
+        {"type": "tool/code-dispatch-start", "data": ids},
+        {"type": "tool/code-dispatch", "data": ran},
+        result,
+    ]
 
 
 def _round(name: str, arguments: dict[str, Any] | str, output: str, **result: Any) -> list[dict[str, Any]]:
@@ -45,7 +62,7 @@ def session() -> list[dict[str, Any]]:
         *_round("web_fetch", {"url": "http://example.test/menu.html"}, "Menu"),
         *_round("grep", {"pattern": "TODO", "path": "src", "include": "*.py"}, "Found 9 of 42 matches", meta=GREP_META),
         *_round("glob", {"pattern": "*.ts", "path": "tree"}, "tree/a.ts\ntree/b.ts", meta=GLOB_META),
-        *_round("run_code", {"code": "return 1 + 1", "description": "Add one and one"}, "2"),
+        *_code_round({"code": "return await tools.bash(…)", "description": "Count the lines"}, SUBCALL, "12"),
         *_round("todo_write", {"todos": [{"content": "sweep", "status": "pending"}]}, "ok"),
         *_round("grep", {"pattern": HOSTILE, "path": HOSTILE}, "No matches found", meta=HOSTILE_META),
         *_round("bash", {"command": HOSTILE, "description": HOSTILE, "workdir": HOSTILE}, f"{HOSTILE}\n"),

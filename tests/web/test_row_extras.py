@@ -86,7 +86,7 @@ def test_message_text_is_copied_from_what_the_row_shows(page: list[FlowRow]) -> 
 def test_tool_arguments_results_commands_paths_and_ids_have_copy_buttons(page: list[FlowRow]) -> None:
     shell = tool_row(page, "bash")
     found = copies(shell)
-    assert ("from", "[data-ask-body]") in found and ("from", "[data-tool-output]") in found
+    assert ("from", "[data-tool-asked] [data-ask-body]") in found and ("from", "[data-tool-output]") in found
     assert ("text", COMMAND) in found, "the shell command, verbatim"
     assert text_of(one(shell, "[data-ask-body]")) == COMMAND  # its IN is the command line (docs/ui.md §5.3)
     read = tool_row(page, "read")

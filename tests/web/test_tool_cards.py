@@ -79,8 +79,21 @@ def test_file_and_url_reads_show_what_was_asked(rows: list[Tag]) -> None:
     assert text_of(one(fetch, "[data-ask-path]")) == "http://example.test/menu.html"
     assert not select(fetch, "[data-ask-range]")
     code = one(card(rows, "run_code"), "[data-tool-asked='code']")
-    assert text_of(one(code, "[data-ask-description]")) == "Add one and one"
-    assert text_of(one(code, "[data-ask-body]")) == "return 1 + 1"
+    assert text_of(one(code, "[data-ask-description]")) == "Count the lines"
+    assert text_of(one(code, "[data-ask-body]")) == "return await tools.bash(…)"
+
+
+def test_a_code_mode_sub_call_shows_what_it_asked(rows: list[Tag], twin: list[dict[str, Any]]) -> None:
+    (sub,) = select(card(rows, "run_code"), "[data-subcall]")
+    asked = one(sub, "[data-subcall-asked='command']")
+    assert text_of(one(asked, "[data-ask-body]")) == "wc -l notes.txt" and "{" not in text_of(asked)
+    # the card's own IN copies the program alone, not the sub-call's command too
+    (copy,) = select(one(card(rows, "run_code"), "[data-tool-asked]"), "button[data-copy]")
+    assert copy["data-copy-from"] == "[data-tool-asked] [data-ask-body]"
+    (code,) = [t for t in twin if t["name"] == "run_code"]
+    assert (
+        code["subcalls"][0]["ask"] == "command" and '"command": "wc -l notes.txt"' in code["subcalls"][0]["arguments"]
+    )
 
 
 def test_a_grep_lists_its_matches_per_file_capped(rows: list[Tag], twin: list[dict[str, Any]]) -> None:
@@ -130,6 +143,11 @@ def test_in_session_search_finds_the_words_the_card_shows(client: httpx.Client, 
     # `say "hi"` is in the log only JSON-escaped: the card shows it as written, and search finds it so
     found = client.get(f"/api/sessions/{KEY}/search", params={"q": 'say "hi"'}).json()["matches"]
     assert [m["anchor"] for m in found] == [card(rows, "edit").get("id")]
+
+
+def test_in_session_search_finds_a_sub_calls_words(client: httpx.Client, rows: list[Tag]) -> None:
+    found = client.get(f"/api/sessions/{KEY}/search", params={"q": "wc -l notes"}).json()["matches"]
+    assert [m["anchor"] for m in found] == [card(rows, "run_code").get("id")]
 
 
 def test_in_session_search_finds_a_listed_match(client: httpx.Client, rows: list[Tag]) -> None:

@@ -20,7 +20,7 @@ from markupsafe import Markup
 from ...forms import ContextView, project_context, session_recall_labels
 from ...forms.content import Bounded, bound, bound_json
 from ...forms.jsformat import TEXT_LIMIT, cap_utf16, pretty_json
-from ...forms.tool_asks import CommandAsk
+from ...forms.tool_asks import Ask, CommandAsk
 from ...forms.tool_outcomes import SearchListing, ShellExit, search_listing, shell_exit
 from ...forms.tools import ToolPresentation, parse_arguments, present_tool, result_text
 from ...history.readable import ReadableLog
@@ -40,6 +40,7 @@ from ...history.row_facts import (
     RowFacts,
     StreamFacts,
     StreamTiming,
+    SubcallFacts,
     ToolFacts,
     ToolNote,
     TurnStopFacts,
@@ -149,9 +150,11 @@ class AnswerView:
 @dataclass(frozen=True, slots=True)
 class ToolSubcall:
     name: str
-    arguments: AnyBody
+    arguments: AnyBody  # shown when the sub-call has no ask
     is_error: bool
     output: Body | None
+    ask: Ask | None  # what it asked, as a call of its tool's (`forms.tool_asks`)
+    asked: Body | None  # the ask's long text
 
     @property
     def state(self) -> str:
@@ -344,7 +347,7 @@ class RowView:
                 yield part.arguments
             yield from (b for b in (part.asked, part.output, part.pruned) if b is not None)
             for sub in part.subcalls:
-                yield from (b for b in (sub.arguments, sub.output) if b is not None)
+                yield from (b for b in (sub.asked if sub.ask else sub.arguments, sub.output) if b is not None)
         if self.marker is not None and self.marker.body is not None:
             yield self.marker.body
         if isinstance(part, RetryView) and part.streamed is not None:
@@ -466,20 +469,12 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         name=facts.name,
         call_id=facts.call_id,
         arguments=Body("in", presentation.arguments),
-        asked=Body("asked", ask.long_text) if ask is not None and ask.long_text is not None else None,
+        asked=_asked(ask, "asked"),
         output=Body("out", shown) if shown is not None else None,
         exit=exit,
         listing=search_listing(facts.result_meta),
         error_code=js_string(facts.error_code) if facts.error_code is not None else None,
-        subcalls=tuple(
-            ToolSubcall(
-                s.name,
-                JsonBody(f"sub-{n}-in", s.arguments),
-                s.is_error,
-                Body(f"sub-{n}-out", result_text(s.output) or "") if s.output is not None else None,
-            )
-            for n, s in enumerate(facts.subcalls)
-        ),
+        subcalls=tuple(_subcall(n, s, cwd) for n, s in enumerate(facts.subcalls)),
         notes=tuple(_note(n) for n in facts.notes),
         pruned=Body("pruned", pruned_text) if pruned_text is not None else None,
         result_message_id=facts.result_id,
@@ -488,6 +483,24 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         single_file=presentation.path is not None,
         command=_shell_command(presentation, facts.arguments),
         child_session=facts.child_session,
+    )
+
+
+def _asked(ask: Ask | None, part: str) -> Body | None:
+    """An ask's long text as the body `part` (a command, a file's content, a program)."""
+    return Body(part, ask.long_text) if ask is not None and ask.long_text is not None else None
+
+
+def _subcall(n: int, s: SubcallFacts, cwd: str | None) -> ToolSubcall:
+    """A code-mode sub-call: shown as a call of its tool is (what it asked), its result as text."""
+    ask = present_tool(s.name, s.arguments, cwd).ask
+    return ToolSubcall(
+        s.name,
+        JsonBody(f"sub-{n}-in", s.arguments),
+        s.is_error,
+        Body(f"sub-{n}-out", result_text(s.output) or "") if s.output is not None else None,
+        ask,
+        _asked(ask, f"sub-{n}-asked"),
     )
 
 

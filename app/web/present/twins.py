@@ -60,6 +60,7 @@ class SubcallJson(Twin):
     is_error: bool
     arguments: str
     output: str | None
+    ask: str | None  # how its IN shows what it asked, as `ToolJson.ask`
 
 
 class SearchListingJson(Twin):
@@ -1001,7 +1002,11 @@ def _tool(view: RowView, tool: ToolView) -> ToolJson:
         notes=[str(n) for n in tool.notes],
         subcalls=[
             SubcallJson(
-                name=s.name, is_error=s.is_error, arguments=s.arguments.text, output=s.output.text if s.output else None
+                name=s.name,
+                is_error=s.is_error,
+                arguments=s.arguments.text,
+                output=s.output.text if s.output else None,
+                ask=s.ask.kind if s.ask is not None else None,
             )
             for s in tool.subcalls
         ],
