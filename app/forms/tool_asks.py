@@ -187,8 +187,9 @@ def diffable(old: str, new: str) -> bool:
 
 
 def line_diff(old: str, new: str) -> tuple[DiffLine, ...]:
-    """`old` against `new`, line by line: the lines both have, and each side's own."""
-    a, b = old.split("\n"), new.split("\n")
+    """`old` against `new`, line by line: the lines both have, and each side's own. An empty side has no
+    lines (an edit that deletes its match, or inserts where nothing was matched)."""
+    a, b = old.split("\n") if old else [], new.split("\n") if new else []
     lines: list[DiffLine] = []
     for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "equal":

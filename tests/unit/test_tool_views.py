@@ -15,6 +15,7 @@ from dsh_inspect.forms.tool_asks import (
     ReadAsk,
     SearchAsk,
     WriteAsk,
+    line_diff,
 )
 from dsh_inspect.forms.tool_outcomes import SEARCH_ROWS, SEARCH_SHOWN, search_listing, shell_exit
 from dsh_inspect.forms.tools import present_tool
@@ -33,6 +34,19 @@ def test_an_edit_is_its_old_string_against_its_new_one_line_by_line() -> None:
         DiffLine("+", "d"),
     )
     assert "B\nc\nd" in ask.text
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "lines"),
+    [
+        ("gone", "", (DiffLine("-", "gone"),)),  # a deletion has no added line, not an empty one
+        ("", "new", (DiffLine("+", "new"),)),
+        ("same", "same", (DiffLine(" ", "same"),)),
+        ("a\n", "a\nb\n", (DiffLine(" ", "a"), DiffLine("+", "b"), DiffLine(" ", ""))),
+    ],
+)
+def test_an_empty_side_has_no_lines(old: str, new: str, lines: tuple[DiffLine, ...]) -> None:
+    assert line_diff(old, new) == lines
 
 
 def test_a_shell_call_is_its_command_line_and_what_it_does() -> None:
