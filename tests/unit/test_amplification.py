@@ -159,6 +159,7 @@ def test_findings_of_one_kind_are_listed_up_to_a_bound_and_the_rest_counted(tmp_
     assert all(d.location.line == FINDINGS_LISTED + 2 for d in unlisted)
 
 
+@pytest.mark.slow  # two million records read by a `check` process whose memory is measured
 def test_check_of_tiny_records_answers_in_bounded_memory(tmp_path: Path) -> None:
     bomb = tiny_records_zstd(tmp_path / "tiny.jsonl.zstd", 2_000_000)
     peak, out = peak_rss("check", "--json", str(bomb))
@@ -220,6 +221,7 @@ def titles(count: int) -> bytes:
     return header_line(header("many-titles")) + b"".join(b"".join(title_line(i, 100)) for i in range(count))
 
 
+@pytest.mark.slow  # 6 MiB decoded four ways
 @pytest.mark.parametrize("framing", ["frames", "one-stream"])
 def test_a_session_past_the_decoded_limit_reads_up_to_it(tmp_path: Path, framing: str) -> None:
     text = titles(40_000)  # about 6 MiB
@@ -249,6 +251,7 @@ def test_a_session_past_the_decoded_limit_reads_up_to_it(tmp_path: Path, framing
     assert read(path).verdict.category == "accepted"
 
 
+@pytest.mark.slow  # a gigabyte decoded by `check` and `render` processes
 def test_check_and_render_of_a_gigabyte_line_stay_within_the_line_limit(tmp_path: Path) -> None:
     bomb = long_line_zstd(tmp_path / "long.jsonl.zstd", 1000 * MIB)
     assert bomb.stat().st_size < 100_000
@@ -264,6 +267,7 @@ def test_check_and_render_of_a_gigabyte_line_stay_within_the_line_limit(tmp_path
     assert peak < 3 * 64 * MIB + BASELINE, peak
 
 
+@pytest.mark.slow  # 200 MiB decoded twice
 def test_a_zip_member_with_a_long_line_is_read_as_an_upload_without_holding_it(tmp_path: Path) -> None:
     bomb = long_line_zip(tmp_path / "export.zip", 200 * MIB)
     found = read_contents(str(bomb), "export.zip", Limits())
@@ -275,6 +279,7 @@ def test_a_zip_member_with_a_long_line_is_read_as_an_upload_without_holding_it(t
 # -- SQLite data blobs ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 100 MiB, and a `check` process whose memory is measured
 def test_a_sqlite_data_blob_over_the_line_limit_is_not_decoded_past_it(tmp_path: Path) -> None:
     store = big_blob_sqlite(tmp_path / "store.sqlite", 100 * MIB)
     assert store.stat().st_size < 200_000

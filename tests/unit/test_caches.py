@@ -11,6 +11,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from dsh_inspect.log.sources import SessionSource, forget_archive, open_member
 from dsh_inspect.sessions.caches import SessionCache, approx_bytes
 
@@ -62,6 +63,7 @@ def held(build: type[Request] | object) -> tuple[object, int]:
     return value, size
 
 
+@pytest.mark.slow  # 50,000 records built and weighed under tracemalloc
 def test_a_deep_value_of_many_records_weighs_about_what_it_holds() -> None:
     value, size = held(lambda: request(50_000))
     assert 0.8 < approx_bytes(value) / size < 1.25

@@ -175,7 +175,8 @@ def test_a_number_reads_as_javascript_reads_it_on_either_path(literal: str, read
 
 
 @pytest.mark.parametrize("kind", ["[", "{"])
-@pytest.mark.parametrize("depth", [MAX_DEPTH - 2, MAX_DEPTH - 1, 1030, 100_000])
+# 100,000 levels: seconds of `check` and `render`, the slow lane
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 2, MAX_DEPTH - 1, 1030, pytest.param(100_000, marks=pytest.mark.slow)])
 def test_check_and_render_read_a_deep_line_and_say_where_it_is_deep(tmp_path: Path, depth: int, kind: str) -> None:
     lines = log_lines(nested(depth, kind=kind))
     path = write(tmp_path / "session.jsonl", lines)
