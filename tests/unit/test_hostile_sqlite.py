@@ -70,6 +70,7 @@ def test_the_recursive_view_fixture_never_ends_in_plain_sqlite(tmp_path: Path) -
     conn.close()
 
 
+@pytest.mark.slow  # a `check` process, timed
 def test_check_refuses_a_recursive_sessions_view_at_once_naming_it(tmp_path: Path) -> None:
     path = recursive_view_store(tmp_path / "view.sqlite")
     done, took = cli("check", "--json", str(path))
@@ -83,6 +84,7 @@ def test_check_refuses_a_recursive_sessions_view_at_once_naming_it(tmp_path: Pat
     assert "sessions is a view, not a table" in verdict["reason"]
 
 
+@pytest.mark.slow  # a `render` process, timed
 def test_render_of_a_recursive_sessions_view_writes_the_refusal(tmp_path: Path) -> None:
     path = recursive_view_store(tmp_path / "view.sqlite")
     done, took = cli("render", str(path), "-o", str(tmp_path / "out.html"))
@@ -258,6 +260,7 @@ DAMAGE = [
 ]
 
 
+@pytest.mark.slow  # a `check` process for each damage
 @pytest.mark.parametrize("how", DAMAGE)
 def test_a_damaged_store_is_checked_without_a_traceback(store: Path, tmp_path: Path, how: str) -> None:
     path = _damaged(store, tmp_path, how)
