@@ -163,9 +163,13 @@ def test_code_mode_sub_calls_nest_under_their_parent(client: httpx.Client, corpu
     (tool,) = [r for r in twin_rows(client, key_of(client, "code-mode-turn")) if r["kind"] == "tool-call"]
     assert tool["tool"]["subcalls"] and tool["tool"]["variant"] == "code"
     html = all_html(client, key_of(client, "code-mode-turn"), unescaped=False)
-    shown = [texts(sub, "pre[data-body]") for sub in select(html, "[data-tool-card] ~ div.subcall[data-subcall]")]
-    # the twin carries each sub-call's arguments and output, as the page shows them
-    assert shown == [[s["arguments"], *([s["output"]] if s["output"] else [])] for s in tool["tool"]["subcalls"]]
+    subs = select(html, "[data-tool-card] ~ div.subcall[data-subcall]")
+    # the twin carries each sub-call's arguments and output; the page shows what it asked (a bash call's command
+    # line, docs/ui.md §5.3) and the output
+    for shown, s in zip(subs, tool["tool"]["subcalls"], strict=True):
+        assert s["ask"] == "command"
+        assert texts(shown, "[data-ask-body]") == [orjson.loads(s["arguments"])["command"]]
+        assert texts(shown, "pre[data-body]") == [orjson.loads(s["arguments"])["command"], s["output"]]
 
 
 def test_packed_chunks_merge_into_their_step(client: httpx.Client, corpus_dir: Path) -> None:
