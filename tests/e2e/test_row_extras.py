@@ -78,8 +78,8 @@ def test_copy_puts_the_text_on_the_clipboard_and_says_copied(page: Page, server:
     # a tool's IN and OUT, once open; and the shell command
     shell = tool(page, "bash")
     shell.get_by_role("button", name="Bash").click()
-    shell.locator(".card-section:has([data-tool-input]) button[data-copy]").click()
-    assert clipboard(page) == '{\n  "command": "ls -la /nope && echo \'<done>\'"\n}'
+    shell.locator(".card-section[data-tool-asked] button[data-copy]").click()
+    assert clipboard(page) == COMMAND  # its IN is the command line it asked (docs/ui.md §5.3)
     out = shell.locator(".card-section:has([data-tool-output]) button[data-copy]")
     out.click()
     expect(out).to_have_accessible_name("Copied")
