@@ -20,7 +20,7 @@ import pytest
 from tests.support.builders import T0
 from tests.support.process import PROJECT
 from tests.support.rows import attrs, one, select
-from tests.support.server import live_server
+from tests.support.server import app_client, live_server
 from tests.support.uploads import jsonl_bytes, sqlite_bytes
 
 
@@ -35,8 +35,16 @@ def served(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(tmp_path: Path, served: Path) -> Iterator[str]:
+    """A real server, for the `push` command to send to."""
     with live_server([str(served)], data_dir=str(tmp_path / "data")) as url:
         yield url
+
+
+@pytest.fixture
+def client(tmp_path: Path, served: Path) -> Iterator[httpx.Client]:
+    """The same app answering in process, for what asks it over HTTP alone."""
+    with app_client([str(served)], data_dir=str(tmp_path / "data")) as answering:
+        yield answering
 
 
 def push(url: str, home: Path, *paths: Path, labels: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
@@ -57,9 +65,12 @@ def pushed(url: str, home: Path, *paths: Path, labels: tuple[str, ...] = ()) -> 
     return tally
 
 
-def listed(url: str, **params: str) -> dict[str, dict[str, Any]]:
-    """The list's twin, as chosen: each session by its id."""
-    answer = httpx.get(f"{url}/api/sessions", params=params, timeout=60)
+def listed(site: httpx.Client | str, **params: str) -> dict[str, dict[str, Any]]:
+    """The list's twin, as chosen: each session by its id (from an `app_client`, or a live server at its URL)."""
+    if isinstance(site, str):
+        with httpx.Client(base_url=site) as client:
+            return listed(client, **params)
+    answer = site.get("/api/sessions", params=params, timeout=60)
     assert answer.status_code == 200, answer.text
     return {s["id"]: s for s in answer.json()["sessions"]}
 
@@ -132,22 +143,22 @@ def test_a_file_pushed_whole_is_labelled_when_pushed_again(server: str, tmp_path
     assert (held["skipped"], held["bytes"]) == (1, 0), "labels it has: its bytes are not sent again"
 
 
-def test_the_list_page_shows_labels_as_chips_and_the_filter_as_removable(server: str, tmp_path: Path) -> None:
+def test_the_list_page_shows_labels_as_chips_and_the_filter_as_removable(client: httpx.Client) -> None:
     data = jsonl_bytes("chipped")
-    answer = httpx.post(
-        f"{server}/api/uploads", params=[("name", "s.jsonl"), ("label", "ci-7"), ("label", "nightly")], content=data
+    answer = client.post(
+        "/api/uploads", params=[("name", "s.jsonl"), ("label", "ci-7"), ("label", "nightly")], content=data
     )
     assert answer.status_code == 201, answer.text
     assert answer.json()["upload"]["labels"] == ["ci-7", "nightly"]
 
-    page = httpx.get(server, timeout=60).text
+    page = client.get("/", timeout=60).text
     row = one(page, 'tr[data-session-key="chipped"]')
     assert attrs(row, "[data-labels] a.label-chip", "data-label") == ["ci-7", "nightly"]
     assert attrs(row, 'a[data-label="ci-7"]', "href") == ["/?label=ci-7"]
     assert select(one(page, 'tr[data-session-key="on-disk"]'), "[data-labels]") == []
     assert select(page, '[data-filter="label"]') == [], "no label filter while none is chosen"
 
-    chosen = httpx.get(server, params={"label": "ci-7", "carrier": "jsonl"}, timeout=60).text
+    chosen = client.get("/", params={"label": "ci-7", "carrier": "jsonl"}, timeout=60).text
     assert attrs(chosen, "tr[data-session-key]", "data-session-key") == ["chipped"]
     shown = one(chosen, 'form[data-list-form] [data-filter="label"]')
     assert shown["data-label"] == "ci-7" and "ci-7" in shown.get_text()
@@ -155,7 +166,7 @@ def test_the_list_page_shows_labels_as_chips_and_the_filter_as_removable(server:
     assert attrs(shown, '[data-filter-remove="label"]', "href") == ["/?carrier=jsonl"], "removable, the rest kept"
     assert attrs(chosen, "a[data-label-active]", "data-label") == ["ci-7"]
 
-    zh = httpx.get(server, params={"label": "ci-7"}, headers={"Accept-Language": "zh-CN"}, timeout=60).text
+    zh = client.get("/", params={"label": "ci-7"}, headers={"Accept-Language": "zh-CN"}, timeout=60).text
     assert "标签：ci-7" in one(zh, '[data-filter="label"]').get_text()
 
 
@@ -169,21 +180,23 @@ def test_the_list_page_shows_labels_as_chips_and_the_filter_as_removable(server:
         ([f"ci-{n}" for n in range(21)], "at most 20"),
     ],
 )
-def test_a_label_the_server_cannot_keep_is_a_422_naming_the_parameter(server: str, labels: list[str], why: str) -> None:
+def test_a_label_the_server_cannot_keep_is_a_422_naming_the_parameter(
+    client: httpx.Client, labels: list[str], why: str
+) -> None:
     data = jsonl_bytes("refused-label")
     params = [("name", "s.jsonl"), *(("label", label) for label in labels)]
-    answer = httpx.post(f"{server}/api/uploads", params=params, content=data, timeout=60)
+    answer = client.post("/api/uploads", params=params, content=data, timeout=60)
     assert answer.status_code == 422, answer.text
     body = answer.json()
     assert "`label`" in body["detail"] and why in body["detail"]
     assert body["error"]["code"] == "bad-label" and body["parameter"] == "label"
     assert "x" * 20 not in answer.text, "never says a long value back"
-    assert httpx.get(f"{server}/api/uploads", timeout=60).json()["uploads"] == [], "nothing stored"
+    assert client.get("/api/uploads", timeout=60).json()["uploads"] == [], "nothing stored"
 
-    pushed_whole = httpx.post(f"{server}/api/uploads", params={"name": "s.jsonl"}, content=data, timeout=60)
+    pushed_whole = client.post("/api/uploads", params={"name": "s.jsonl"}, content=data, timeout=60)
     assert pushed_whole.status_code == 201
-    append = httpx.post(
-        f"{server}/api/pushes/refused-label",
+    append = client.post(
+        "/api/pushes/refused-label",
         params=[("created", str(T0)), *(("label", label) for label in labels)],
         content=b"",
         headers={"Upload-Offset": str(len(data)), "If-Match": f'"{hashlib.sha256(data).hexdigest()}"'},
@@ -191,7 +204,7 @@ def test_a_label_the_server_cannot_keep_is_a_422_naming_the_parameter(server: st
     )
     assert append.status_code == 422, append.text
     assert "`label`" in append.json()["detail"] and "x" * 20 not in append.text
-    assert listed(server)["refused-label"]["labels"] == [], "the append labelled nothing"
+    assert listed(client)["refused-label"]["labels"] == [], "the append labelled nothing"
 
 
 @pytest.mark.slow  # `dsh-inspect push` processes
