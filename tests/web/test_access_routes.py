@@ -87,6 +87,7 @@ def test_every_route_answers_each_role_as_the_table_says(guarded: tuple[str, Pat
     assert problems == []
 
 
+@pytest.mark.slow  # four `token` processes
 def test_a_token_is_shown_once_kept_as_a_hash_listed_and_revoked(tmp_path: Path) -> None:
     data = tmp_path / "data"
     secret = secret_of(data, "ci", "member", "--project", "/work/alpha", "--expires", "7")
@@ -215,6 +216,7 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # a `serve` process
 def test_a_server_beyond_loopback_never_starts_open_by_accident(tmp_path: Path) -> None:
     refused = serve("--host", "0.0.0.0", "--port", "0", "--data-dir", str(tmp_path / "data"))
     assert refused.returncode == 2
@@ -257,6 +259,7 @@ def test_a_live_stream_ends_once_its_token_is_revoked(guarded: tuple[str, Path, 
     assert httpx.get(f"{url}/sessions/served/live", headers=watcher).status_code == 401
 
 
+@pytest.mark.slow  # a `serve` process
 def test_a_guarded_server_no_token_can_enter_says_how_to_make_one(tmp_path: Path) -> None:
     args = [sys.executable, "-m", "dsh_inspect", "serve", "--port", "0", "--require-auth"]
     process = subprocess.Popen(

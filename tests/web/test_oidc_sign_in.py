@@ -30,6 +30,8 @@ from tests.support.process import PROJECT
 from tests.support.server import live_server
 from tests.support.uploads import jsonl_bytes
 
+pytestmark = pytest.mark.slow  # an OIDC provider (Node) or a `serve` process each
+
 ACCESS_FILE = '[groups.team-a]\nrole = "member"\nprojects = ["/a"]\n'
 
 
@@ -88,7 +90,6 @@ def test_a_provider_that_does_not_answer_is_named_and_tokens_still_work(tmp_path
         assert httpx.get(f"{url}/api/sessions").status_code == 401  # an issuer turns access control on
 
 
-@pytest.mark.slow  # a `serve` process each
 @pytest.mark.parametrize(
     ("options", "secret", "said"),
     [
