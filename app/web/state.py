@@ -31,8 +31,10 @@ from ..sessions.registry import Entry, Registry
 from ..settings import Settings
 from ..store import UploadStore
 from .present.clock import WallClock
+from .present.cost import cost_cell
 from .present.folds import Fold, fold_runs
 from .present.model_views import message_url
+from .present.rows import duration
 from .present.strings import Strings, count, strings_for
 from .present.wording import WORDS
 from .read_ahead import ReadAhead
@@ -109,6 +111,8 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["words"] = WORDS
     templates.env.globals["dsh_release"] = DSH_RELEASE
     templates.env.globals["wall_clock"] = WallClock.of
+    templates.env.globals["took"] = duration  # a duration in ms, worded (None: none to show)
+    templates.env.globals["cost_cell"] = cost_cell  # a `cost` JSON worded for a column (None: nothing to price)
     templates.env.globals["message_url"] = message_url  # a row's link to its message's identity page
     templates.env.filters["count"] = count
     templates.env.globals["fold_runs"] = fold_runs  # rows/_fold.html: the fold rule

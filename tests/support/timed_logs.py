@@ -35,3 +35,18 @@ def streamed(text: str) -> list[dict[str, Any]]:
         chunk("text-delta", index=0, text=text),
         chunk("block-end", index=0, block={"type": "text", "text": text}),
     ]
+
+
+USAGE = {"inputTokens": 1000, "cacheReadTokens": 500, "outputTokens": 200, "reasoningTokens": 50}
+
+
+def one_call(model: str = "deepseek-v4-flash", provider: str = "deepseek-official") -> list[Timed]:
+    """A turn of one step whose one call `model` answered on route `provider`, with `USAGE`."""
+    return [
+        (0, ev.turn_start()),
+        (0, ev.prompt("hello")),
+        (1, ev.step_start()),
+        (2, ev.answer("hi", usage=USAGE, model=model, provider=provider)),
+        (3, ev.step_end()),
+        (4, ev.turn_end()),
+    ]

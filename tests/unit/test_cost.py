@@ -9,26 +9,13 @@ from pathlib import Path
 
 import pytest
 from dsh_inspect.history.spend.cost import PriceOverride, Prices, session_cost
-from dsh_inspect.testing import events as ev
 
 from tests.support.logs import load_path
-from tests.support.timed_logs import Timed, timed_log
+from tests.support.timed_logs import one_call, timed_log
 
-USAGE = {"inputTokens": 1000, "cacheReadTokens": 500, "outputTokens": 200, "reasoningTokens": 50}
 NOON = int(datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp() * 1000)  # DeepSeek's standard hours
 PEAK = int(datetime(2026, 12, 1, 2, 0, tzinfo=UTC).timestamp() * 1000)  # 01:00-04:00 UTC: twice the price
 BEFORE = int(datetime(2026, 6, 1, 12, 0, tzinfo=UTC).timestamp() * 1000)  # before the 2026-08-17 change
-
-
-def one_call(model: str = "deepseek-v4-flash", provider: str = "deepseek-official") -> list[Timed]:
-    return [
-        (0, ev.turn_start()),
-        (0, ev.prompt("hello")),
-        (1, ev.step_start()),
-        (2, ev.answer("hi", usage=USAGE, model=model, provider=provider)),
-        (3, ev.step_end()),
-        (4, ev.turn_end()),
-    ]
 
 
 def per_million(input_: str, cache_read: str, output: str) -> Decimal:

@@ -19,7 +19,10 @@ from tests.support.server import app_client
 from tests.support.writers import write_zstd
 
 T0 = 1_700_000_000_000
-COLUMNS = ["title", "prompt", "project", "created", "activity", "turns", "steps", "tokens", "verdict", "carrier"]
+COLUMNS = [
+    "title", "prompt", "project", "created", "activity", "turns", "steps", "tokens", "duration", "cost", "verdict",
+    "carrier",
+]  # fmt: skip
 
 
 def write(path: Path, head: dict[str, Any], events: list[dict[str, Any]]) -> None:
@@ -98,6 +101,8 @@ def column_value(session: dict[str, Any], column: str) -> Any:
         "turns": s.get("turns"),
         "steps": s.get("steps"),
         "tokens": s.get("tokens"),
+        "duration": (s.get("durations") or {}).get("wallMs"),
+        "cost": (s.get("cost") or {}).get("total"),
         "verdict": ["accepted", "repaired", "refused", "unsupported", "unreadable"].index(s["verdict"]),
         "carrier": session["carrier"],
     }[column]
@@ -111,7 +116,8 @@ def test_the_list_has_every_column_and_each_row_fills_each(client: httpx.Client)
     assert len(rows) == 4
     for row in rows:
         assert [td["data-cell"] for td in row.find_all("td")] == [
-            "title", "prompt", "project", "created", "activity", "counts", "tokens", "verdict", "carrier"
+            "title", "prompt", "project", "created", "activity", "counts", "tokens", "duration", "cost", "verdict",
+            "carrier",
         ]  # fmt: skip
     alpha = one(html, 'tr[data-session-key="alpha"]')
     assert text(alpha, "[data-first-prompt]") == "Read a.txt please"

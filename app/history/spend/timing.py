@@ -127,6 +127,15 @@ class Timing:
 NO_TIMING = Timing((), (), None, None, None, 0)
 
 
+def session_wall(log: SessionLog) -> tuple[int | None, int]:
+    """The wall time alone (as `Timing.wall_ms`) and how often the clock ran backwards: what a list of many
+    sessions shows, without working out every span."""
+    if log.stored_count == 0 or wall_clock(log.event(0).time) is None:
+        return None, 0
+    _, _, wall, backwards = _Reader(log, log.stored_count).clock()
+    return wall, backwards
+
+
 def session_timing(log: SessionLog) -> Timing:
     """Every span of `log`, read from its stored events (the crash closers close nothing: see the module)."""
     stored = log.stored_count

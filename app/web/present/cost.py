@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from ...history.spend.cost import Cost, Prices, price_data, session_cost
 from ...sessions.registry import Entry
-from ..state import WebState
 from .strings import Phrase, phrase
 
-SIGNIFICANT = 3  # digits an amount keeps below one unit: a session of a few calls costs fractions of a cent
+if TYPE_CHECKING:  # the state imports this module's wording for its templates
+    from ..state import WebState
+
+SIGNIFICANT = 3  # digits an amount keeps below a cent: a session of a few calls costs fractions of one
+CENT = Decimal("0.01")
 
 
 def cost_of(state: WebState, entry: Entry) -> Cost:
@@ -19,12 +24,13 @@ def cost_of(state: WebState, entry: Entry) -> Cost:
     return state.registry.derived(entry.key, "cost", lambda log: session_cost(log, prices))
 
 
-def amount(total: Decimal | float, currency: str) -> str:
-    """An amount as the pages write it: two decimals from one unit up, else three significant digits."""
+def amount(total: Decimal | float, currency: str | None = None) -> str:
+    """An amount as the pages write it, with its currency when given: two decimals from a cent up, else as
+    many as three significant digits take (0.000224), never an exponent."""
     value = Decimal(str(total))
-    if value == 0 or abs(value) >= 1:
-        return f"{value:,.2f} {currency}"
-    return f"{float(value):.{SIGNIFICANT}g} {currency}"
+    places = 2 if value == 0 or abs(value) >= CENT else SIGNIFICANT - 1 - math.floor(math.log10(abs(value)))
+    shown = f"{value:,.{places}f}"
+    return f"{shown} {currency}" if currency else shown
 
 
 def cost_phrase(found: dict[str, object]) -> Phrase | None:
@@ -48,3 +54,12 @@ def source_phrase(prices: Prices) -> Phrase:
             "cost.sourceOwn", source=said, count=len(prices.overrides), rate=f"{prices.rate} {prices.currency}"
         )
     return said
+
+
+def cost_cell(found: dict[str, object]) -> Phrase | None:
+    """A `cost` JSON as the list's cost column words it: the amount alone, or "price unknown"."""
+    total, unknown = found.get("total"), found.get("unknownCalls")
+    if total is None:
+        return phrase("cost.unknownShort") if unknown else None
+    shown = amount(total if isinstance(total, Decimal | float | int) else 0)  # its currency heads the column
+    return phrase("cost.amountPartly", amount=shown, count=unknown) if unknown else phrase("cost.amount", amount=shown)

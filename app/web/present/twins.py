@@ -433,6 +433,9 @@ class SummaryJson(Twin):
     last_activity: str | None
     tokens: int | None
     errors: int | None
+    durations: dict[str, Any] | None = None  # `wallMs` (null without times) and `clockBackwards`
+    cost: dict[str, Any] | None = None  # as the session twin's `cost`: total, currency, source, unknownCalls
+    models: list[str]  # the models that answered its calls
     error: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
@@ -467,6 +470,7 @@ class ListFiltersJson(Twin):
     carrier: str
     errors: bool
     label: str
+    model: str = ""
 
 
 class ListChoicesJson(Twin):
@@ -475,6 +479,20 @@ class ListChoicesJson(Twin):
     verdicts: list[str]
     projects: list[str]
     carriers: list[str]
+    models: list[str]  # of the sessions read so far
+
+
+class OverviewJson(Twin):
+    """The chosen sessions' totals, from those read so far (`read` of `sessions`): tokens, cost, and the median
+    and slowest wall time, with the slowest session's page."""
+
+    sessions: int
+    read: int
+    tokens: int
+    cost: dict[str, Any]  # total (null: none read, or none priced), currency, source, unknownCalls
+    median_ms: int | None
+    slowest_ms: int | None
+    slowest: dict[str, str] | None  # its key and url
 
 
 class RefusedJson(Twin):
@@ -498,6 +516,7 @@ class ListingJson(Twin):
     loaded: int  # every session loaded, chosen or not
     sessions: list[ListedSessionJson]
     refused: list[RefusedJson]
+    overview: OverviewJson | None = None  # the chosen sessions' totals, above the list
     # the store's role (catalog, blobs) while it does not answer: its uploads are listed as last read
     unavailable: str | None = None
     # sessions a sort or filter by a fact of the read could not tell of yet (read in the background): sorted

@@ -32,6 +32,8 @@ from ...access import Identity
 from ...history.prompts import first_prompt
 from ...history.row_facts import error_count
 from ...history.session import SessionLog
+from ...history.spend.cost import Prices, session_cost
+from ...history.spend.timing import session_wall
 from ...history.tokens import session_usage
 from ...model.plain_text import title_text
 from ...sessions.keys import session_url
@@ -48,6 +50,7 @@ from ..present.listed import (
     stamp,
     withheld,
 )
+from ..present.overview import models_read, overview, overview_phrases
 from ..present.twins import ListingJson
 from ..present.wording import UNREADABLE, WORDS
 from ..state import State, WebState, Who
@@ -55,7 +58,8 @@ from ..state import State, WebState, Who
 router = APIRouter()
 PAGE_SIZE = 50
 SUMMARIES_AT_ONCE = PAGE_SIZE  # sessions one `/sessions-summaries` answers: a list page's
-SUMMARY_CELLS = ("title", "prompt", "activity", "counts", "tokens", "verdict")  # sessions/cells.html, filled by a read
+# sessions/cells.html, filled by a read
+SUMMARY_CELLS = ("title", "prompt", "activity", "counts", "tokens", "duration", "cost", "verdict")
 SUMMARIES_BODY = 4 << 20  # a page's keys: 50 of them, however long, but not without end
 # Log bytes a summary read gets through in a second on a busy machine (a validating read, niced), with margin: a
 # list waits only for sessions this fast to read within its wait
@@ -63,7 +67,18 @@ READ_PER_SECOND = 8 * 1024 * 1024
 REFRESH_MS = 4000  # how often the list page reads itself again for new sessions and facts (a test may set it shorter)
 
 SortColumn = Literal[
-    "title", "prompt", "project", "created", "activity", "turns", "steps", "tokens", "verdict", "carrier"
+    "title",
+    "prompt",
+    "project",
+    "created",
+    "activity",
+    "turns",
+    "steps",
+    "tokens",
+    "duration",
+    "cost",
+    "verdict",
+    "carrier",
 ]
 Order = Literal["asc", "desc"]
 # what a sort by these reads: header facts alone, no session's log
@@ -87,6 +102,7 @@ class ListQuery:
     errors: bool = False
     page: int = 1
     label: str = ""  # only the sessions an upload of which carries it (`push --label`)
+    model: str = ""  # only the sessions with a model call answered by this model
 
     def url(self, **change: Any) -> str:
         """The list's URL for these choices with `change` made; choices left at their default are left out."""
@@ -99,6 +115,7 @@ class ListQuery:
                 ("project", chosen.project),
                 ("carrier", chosen.carrier),
                 ("label", chosen.label),
+                ("model", chosen.model),
                 ("errors", chosen.errors),
                 ("sort", chosen.sort if (chosen.sort, chosen.order) != ("created", "desc") else ""),
                 ("order", chosen.order if (chosen.sort, chosen.order) != ("created", "desc") else ""),
@@ -122,7 +139,7 @@ class ListQuery:
     @property
     def reads_logs(self) -> bool:
         """Whether answering needs every candidate's summary (a sort or filter by a fact of the read)."""
-        return self.sort not in HEADER_SORTS or bool(self.verdict) or self.errors
+        return self.sort not in HEADER_SORTS or bool(self.verdict) or self.errors or bool(self.model)
 
 
 def list_query(
@@ -136,10 +153,11 @@ def list_query(
     label: Annotated[
         str, Query(description="only uploaded sessions an upload of which carries this label (`push --label`)")
     ] = "",
+    model: Annotated[str, Query(max_length=200, description="only sessions with a call this model answered")] = "",
 ) -> ListQuery:
     if verdict and verdict not in WORDS.verdicts:
         raise HTTPException(422, f"no verdict {verdict!r}; known: {', '.join(WORDS.verdicts)}")
-    return ListQuery(q, sort, order, verdict, project, carrier, errors, label=label)
+    return ListQuery(q, sort, order, verdict, project, carrier, errors, label=label, model=model)
 
 
 # the reader's choices, as the page and its JSON twin both take them
@@ -155,10 +173,13 @@ def last_activity(log: SessionLog) -> int | None:
     return None
 
 
-def summary_of(log: SessionLog) -> dict[str, Any]:
-    """What the list shows of a read log; `tokens` is every call's billed input and its output summed."""
+def summary_of(log: SessionLog, prices: Prices) -> dict[str, Any]:
+    """What the list shows of a read log; `tokens` is every call's billed input and its output summed; `cost`
+    its calls priced, `models` the models that answered them, `durations` its wall time."""
     usage = session_usage(log)
     active = last_activity(log)
+    cost = session_cost(log, prices)
+    wall, backwards = session_wall(log)
     return {
         "title": log.title,  # as logged: Markdown, maybe
         "plainTitle": title_text(log.title),  # as the list shows it
@@ -171,16 +192,20 @@ def summary_of(log: SessionLog) -> dict[str, Any]:
         "lastActivity": stamp(active),
         "tokens": usage.context + usage.output if usage else None,
         "errors": error_count(log),
+        "durations": {"wallMs": wall, "clockBackwards": backwards},
+        "cost": cost.to_json(),
+        "models": sorted({c.model for c in cost.calls}),
     }
 
 
 def summary(state: WebState, entry: Entry) -> dict[str, Any]:
     """The summary, read once per file version (a log that cannot be read: unreadable, and read again next time)."""
     kept = kept_as(entry)
+    read = partial(summary_of, prices=state.settings.prices())
     try:
         if kept is None:
-            return state.registry.derived(entry.key, "summary", summary_of)
-        return state.summaries.get(kept, lambda: state.registry.derived(entry.key, "summary", summary_of))
+            return state.registry.derived(entry.key, "summary", read)
+        return state.summaries.get(kept, lambda: state.registry.derived(entry.key, "summary", read))
     except Exception as exc:
         return {
             "title": None,
@@ -194,6 +219,9 @@ def summary(state: WebState, entry: Entry) -> dict[str, Any]:
             "lastActivity": None,
             "tokens": None,
             "errors": None,
+            "durations": None,
+            "cost": None,
+            "models": [],
             "error": str(exc),
         }
 
@@ -251,6 +279,8 @@ SORT_VALUES: dict[str, SortValue] = {
     "turns": lambda e, s: (s or {}).get("turns"),
     "steps": lambda e, s: (s or {}).get("steps"),
     "tokens": lambda e, s: (s or {}).get("tokens"),
+    "duration": lambda e, s: ((s or {}).get("durations") or {}).get("wallMs"),
+    "cost": lambda e, s: ((s or {}).get("cost") or {}).get("total"),
     "verdict": lambda e, s: VERDICT_RANK.get((s or {}).get("verdict", "")),
     "carrier": lambda e, s: (e.source.kind, e.source.label),
 }
@@ -269,6 +299,8 @@ def _ordered(entries: list[Entry], summaries: dict[str, dict[str, Any]], choice:
 
 def _kept(found: dict[str, Any] | None, choice: ListQuery) -> bool:
     if choice.verdict and (found or {}).get("verdict") != choice.verdict:
+        return False
+    if choice.model and choice.model not in (found or {}).get("models", ()):
         return False
     return not choice.errors or bool((found or {}).get("errors"))
 
@@ -341,7 +373,7 @@ def chosen(state: WebState, loaded: list[Entry], choice: ListQuery, who: Identit
     summaries: dict[str, dict[str, Any]] = {}
     if choice.reads_logs:
         summaries = {e.key: withheld(found[e.key], reads(who, e)) for e in entries if e.key in found}
-        filtered = bool(choice.verdict or choice.errors)
+        filtered = bool(choice.verdict or choice.errors or choice.model)
         entries = [e for e in entries if (_kept(summaries[e.key], choice) if e.key in summaries else not filtered)]
     return Chosen(tuple(_ordered(entries, summaries, choice)), reading)
 
@@ -365,6 +397,10 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
         (version, state.read_ahead.ended, (replace(choice, page=1), seen)),
         lambda: chosen(state, state.entries(who), choice, who),
     )
+    # what the summaries read so far tell of the chosen sessions and of every one: made at each request, as a
+    # session's cells are read one page at a time (a look-up in the summaries kept per session, no read)
+    totals = overview(state, picked.entries)
+    models = models_read(state, state.entries(who))
     entries = picked.entries
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
@@ -380,8 +416,10 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
             "carrier": choice.carrier,
             "errors": choice.errors,
             "label": choice.label,
+            "model": choice.model,
         },
-        "choices": _choices(loaded, choice),
+        "choices": {**_choices(loaded, choice), "models": _offered(models, choice.model)},
+        "overview": totals,
         "page": page,
         "pages": pages,
         "total": len(entries),
@@ -408,7 +446,11 @@ def index(request: Request, state: State, who: Who, choice: Choices, page: int =
     chosen = replace(choice, page=page)
     data = listing(state, chosen, who)
     shown = replace(chosen, page=data["page"])
-    return state.page(request, "index.html", **data, choice=shown, refresh_ms=REFRESH_MS)
+    words = overview_phrases(data["overview"])
+    currency = data["overview"]["cost"]["currency"]
+    return state.page(
+        request, "index.html", **data, choice=shown, refresh_ms=REFRESH_MS, overview_words=words, currency=currency
+    )
 
 
 @router.get(
