@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 from dsh_inspect.cli import build_parser
 from dsh_inspect.commands.search import run_search
 
@@ -119,6 +120,7 @@ def test_help_says_what_the_exit_codes_mean() -> None:
     assert "0 when a row matches, 1 when none" in " ".join(text.split())
 
 
+@pytest.mark.slow  # the installed `dsh-inspect search` as a process
 def test_the_installed_command_runs(tmp_path: Path) -> None:
     write_log(tmp_path / "logs/a.jsonl", two_turns().events)
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": ""}
@@ -133,6 +135,7 @@ def test_the_installed_command_runs(tmp_path: Path) -> None:
     assert (tmp_path / "cache/dsh-inspect/search-index.sqlite3").is_file()
 
 
+@pytest.mark.slow  # a `search` process and its pool of workers
 def test_the_command_reads_many_logs_on_every_core_and_once(tmp_path: Path) -> None:
     """Past FAN_OUT_FROM (64) stale logs a process pool reads them, from the installed command as from the
     server: every log is indexed once and found."""
