@@ -115,6 +115,8 @@ function draw(root, canvas, timeline, tip) {
       }
     });
     ctx.restore();
+    // the time shown, in ms from the session's start: what a test (or a script) can read of the zoom
+    root.setAttribute("data-view", `${Math.round(from)}-${Math.round(from + width)}`);
   }
 
   /** @param {string} ink */
