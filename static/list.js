@@ -27,3 +27,10 @@ function kept(old, fresh) {
 // base.html loads idiomorph before the modules; a page without it (a one-file export) morphs nothing
 const idiomorph = /** @type {Window & { Idiomorph?: Idiomorph }} */ (window).Idiomorph;
 if (idiomorph) idiomorph.defaults.callbacks.beforeNodeMorphed = (old, fresh) => !kept(old, fresh);
+
+// The list's refresh reads the list the address bar names: a choice made in the form moves it (hx-push-url),
+// while the region's `hx-get`, drawn with the page and left as it was by a morph, names the choice before.
+document.body.addEventListener("htmx:configRequest", (event) => {
+  const detail = /** @type {CustomEvent<{ elt: Element, path: string }>} */ (event).detail;
+  if (detail.elt.matches("[data-session-list-region]")) detail.path = location.pathname + location.search;
+});

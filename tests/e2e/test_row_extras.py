@@ -157,6 +157,31 @@ def test_the_session_toolbar_stays_on_one_line(page: Page, server: str, width: i
     assert on_one_line(page, "[data-toolbar]")
 
 
+# What a search box's placeholder needs, in its own font, against the room inside the box.
+PLACEHOLDER_FITS = """el => {
+    const style = getComputedStyle(el);
+    const pen = document.createElement("canvas").getContext("2d");
+    pen.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const room = el.getBoundingClientRect().width - ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth"]
+        .reduce((sum, side) => sum + parseFloat(style[side]), 0);
+    return [pen.measureText(el.placeholder).width, room];
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("width", (390, *WIDTHS))
+def test_the_search_placeholder_is_shown_whole(browser: Any, server: str, width: int, lang: str) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 1000}, extra_http_headers={"Accept-Language": lang})
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/sessions/{PARENT}")
+        needs, room = page.locator("[data-search-input]").evaluate(PLACEHOLDER_FITS)
+        assert needs <= room, f"{needs:.0f}px of placeholder in {room:.0f}px at {width}px, {lang}"
+        assert on_one_line(page, "[data-toolbar]") or width < 1200
+    finally:
+        context.close()
+
+
 def test_the_live_tail_updates_the_header_counts(page: Page, server: str, root: Path) -> None:
     b = LogBuilder()
     b.turn(1)
