@@ -22,6 +22,10 @@ from .jsformat import TEXT_LIMIT, utf16_len
 # its sides' line counts, and a longer edit reads as well as its JSON, which "Show all" pages.
 DIFF_CHARS = TEXT_LIMIT
 DIFF_LINES = 1000
+# The longest a few words are (a pattern, a URL, a description…): shown whole, where a long text is capped,
+# so a longer one is not the shape its tool writes, and shows as JSON (capped, with "Show all").
+FIELD_CHARS = 1000
+QUERIES = 20  # web_search's queries shown, at most
 
 DiffSign = Literal[" ", "-", "+"]
 
@@ -160,17 +164,22 @@ class CodeAsk(_Asked):
 Ask = EditAsk | WriteAsk | CommandAsk | ReadAsk | SearchAsk | CodeAsk
 
 
+def _words(value: Any) -> bool:
+    """Whether `value` is a few words: a string no longer than FIELD_CHARS."""
+    return isinstance(value, str) and utf16_len(value) <= FIELD_CHARS
+
+
 def _string(args: Mapping[str, Any], *keys: str) -> str | None:
-    """The first of `keys` that holds a string; None when none does."""
-    return next((v for k in keys if isinstance(v := args.get(k), str)), None)
+    """The first of `keys` that holds a few words; None when none does."""
+    return next((v for k in keys if _words(v := args.get(k))), None)
 
 
 def _optional_string(args: Mapping[str, Any], key: str) -> str | Literal[False] | None:
-    """`key`'s string, None when absent or empty, False when it holds something else (a shape not expected)."""
+    """`key`'s few words, None when absent or empty, False when it holds something else (a shape not expected)."""
     value = args.get(key)
     if value is None or value == "":
         return None
-    return value if isinstance(value, str) else False
+    return value if _words(value) else False
 
 
 def _line_number(args: Mapping[str, Any], key: str) -> int | Literal[False] | None:
@@ -223,7 +232,7 @@ def _command(args: Mapping[str, Any], path: str | None) -> Ask | None:
 
 def _read(args: Mapping[str, Any], path: str | None) -> Ask | None:
     url = _string(args, "url")
-    target = path if url is None else url
+    target = path if url is None else url  # a path as the header shows it: its first line
     offset, limit = _line_number(args, "offset"), _line_number(args, "limit")
     if not target or offset is False or limit is False:
         return None
@@ -232,7 +241,7 @@ def _read(args: Mapping[str, Any], path: str | None) -> Ask | None:
 
 def _search(args: Mapping[str, Any], path: str | None) -> Ask | None:
     queries = args.get("queries")
-    if isinstance(queries, list | tuple) and queries and all(isinstance(q, str) for q in queries):
+    if isinstance(queries, list | tuple) and 0 < len(queries) <= QUERIES and all(_words(q) for q in queries):
         patterns: tuple[str, ...] = tuple(queries)
     else:
         pattern = _string(args, "pattern", "query")

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from dsh_inspect.forms.tool_asks import (
     DIFF_LINES,
+    FIELD_CHARS,
+    QUERIES,
     CodeAsk,
     CommandAsk,
     DiffLine,
@@ -97,6 +99,11 @@ def test_a_read_range_reads_as_its_lines() -> None:
         ("web_search", {"queries": [1]}),
         ("run_code", {"description": "no code"}),
         ("todo_write", {"todos": []}),
+        # a few words are shown whole: a field far longer than words is shown as (capped) JSON
+        ("grep", {"pattern": "x" * (FIELD_CHARS + 1)}),
+        ("web_fetch", {"url": "http://h/" + "x" * FIELD_CHARS}),
+        ("bash", {"command": "ls", "description": "d" * (FIELD_CHARS + 1)}),
+        ("web_search", {"queries": ["q"] * (QUERIES + 1)}),
         ("bash", "ls -la"),  # arguments that are not JSON
         ("bash", ["ls"]),
     ],
