@@ -72,6 +72,10 @@ function draw(root, canvas, timeline, tip) {
   }
 
   function paint() {
+    // each lane's colour looked up once a paint (the theme may have changed since), not once a span
+    const colours = timeline.lanes.map(([number]) => colour(`--timeline-${number}`));
+    const waiting = colour("--timeline-waiting");
+    const background = colour("--page-bg");
     const ratio = window.devicePixelRatio || 1;
     const height = AXIS + LANE * timeline.lanes.length;
     canvas.style.height = `${height}px`;
@@ -98,14 +102,14 @@ function draw(root, canvas, timeline, tip) {
       if (right < gutter() || left > gutter() + plotWidth()) return;
       const top = AXIS + span[0] * LANE + 5;
       const tall = LANE - 10;
-      ctx.fillStyle = colour(`--timeline-${timeline.lanes[span[0]][0]}`);
+      ctx.fillStyle = colours[span[0]];
       ctx.fillRect(left, top, right - left, tall);
       if (span[3] !== null) {  // a model call: its wait for the first token lighter than its decoding
-        ctx.fillStyle = colour("--timeline-waiting");
+        ctx.fillStyle = waiting;
         ctx.fillRect(left, top, Math.max(x(span[3]) - left, 0), tall);
       }
       if (span[2] === null) {  // still open when the log ends: a ragged right edge
-        ctx.fillStyle = colour("--page-bg");
+        ctx.fillStyle = background;
         for (let y = top; y < top + tall; y += 6) ctx.fillRect(right - 3, y, 3, 3);
       }
       if (i === focused) {
@@ -221,8 +225,9 @@ function draw(root, canvas, timeline, tip) {
   canvas.addEventListener("focus", () => {
     if (focused < 0 && spans.length) reach(0);
   });
+  paint();
   new ResizeObserver(paint).observe(canvas);
-  root.setAttribute("data-timeline-ready", "");
+  root.setAttribute("data-timeline-ready", "");  // drawn
 }
 
 /** A round step for the axis near `rough` ms. @param {number} rough */

@@ -27,12 +27,14 @@ def timeline(request: Request, state: State, session: ReadSession, t: Lang) -> S
     found = timeline_json(timing, anchor)
     if wants_twin(request):
         return TimelineJson.model_validate(found)
-    # the page draws the spans from data it carries, each span's figures already worded in the reader's language
+    # the page draws the spans from data it carries, each span's figures already worded in the reader's
+    # language: worded once per file version and language
+    drawn = state.registry.derived(session.entry.key, f"timeline-{t.lang}", lambda _: page_spans(timing, anchor, t))
     return state.page(
         request,
         "timeline.html",
         **page_head(session.entry, session.log),
         figures=header_figures(timing),
-        drawn=page_spans(timing, anchor, t),
+        drawn=drawn,
         ranked=ranking(timing, anchor),
     )
