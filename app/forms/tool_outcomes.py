@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..log.jsonvalues import is_safe_int
+from .jsformat import TEXT_LIMIT, utf16_len
 
 _EXIT = re.compile(r"\n\[exit code: (\d{1,9})\]\Z")
 _SIGNAL = re.compile(r"\n\[killed by signal: ([^\]\n]{1,64})\]\Z")
@@ -24,6 +25,7 @@ _SIGNAL = re.compile(r"\n\[killed by signal: ([^\]\n]{1,64})\]\Z")
 # a result's meta is bounded by dsh, but a log is untrusted, and the rest stays in the result's text.
 SEARCH_SHOWN = 8
 SEARCH_ROWS = 2000
+SEARCH_CHARS = 5 * TEXT_LIMIT  # UTF-16 units of all its rows (dsh caps its meta at fewer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,10 @@ def _path_rows(paths: Any) -> list[SearchRow] | None:
     return [SearchRow("path", p) for p in paths]
 
 
+def _bounded(listing: SearchListing) -> SearchListing | None:
+    return listing if sum(utf16_len(r.text) for r in listing.rows) <= SEARCH_CHARS else None
+
+
 def search_listing(meta: Any) -> SearchListing | None:
     """A `grep` or `glob` result's listing from its logged `meta` (whichever tool logged it: only these two log
     this shape); None when the meta is not one."""
@@ -131,10 +137,10 @@ def search_listing(meta: Any) -> SearchListing | None:
             return None
         rows, shown = found
         files = sum(1 for r in rows if r.kind == "file")
-        return SearchListing("matches", tuple(rows), shown, max(total or 0, shown), files)
+        return _bounded(SearchListing("matches", tuple(rows), shown, max(total or 0, shown), files))
     if meta.get("shape") == "paths":
         paths: Sequence[SearchRow] | None = _path_rows(meta.get("paths"))
         if paths is None:
             return None
-        return SearchListing("paths", tuple(paths), len(paths), max(total or 0, len(paths)), 0)
+        return _bounded(SearchListing("paths", tuple(paths), len(paths), max(total or 0, len(paths)), 0))
     return None

@@ -19,7 +19,7 @@ from dsh_inspect.forms.tool_asks import (
     WriteAsk,
     line_diff,
 )
-from dsh_inspect.forms.tool_outcomes import SEARCH_ROWS, SEARCH_SHOWN, search_listing, shell_exit
+from dsh_inspect.forms.tool_outcomes import SEARCH_CHARS, SEARCH_ROWS, SEARCH_SHOWN, search_listing, shell_exit
 from dsh_inspect.forms.tools import present_tool
 from dsh_inspect.model.frozen import freeze
 
@@ -174,6 +174,7 @@ def test_a_glob_result_lists_its_paths() -> None:
         {"shape": "tree", "paths": []},
         {"shape": "paths", "paths": ["a", 1]},
         {"shape": "paths", "paths": ["a"] * (SEARCH_ROWS + 1)},
+        {"shape": "paths", "paths": ["a" * (SEARCH_CHARS // 2 + 1)] * 2},  # more text than a card lists
         {"shape": "matches", "files": [{"path": "a", "matches": [{"lineNumber": 0, "line": "x"}]}]},
         {"shape": "matches", "files": [{"path": "a", "matches": [{"lineNumber": 1}]}]},
         {"shape": "matches", "files": [{"matches": []}]},
