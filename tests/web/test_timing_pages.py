@@ -106,4 +106,15 @@ def test_the_model_calls_table_gives_each_steps_duration_and_ttft_and_sorts_by_t
     assert select(page, "[data-sort-column=duration]")[0].get("aria-sort") == "descending"
     first = select(page, "[data-step-row]")[0]
     assert [text_of(td) for td in select(first, "td")[2:4]] == ["82 ms", "54 ms"]
-    assert client.get(f"/api/sessions/{COMPACTED}/steps", params={"sort": "cost"}).status_code == 422
+    assert client.get(f"/api/sessions/{COMPACTED}/steps", params={"sort": "tokens"}).status_code == 422
+
+
+def test_the_model_calls_table_gives_each_steps_cost_as_the_session_twin_sums_it(client: httpx.Client) -> None:
+    twin = client.get(f"/api/sessions/{COMPACTED}/steps", params={"sort": "cost"}).json()
+    summed = {s["key"]: s["total"] for s in client.get(f"/api/sessions/{COMPACTED}").json()["cost"]["steps"]}
+    assert twin["currency"] == "USD"
+    assert [(s["key"], s["cost"]["total"]) for s in twin["steps"]] == sorted(summed.items(), key=lambda kv: -kv[1])
+    page = parse(client.get(f"/sessions/{COMPACTED}/steps").text)
+    assert text_of(select(page, "[data-sort-column=cost]")[0]) == "Cost (USD)"
+    cells = [text_of(td) for td in select(page, "[data-step-cost]")]
+    assert cells[0] == "0.0000376" and len(cells) == 5

@@ -728,6 +728,7 @@ class StepBudgetJson(Twin):
     usage: UsageJson | None
     duration_ms: int | None = None  # step/start to step/end; null while open or without times
     ttft_ms: int | None = None  # its answer's wait for the first token
+    cost: dict[str, Any] | None = None  # its calls' `total` (in the window's `currency`) and `unknownCalls`
 
 
 class BudgetJson(Twin):
@@ -739,6 +740,7 @@ class BudgetJson(Twin):
     previous_from: int | None
     next_from: int | None
     context_window: int | None  # the latest route's window, when logged
+    currency: str = "USD"  # the steps' costs'
     steps: list[StepBudgetJson]
     shrinks: list[ShrinkJson]
 

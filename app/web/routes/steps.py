@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
@@ -19,6 +19,7 @@ from ...history.usage import Budget, StepBudget, session_budget
 from ...model.values import Message
 from ...sessions.keys import session_url
 from ..present.budget_chart import budget_chart
+from ..present.cost import cost_of
 from ..present.model_views import (
     Paging,
     budget_json,
@@ -61,19 +62,28 @@ def _window(budget: Budget, start: int | None) -> tuple[Budget, Paging]:
     return Budget(budget.steps[first:end], shrinks, budget.context_window), paging
 
 
-# `?sort=`: the steps slowest first, by their duration or their answer's time to first token (history/spend/timing.py)
-StepSort = Annotated[str, Query(pattern="^(|duration|ttft)$", description="`duration` or `ttft`: slowest first")]
+# `?sort=`: the steps slowest or costliest first, by their duration, their answer's time to first token or their
+# calls' cost (history/spend/)
+StepSort = Annotated[
+    str, Query(pattern="^(|duration|ttft|cost)$", description="`duration`, `ttft` or `cost`: the most first")
+]
 
 
-def _sorted(budget: Budget, times: Mapping[str, StepTime], by: str) -> Budget:
-    """The steps slowest first by `by`, those without the figure last; a sorted table places no shrinks."""
+def _sorted(budget: Budget, figures: Mapping[str, float | None]) -> Budget:
+    """The steps by their figure, the most first, those without one last; a sorted table places no shrinks."""
 
-    def figure(step: StepBudget) -> int:
-        found = times.get(step.key)
-        value = None if found is None else found.duration_ms if by == "duration" else found.ttft_ms
+    def figure(step: StepBudget) -> float:
+        value = figures.get(step.key)
         return -1 if value is None else value
 
     return Budget(tuple(sorted(budget.steps, key=figure, reverse=True)), (), budget.context_window)
+
+
+def _figures(times: Mapping[str, StepTime], costs: Mapping[str, dict[str, Any]], by: str) -> dict[str, float | None]:
+    """Each step's figure `by` (`duration`, `ttft`, `cost`) sorts by."""
+    if by == "cost":
+        return {key: c["total"] for key, c in costs.items()}
+    return {key: t.duration_ms if by == "duration" else t.ttft_ms for key, t in times.items()}
 
 
 def _step_paging(paging: Paging) -> dict[str, int | None]:
@@ -97,15 +107,18 @@ def budget_window(
     # so pages compare
     budget = _budget(state, session)
     times = {s.key: s for s in timing_of(state, session.entry).steps}
+    priced = cost_of(state, session.entry).detail_json()
+    costs = {s["key"]: {"total": s["total"], "unknownCalls": s["unknownCalls"]} for s in priced["steps"]}
     if sort:
-        budget = _sorted(budget, times, sort)
+        budget = _sorted(budget, _figures(times, costs, sort))
     window, paging = _window(budget, 0 if sort and start is None else start)
     if wants_twin(request):
         found = budget_json(window)
         for step in found["steps"]:
             if (timed := times.get(step["key"])) is not None:
                 step.update(durationMs=timed.duration_ms, ttftMs=timed.ttft_ms)
-        return BudgetJson.model_validate({**_step_paging(paging), **found})
+            step["cost"] = costs.get(step["key"])
+        return BudgetJson.model_validate({**_step_paging(paging), **found, "currency": priced["currency"]})
     base = session_url(session.entry.key)
     first = paging["from"] or 0
     chart = None if sort else budget_chart(window, first, budget.peak, lambda step: f"{base}/steps/{step}", t)
@@ -119,6 +132,8 @@ def budget_window(
         chart=chart,
         sort=sort,
         took={key: (duration(s.duration_ms), duration(s.ttft_ms)) for key, s in times.items()},
+        costs=costs,
+        currency=priced["currency"],
     )
 
 
