@@ -35,7 +35,7 @@ from .present.cost import cost_cell
 from .present.folds import Fold, fold_runs
 from .present.model_views import message_url
 from .present.rows import duration
-from .present.strings import Strings, count, strings_for
+from .present.strings import LANGUAGES, Strings, count, strings_for
 from .present.wording import WORDS
 from .read_ahead import ReadAhead
 from .sign_in import SignIn
@@ -162,7 +162,18 @@ class WebState:
     def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
         t = language(request)
         context = {"t": t, "lang": t.lang, "who": identity(request), **context}
-        return self.templates.TemplateResponse(request, name, context)
+        response = self.templates.TemplateResponse(request, name, context)
+        asked = request.query_params.get(LANG_PARAM)
+        if asked in LANGUAGES and request.cookies.get(LANG_COOKIE) != asked:  # the reader's choice, remembered
+            response.set_cookie(
+                LANG_COOKIE,
+                asked,
+                max_age=LANG_DAYS * 86_400,
+                httponly=True,
+                samesite="lax",
+                secure=request.url.scheme == "https",
+            )
+        return response
 
     def size_of(self, entry: Entry) -> int | None:
         """The bytes of the session's log: its upload's as catalogued, else its file's on disk; None when
@@ -219,8 +230,19 @@ def web(request: Request) -> WebState:
     return state
 
 
+# The reader's language: `?lang=en|zh` on any page or twin (the top bar's switch), remembered by a page in a
+# cookie; without either, the browser's `Accept-Language`.
+LANG_PARAM = "lang"
+LANG_COOKIE = "dsh-inspect-lang"
+LANG_DAYS = 365
+
+
 def language(request: Request) -> Strings:
-    """The interface language the reader's browser prefers (`Accept-Language`)."""
+    """The interface language: the one `?lang=` asks for, else the one the reader chose before, else the one
+    the browser prefers (`Accept-Language`). An unknown code is no choice."""
+    for chosen in (request.query_params.get(LANG_PARAM), request.cookies.get(LANG_COOKIE)):
+        if chosen in LANGUAGES:
+            return LANGUAGES[chosen]
     return strings_for(request.headers.get("accept-language"))
 
 

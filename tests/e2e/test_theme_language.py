@@ -58,3 +58,22 @@ def test_chinese_strings_when_the_browser_prefers_chinese(browser: Browser, serv
     catalog.click()
     expect(page.locator("[data-context-entries-truncated]")).to_have_text("…还有 5 条")
     context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1440])
+def test_the_top_bars_switch_changes_the_language_and_it_stays(browser: Browser, server: str, width: int) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.goto(f"{server}/sessions/contexts")
+    switch = page.get_by_role("navigation", name="Language")
+    expect(switch.get_by_role("link")).to_have_text(["EN", "中文"])
+    switch.get_by_role("link", name="中文").click()
+    expect(page.locator("html")).to_have_attribute("lang", "zh-CN")
+    expect(page.get_by_role("button", name="上下文注入 AGENTS.md", exact=True)).to_be_visible()
+    page.get_by_role("link", name="会话", exact=True).click()  # the crumb to the list: no `?lang=` in its URL
+    expect(page.get_by_role("heading", level=1)).to_have_text("会话")
+    page.get_by_role("navigation", name="语言").get_by_role("link", name="EN").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Sessions")
+    page.goto(f"{server}/sessions/contexts")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    context.close()

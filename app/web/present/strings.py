@@ -1,7 +1,7 @@
 """The interface strings in English and Chinese (docs/ui.md §2.2 and ours).
 
-The language follows the browser's `Accept-Language`: Chinese when a `zh`
-range is preferred over every English one, English otherwise.
+The language is the reader's choice (`?lang=en|zh`, remembered: web/state.py `language`), else the
+browser's `Accept-Language`: Chinese when a `zh` range is preferred over every English one, English otherwise.
 """
 
 from __future__ import annotations
@@ -226,6 +226,7 @@ EN: dict[str, str] = {
     "app.title": "dsh-inspect",
     "app.sessions": "Sessions",
     "app.theme.toggle": "Switch between light and dark",
+    "app.language": "Language",
     "session.events": "{count} {count|event|events}",
     "session.messages": "{count} model-visible {count|message|messages}",
     "session.diagnostics": "{count} {count|diagnostic|diagnostics}",
@@ -857,6 +858,7 @@ ZH: dict[str, str] = {
     "message.compaction.completed": "已压缩 {items} 条历史记录（约 {tokens} tokens）",
     "app.sessions": "会话",
     "app.theme.toggle": "切换浅色与深色",
+    "app.language": "语言",
     "session.events": "{count} 个事件",
     "session.messages": "{count} 条模型可见消息",
     "session.diagnostics": "{count} 条诊断",
@@ -1259,6 +1261,7 @@ def choose_forms(text: str, values: Mapping[str, object]) -> str:
 
 ENGLISH = Strings("en", EN)
 CHINESE = Strings("zh", ZH)
+LANGUAGES = {"en": ENGLISH, "zh": CHINESE}  # by the code `?lang=` takes
 
 
 def _ranges(header: str) -> list[tuple[float, str]]:
