@@ -497,6 +497,12 @@ def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
     )
 
 
+def subagent_child(name: str, arguments: Any, result: Message | None) -> str | None:
+    """The session a subagent call names, from its call's arguments and its result message, as its tool row
+    links it (the timeline's subagent spans)."""
+    return _child_session(name, arguments, _result(result)[0])
+
+
 def _child_session(name: str, arguments: Any, result: tuple[ContentBlock, ...] | None) -> str | None:
     """The session a subagent call names: its `subagent_id` argument (a message sent to it), else the id
     a `subagent…` tool's result says it started. A foreground child's result is its answer alone: None."""

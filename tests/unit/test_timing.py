@@ -158,3 +158,11 @@ def test_corpus_compaction_and_its_command() -> None:
     assert command.label == "/compact" and command.start <= compaction.start
     assert compaction.end is not None and command.end is not None and compaction.end <= command.end
     assert len([s for s in timing.spans if s.kind == "idle"]) == 2
+
+
+def test_a_subagent_run_names_the_child_session_it_started() -> None:
+    demos = Path(__file__).resolve().parents[2] / "app/demo/sessions/--home-demo-project--"
+    timing = session_timing(load_path(demos / "demo-subagent-parent/session.jsonl"))
+    (subagent,) = [s for s in timing.spans if s.kind == "subagent"]
+    assert (subagent.label, subagent.child, subagent.duration_ms) == ("subagent", "demo-subagent-child", 37)
+    assert timing.total("tool") == 0, "a subagent's run is the subagent's time, not a tool's"

@@ -118,3 +118,15 @@ def test_the_model_calls_table_gives_each_steps_cost_as_the_session_twin_sums_it
     assert text_of(select(page, "[data-sort-column=cost]")[0]) == "Cost (USD)"
     cells = [text_of(td) for td in select(page, "[data-step-cost]")]
     assert cells[0] == "0.0000376" and len(cells) == 5
+
+
+def test_the_timeline_opens_the_subagents_sessions_each_on_its_own_timeline() -> None:
+    demos = Path(__file__).resolve().parents[2] / "app/demo/sessions"
+    with app_client([str(demos)]) as client:
+        page = parse(client.get("/sessions/demo-subagent-parent/timeline").text)
+        (link,) = select(page, "[data-subagent-lanes] a[data-subagent-timeline]")
+        assert (text_of(link), link.get("href")) == ("demo-subagent-child", "/sessions/demo-subagent-child/timeline")
+        assert text_of(link.parent) == "demo-subagent-child 37 ms"
+        spans = client.get("/api/sessions/demo-subagent-parent/timeline").json()["spans"]
+        assert [s["child"] for s in spans if s["kind"] == "subagent"] == ["demo-subagent-child"]
+        assert client.get(link.get("href")).status_code == 200

@@ -19,7 +19,7 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from ..calls import ModelCall, Step, call_index
-from ..row_facts import STREAMED_CHUNKS, request_start, wall_clock
+from ..row_facts import STREAMED_CHUNKS, request_start, subagent_child, wall_clock
 from ..session import SessionLog
 
 SpanKind = Literal["model", "tool", "command", "wait", "compaction", "idle", "subagent"]
@@ -203,7 +203,7 @@ class _Reader:
                 key = closing(self, seq)
                 found = opened.pop((_FAMILY[kind], key), None) if key is not None else None
                 if found is not None:
-                    yield self._span(kind, found, self.time(seq))
+                    yield self._span(kind, self._named_child(found, seq), self.time(seq))
         for (family, _), found in opened.items():
             yield self._span(_FAMILY_CLOSER[family], found, None)
 
@@ -212,6 +212,15 @@ class _Reader:
         A standalone compaction (between turns) is not the turn's."""
         for key in [k for k in opened if k[0] != "compaction"]:
             yield self._span(_FAMILY_CLOSER[key[0]], opened.pop(key), self.time(seq))
+
+    def _named_child(self, opened: _Opened, result: int) -> _Opened:
+        """A subagent tool's run with the child session its call or result names (as its tool row links it)."""
+        if _tool_kind(opened.label) != "subagent" or self.types[result] != "tool/result":
+            return opened
+        call, answer = self.log.event(opened.seq).data, self.log.event(result).message
+        arguments = call.get("arguments") if isinstance(call, dict) else None
+        named = subagent_child(opened.label, arguments, answer)
+        return opened if named is None else _Opened(opened.seq, opened.label, named, opened.step)
 
     def _span(self, closer: str, opened: _Opened, end: int | None) -> Span:
         kind = _SPAN_KIND[closer](opened.label)

@@ -168,3 +168,25 @@ def ranking(timing: Timing, anchor: Callable[[int], str | None]) -> dict[str, li
             if (took := duration(s.duration_ms))
         ],
     }
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentLane:
+    """A child session the timeline opens: its id, its timeline, and what the spans that ran it took."""
+
+    id: str
+    url: str
+    took: Phrase | None
+
+
+def subagent_lanes(timing: Timing, children: list[dict[str, Any]]) -> list[SubagentLane]:
+    """The subagent sessions loaded with this one (`related_sessions`' children), each with its timeline's URL
+    and the time of the subagent spans that name it (None when none does: a child the log names otherwise)."""
+    spent: dict[str, int] = {}
+    for span in timing.spans:
+        if span.kind == "subagent" and span.child is not None and span.duration_ms is not None:
+            spent[span.child] = spent.get(span.child, 0) + span.duration_ms
+    return [
+        SubagentLane(str(c["id"] or c["key"]), f"{c['url']}/timeline", duration(spent.get(str(c["id"]))))
+        for c in children
+    ]

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from ..present.entries import related_sessions
 from ..present.request_index import page_head
-from ..present.timeline import anchors_of, header_figures, page_spans, ranking, timeline_json, timing_of
+from ..present.timeline import (
+    anchors_of,
+    header_figures,
+    page_spans,
+    ranking,
+    subagent_lanes,
+    timeline_json,
+    timing_of,
+)
 from ..present.twins import TimelineJson
-from ..state import Lang, ReadSession, State
+from ..state import Lang, ReadSession, State, Who
 from ..views import Served, page_and_twin, wants_twin
 
 router = APIRouter()
@@ -20,7 +29,7 @@ router = APIRouter()
     summary="Where a session's time went: its spans, their totals, its slowest steps and tool runs",
     name="api_timeline",
 )
-def timeline(request: Request, state: State, session: ReadSession, t: Lang) -> Served[TimelineJson]:
+def timeline(request: Request, state: State, session: ReadSession, t: Lang, who: Who) -> Served[TimelineJson]:
     """Every span (`model`, `tool`, `command`, `wait`, `compaction`, `idle`, `subagent`), times in ms since the
     epoch, each with the row anchor `?at=` opens; the totals and the slowest steps and tool runs."""
     timing, anchor = timing_of(state, session.entry), anchors_of(state, session.entry)
@@ -37,4 +46,7 @@ def timeline(request: Request, state: State, session: ReadSession, t: Lang) -> S
         figures=header_figures(timing),
         drawn=drawn,
         ranked=ranking(timing, anchor),
+        # its subagents' sessions loaded with it, each a timeline of its own to open, with what the spans that
+        # ran it took
+        subagents=subagent_lanes(timing, related_sessions(state, session.entry, session.log, who)["children"]),
     )
