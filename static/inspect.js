@@ -73,13 +73,16 @@ document.addEventListener("keydown", (event) => {
 });
 
 // Copy buttons (templates/rows/_copy.html), on the served page and in a one-file export: a button copies
-// its data-copy-text, or the text of what its data-copy-from selector finds in its row (never markup, and
-// not a capped body's footer), then reads "Copied" for a moment, announced. Caught before the row's own
+// its data-copy-text, the whole address of its data-copy-link (a row's permalink), or the text of what its
+// data-copy-from selector finds in its row (never markup, and not a capped body's footer), then reads
+// "Copied" for a moment, announced. Caught before the row's own
 // click: a path button in a header copies, it does not toggle the row.
 /** @param {Element} button @returns {string} */
 function copiedText(button) {
   const text = button.getAttribute("data-copy-text");
   if (text !== null) return text;
+  const link = button.getAttribute("data-copy-link");
+  if (link !== null) return new URL(link, location.href).href;
   const scope = button.closest(".flow-item") || document;
   /** @type {string[]} */
   const parts = [];

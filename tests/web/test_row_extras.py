@@ -52,7 +52,8 @@ def tool_row(page: list[FlowRow], name: str) -> Tag:
 
 
 def copies(markup: Tag) -> list[tuple[str, str]]:
-    """Each copy button's way of copying (`text` or `from`) and what: its text, or its source selector."""
+    """Each copy button's way of copying (`text`, `link` or `from`) and what: its text, the address it makes
+    whole, or its source selector."""
     out = []
     for button in select(markup, "button[data-copy]"):
         assert button["type"] == "button" and button["data-copied-label"] == "Copied"
@@ -60,6 +61,8 @@ def copies(markup: Tag) -> list[tuple[str, str]]:
         assert button.get("aria-label") == button.get("data-label") or text_of(button) == button["data-copy-text"]
         if button.has_attr("data-copy-text"):
             out.append(("text", str(button["data-copy-text"])))
+        elif button.has_attr("data-copy-link"):
+            out.append(("link", str(button["data-copy-link"])))
         else:
             out.append(("from", str(button["data-copy-from"])))
     return out
@@ -74,6 +77,9 @@ def sources(row: Tag, selector: str) -> list[str]:
 def test_message_text_is_copied_from_what_the_row_shows(page: list[FlowRow]) -> None:
     (user,) = rows_of(page, "user")
     assert copies(user.element)[0] == ("from", "[data-user-text] [data-copy-source]")
+    # and its permalink, a button of its own beside the id (the id copies the id)
+    anchor = one(user.element, "[data-row-message]")["href"]
+    assert ("link", f"/sessions/{PARENT}{anchor}") in copies(user.element)
     assert sources(user.element, "[data-user-text] [data-copy-source]") == ["Say hello & <wave>"]
     answer = rows_of(page, "assistant-step")[0].element
     assert copies(answer.select_one(".row-actions"))[0] == ("from", "[data-copy-source]")

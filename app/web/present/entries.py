@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from ...access import OPEN, Identity, project_of
@@ -14,8 +15,15 @@ from .clock import WallClock
 from .generation_facts import current_generations
 
 
+def project_name(cwd: str | None) -> str | None:
+    """What a session's project is called where there is little room (the list, the session's head): its
+    folder's own name, or the whole path when that has none."""
+    return (posixpath.basename(cwd.rstrip("/")) or cwd) if cwd else None
+
+
 def entry_json(entry: Entry) -> dict[str, Any]:
     header = entry.header or {}
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
     return {
         "key": entry.key,
         "id": entry.session_id,
@@ -25,7 +33,8 @@ def entry_json(entry: Entry) -> dict[str, Any]:
         "unique": entry.unique,  # the key that names this copy alone, whatever else is loaded
         "download": f"{session_url(entry.key)}/raw",
         "upload": entry.upload,
-        "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else None,
+        "cwd": cwd,
+        "projectName": project_name(cwd),
         "createdAt": header.get("createdAt"),
         "parentSession": header.get("parentSession"),
     }

@@ -4,7 +4,6 @@ is shown the facts without their text."""
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Hashable
 from typing import Any
 
@@ -12,7 +11,7 @@ from ...access import Identity
 from ...sessions.registry import Entry, file_version
 from ..state import WebState
 from .clock import WallClock
-from .entries import entry_json
+from .entries import entry_json, project_name
 
 # what a summary holds of the log's text, which only a reader that may `read` is shown (`error`, which may
 # quote the log, is left out too)
@@ -75,7 +74,7 @@ def listed_row(entry: Entry, found: dict[str, Any] | None, content: bool) -> dic
         **entry_json(entry),
         "created": created(entry),
         "project": cwd or None,
-        "projectName": posixpath.basename(cwd.rstrip("/")) or cwd or None,
+        "projectName": project_name(cwd),
         "labels": list(entry.labels),  # its uploads' (none for a session served from disk)
         "title": shown_title(entry, found) if content else None,
         "summary": withheld(found, content) if found is not None else None,

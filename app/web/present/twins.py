@@ -329,6 +329,7 @@ class SessionJson(WindowJson):
     download: str
     upload: str | None
     cwd: str | None
+    project_name: str | None  # the cwd's own folder name (present/entries.py project_name)
     created_at: Any  # the header's, as logged
     parent_session: Any  # the header's, as logged
     header: dict[str, Any] | None  # as logged, after dsh's upgrades: a newer harness may add any field
@@ -415,6 +416,7 @@ class EntryJson(Twin):
     download: str
     upload: str | None
     cwd: str | None
+    project_name: str | None  # the cwd's own folder name (present/entries.py project_name)
     created_at: Any  # the header's, as logged
     parent_session: Any  # the header's, as logged
 
@@ -454,7 +456,6 @@ class ListedJson(EntryJson):
 
     created: str | None
     project: str | None
-    project_name: str | None
     labels: list[str]  # every label of every upload of it (`push --label`); none for a session served from disk
     title: str | None  # None for an identity that may list but not read (`metrics`): its id stands in
     summary: SummaryJson | None  # None until the log is read (`summaries` asks for every one)
