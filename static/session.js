@@ -6,6 +6,7 @@
 // in place; only when that fails is the page opened at row `index` (with `params`).
 import { reveal } from "./folds.js";
 import { request } from "./request.js";
+import { fill } from "./wording.js";
 
 /**
  * A row brought into view: its element, a promise of it (null when it is not there), or null.
@@ -289,7 +290,8 @@ function showSession(head, flow) {
     location.assign(`${base}?${p.toString()}#${encodeURIComponent(anchor)}`);
   }
 
-  // The row at `anchor` marked and scrolled to, its window fetched first when it is not loaded.
+  // The row at `anchor` marked and scrolled to, its window fetched first when it is not loaded. An anchor no
+  // row has, with no place to fall back on (a permalink's hash), is said to be missing.
   /** @type {Opener} */
   function open(anchor, index, extra) {
     const el = document.getElementById(anchor);
@@ -298,11 +300,47 @@ function showSession(head, flow) {
       const found = shown ? document.getElementById(anchor) : null;
       if (found) mark(found);
       return found;
-    }, () => {
+    }, (/** @type {Error} */ failed) => {
       if (typeof index === "number") openWindowAt(index, anchor, extra);
+      else if (failed.message === "404") noteMissing(anchor);
       return null;
     });
   }
+
+  // The note a `?at=` naming no row gets from the server (session.html), for a hash naming none.
+  /** @param {string} anchor */
+  function noteMissing(anchor) {
+    const pattern = flow.getAttribute("data-at-missing-pattern");
+    if (!pattern) return;
+    let note = document.querySelector("[data-at-missing]");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "at-missing";
+      note.setAttribute("role", "note");
+      note.setAttribute("data-at-missing", "");
+      flow.before(note);
+    }
+    note.textContent = fill(pattern, { anchor });
+  }
+
+  // The next (`by` 1) or previous (-1) row of a kind, from the row marked or else the first on screen: the
+  // session's search lists them all, loaded or not (a long session's rows are not all in the page).
+  const api = `/api${base}/search`;
+  /** @param {string} facet a search's parameters (`kind=turn`, `errors=true`) @param {number} by */
+  function goTo(facet, by) {
+    const rows = Array.from(flow.querySelectorAll(".flow-item[data-seq]")).filter((r) => r.getClientRects().length > 0);
+    const here = rows.find((r) => r.hasAttribute("data-current")) || rows.find((r) => r.getBoundingClientRect().bottom > 0);
+    const seq = here ? Number(here.getAttribute("data-seq")) : -1;
+    request(`${api}?${facet}`)
+      .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+      .then((/** @type {{ matches: { anchor: string, index: number, seq: number }[] }} */ found) => {
+        const list = by > 0 ? found.matches : found.matches.slice().reverse();
+        const next = list.find((m) => m.anchor !== here?.id && (by > 0 ? m.seq >= seq : m.seq <= seq));
+        if (next) open(next.anchor, next.index);
+      }, () => { /* the page stays as it is */ });
+  }
+  /** @type {Record<string, string>} a key (its Shift form going back) → the rows it steps through */
+  const KINDS = { t: "kind=turn", e: "errors=true", c: "kind=tool-call" };
 
   // The session's end in view, its last window fetched first when the page does not hold it.
   function openEnd() {
@@ -315,7 +353,12 @@ function showSession(head, flow) {
     const target = event.target;
     if (target instanceof Element && target.closest("input, select, textarea, [contenteditable]")) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (event.key === "End" || event.key === "G") { event.preventDefault(); openEnd(); }
+    if (event.key === "End" || event.key === "G") { event.preventDefault(); openEnd(); return; }
+    const facet = KINDS[event.key.toLowerCase()];
+    if (facet && !document.querySelector("dialog[open]")) {
+      event.preventDefault();
+      goTo(facet, event.key === event.key.toLowerCase() ? 1 : -1);
+    }
   });
   const latest = document.querySelector("[data-latest]");
   if (latest) latest.addEventListener("click", (event) => { event.preventDefault(); openEnd(); });

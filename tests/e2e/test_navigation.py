@@ -8,9 +8,11 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from dsh_inspect.log.writer import append_batch
+from dsh_inspect.testing.plugin import PAGE_WATCH
 from playwright.sync_api import Page, expect
 
 from tests.support.builders import LogBuilder, header
@@ -19,6 +21,7 @@ from tests.support.server import live_server, twin_rows
 pytestmark = pytest.mark.browser
 
 TURNS = 80  # 640 rows: about 4,800 elements if the page kept them all
+FAULTS, FAILED = 14, (2, 11)  # a session whose turns 2 and 11 read a file that is gone: the second past a window
 WINDOW = 40  # the `window_rows` setting: 16 windows
 DOM_LIMIT = 3000
 
@@ -36,6 +39,12 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = root / "long" / "session.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("long"), *long_log().events]))
+    faults = LogBuilder()
+    for turn in range(1, FAULTS + 1):
+        faults.turn(turn, f"prompt number {turn}", failed=turn in FAILED)
+    path = root / "faults" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("faults"), *faults.events]))
     return root
 
 
@@ -209,3 +218,69 @@ def test_the_end_opened_in_place_receives_live_rows(page: Page, tmp_path: Path) 
         row = page.get_by_text("a prompt written after the page opened", exact=True)
         expect(row).to_be_in_viewport(timeout=10000)
         page.goto("about:blank")  # the live stream ends before its server does
+
+
+def marked(page: Page) -> Any:
+    return page.locator(".flow-item[data-current]")
+
+
+def found(server: str, session: str, facet: str) -> list[str]:
+    """The anchors of the rows the session's search lists for `facet`, in order."""
+    with httpx.Client() as client:
+        return [m["anchor"] for m in client.get(f"{server}/api/sessions/{session}/search?{facet}").json()["matches"]]
+
+
+@pytest.mark.parametrize(("key", "facet"), [("t", "kind=turn"), ("e", "errors=true"), ("c", "kind=tool-call")])
+def test_keys_step_to_the_next_and_previous_turn_error_and_tool_call(
+    page: Page, server: str, key: str, facet: str
+) -> None:
+    wanted = found(server, "faults", facet)
+    page.goto(f"{server}/sessions/faults")
+    page.evaluate("window.__navigationMark = true")
+    steps = min(len(wanted), 5)  # far enough to open a window the page did not hold
+    first = 1 if key == "t" else 0  # the first turn is the row on screen already: `t` goes on to the second
+    for n in range(first, steps):
+        page.keyboard.press(key)
+        expect(marked(page)).to_have_attribute("id", wanted[n])
+        expect(marked(page)).to_be_in_viewport()
+    page.keyboard.press(f"Shift+{key.upper()}")
+    expect(marked(page)).to_have_attribute("id", wanted[steps - 2])
+    expect(marked(page)).to_be_in_viewport()
+    same_document(page)
+
+
+def test_the_turn_keys_cross_windows_in_place(page: Page, server: str, rows: list[dict[str, Any]]) -> None:
+    turns = [r["anchor"] for r in rows if r["kind"] == "turn"]
+    page.goto(f"{server}/sessions/long#{turns[40]}")
+    page.evaluate("window.__navigationMark = true")
+    expect(marked(page)).to_have_attribute("id", turns[40])
+    page.keyboard.press("Shift+T")
+    expect(marked(page)).to_have_attribute("id", turns[39])
+    for n in range(40, 47):  # past the window's end and on
+        page.keyboard.press("t")
+        expect(marked(page)).to_have_attribute("id", turns[n])
+    expect(marked(page)).to_be_in_viewport()
+    same_document(page)
+
+
+def test_a_hash_naming_no_row_says_so_as_at_does(page: Page, server: str, request: pytest.FixtureRequest) -> None:
+    page.goto(f"{server}/sessions/long?at=msg-not-here")
+    said = page.locator("[data-at-missing]").text_content()
+    assert said == "No row msg-not-here in this session: it is shown from the start."
+    page.goto(f"{server}/sessions/long#msg-not-here")
+    expect(page.locator("[data-at-missing]")).to_have_text(said)
+    expect(page.locator("[data-at-missing]")).to_have_attribute("role", "note")
+    # Chromium logs the window's refused request (404: no such row) as a console error: expected, and only that
+    watch = request.node.stash[PAGE_WATCH]
+    assert all("status of 404" in p for p in watch.problems), watch.problems
+    watch.problems.clear()
+
+
+def test_question_mark_lists_every_key_that_works(page: Page, server: str) -> None:
+    page.goto(f"{server}/sessions/long")
+    page.keyboard.press("?")
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    keys = dialog.locator("dt kbd").all_text_contents()
+    assert keys == ["/", "Esc", "j", "k", "t", "T", "e", "E", "c", "C", "End", "G", "Enter", "Space", "?"]
+    expect(dialog).to_contain_text("Next turn; with Shift, the previous")
+    expect(dialog).to_contain_text("The session's end, as the Latest button opens it")

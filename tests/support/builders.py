@@ -78,7 +78,8 @@ class LogBuilder:
             sourceEventSeqs=[call["seq"]],
         )
 
-    def turn(self, turn: int, prompt: str = "Read a.txt please", *, close: bool = True) -> None:
+    def turn(self, turn: int, prompt: str = "Read a.txt please", *, close: bool = True, failed: bool = False) -> None:
+        """A turn of two steps: the model reads a.txt (its result an error when `failed`), then answers."""
         self.add("turn/start", {"turn": turn})
         self.add("step/start", {"turn": turn, "step": 1})
         self.user(prompt)
@@ -89,7 +90,7 @@ class LogBuilder:
         self.assistant(
             turn, 1, [{"type": "tool-call", "id": call_id, "name": "read", "arguments": '{"file_path": "a.txt"}'}]
         )
-        self.tool_round(turn, 1, call_id, "alpha")
+        self.tool_round(turn, 1, call_id, "Error: a.txt is gone" if failed else "alpha", is_error=failed)
         self.add("step/end", {"turn": turn, "step": 1})
         self.add("step/start", {"turn": turn, "step": 2})
         self.assistant(turn, 2, [{"type": "text", "text": "The file says alpha."}])
