@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from ..calls import call_index
+from ..calls import CallIndex, call_index
 from ..row_facts import wall_clock
 from ..session import SessionLog
 from ..tokens import Usage
@@ -159,12 +159,13 @@ def price_data() -> tuple[str, str, str]:
     return LIBRARY, _library_version(), _newest_price_date()
 
 
-def session_cost(log: SessionLog, prices: Prices) -> Cost:
-    """Every answered call of `log` with a logged usage, priced."""
+def session_cost(log: SessionLog, prices: Prices, calls: CallIndex | None = None) -> Cost:
+    """Every answered call of `log` with a logged usage, priced; `calls` its model calls when the caller keeps
+    them."""
     url = _base_url(log)
     fallback = log.header.created_at if log.header and log.header.created_at else None
     out = []
-    for step in call_index(log).steps:
+    for step in (calls or call_index(log)).steps:
         for call in step.calls:
             if call.message is None or call.usage is None:
                 continue

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
-from ..calls import ModelCall, Step, call_index
+from ..calls import CallIndex, ModelCall, Step, call_index
 from ..row_facts import STREAMED_CHUNKS, request_start, subagent_child, wall_clock
 from ..session import SessionLog
 
@@ -136,13 +136,14 @@ def session_wall(log: SessionLog) -> tuple[int | None, int]:
     return wall, backwards
 
 
-def session_timing(log: SessionLog) -> Timing:
-    """Every span of `log`, read from its stored events (the crash closers close nothing: see the module)."""
+def session_timing(log: SessionLog, calls: CallIndex | None = None) -> Timing:
+    """Every span of `log`, read from its stored events (the crash closers close nothing: see the module);
+    `calls` its model calls when the caller keeps them."""
     stored = log.stored_count
     if stored == 0 or wall_clock(log.event(0).time) is None:
         return NO_TIMING
     reader = _Reader(log, stored)
-    steps = call_index(log).steps
+    steps = (calls or call_index(log)).steps
     spans = [*_model_spans(reader, steps), *reader.paired_spans()]
     spans.sort(key=lambda s: (s.start, s.seq))
     step_times = tuple(_step_time(reader, step, spans) for step in steps if step.start < stored)

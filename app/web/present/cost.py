@@ -1,27 +1,17 @@
-"""What a session cost, as its pages and twins give it: priced once per file version with the server's prices
-(`--prices`, `--currency`), worded for the header and the list (history/spend/cost.py prices the calls)."""
+"""What a session cost, worded for the header, the list and the model-calls table (history/spend/cost.py prices
+the calls; present/timeline.py `cost_of` keeps them priced per file version). The state names two of these for
+its templates, so this module imports no state."""
 
 from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-from ...history.spend.cost import Cost, Prices, price_data, session_cost
-from ...sessions.registry import Entry
+from ...history.spend.cost import Prices, price_data
 from .strings import Phrase, phrase
-
-if TYPE_CHECKING:  # the state imports this module's wording for its templates
-    from ..state import WebState
 
 SIGNIFICANT = 3  # digits an amount keeps below a cent: a session of a few calls costs fractions of one
 CENT = Decimal("0.01")
-
-
-def cost_of(state: WebState, entry: Entry) -> Cost:
-    """The session's calls priced, once per file version."""
-    prices = state.settings.prices()
-    return state.registry.derived(entry.key, "cost", lambda log: session_cost(log, prices))
 
 
 def amount(total: Decimal | float, currency: str | None = None) -> str:

@@ -1,5 +1,6 @@
-"""Where a session's time went, as its pages and twins give it: the header's figures, the timeline's spans with
-the row each opens (`?at=`), and the slowest steps and tool runs (history/spend/timing.py works the spans out)."""
+"""Where a session's time and money went, as its pages and twins give it: its spans and its cost kept per file
+version, the header's figures, the timeline's spans with the row each opens (`?at=`), and the slowest steps and
+tool runs (history/spend/ works them out)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...history.calls import CallIndex, call_index
+from ...history.spend.cost import Cost, session_cost
 from ...history.spend.timing import SPAN_KINDS, Span, SpanKind, Timing, session_timing
 from ...sessions.registry import Entry
 from ...sessions.transcript import Transcript
@@ -21,9 +24,21 @@ SLOWEST = 10  # steps and tool runs the ranking names
 HEADER_KINDS: tuple[SpanKind, ...] = ("model", "tool", "wait")  # what the session header sums besides the wall time
 
 
+def calls_of(state: WebState, entry: Entry) -> CallIndex:
+    """The session's model calls, once per file version: its spans and its cost both read them."""
+    return state.registry.derived(entry.key, "calls", call_index)
+
+
+def cost_of(state: WebState, entry: Entry) -> Cost:
+    """The session's calls priced with the server's prices (`--prices`, `--currency`), once per file version."""
+    prices, calls = state.settings.prices(), calls_of(state, entry)
+    return state.registry.derived(entry.key, "cost", lambda log: session_cost(log, prices, calls))
+
+
 def timing_of(state: WebState, entry: Entry) -> Timing:
     """The session's spans, worked out once per file version."""
-    return state.registry.derived(entry.key, "timing", session_timing)
+    calls = calls_of(state, entry)
+    return state.registry.derived(entry.key, "timing", lambda log: session_timing(log, calls))
 
 
 def anchor_finder(t: Transcript) -> Callable[[int], str | None]:

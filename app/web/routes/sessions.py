@@ -18,12 +18,12 @@ from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ...sessions.session_search import search
 from ...sessions.transcript import END, Paging, Transcript
-from ..present.cost import cost_of, cost_phrase, source_phrase
+from ..present.cost import cost_phrase, source_phrase
 from ..present.entries import entry_json, related_sessions, versions_json
 from ..present.facts import session_json
 from ..present.generation_facts import generation_json, generation_of, newer_format_json
 from ..present.rows import RowView
-from ..present.timeline import header_figures, timing_of
+from ..present.timeline import cost_of, header_figures, timing_of
 from ..present.twins import (
     ContextRowJson,
     EventJson,

@@ -19,7 +19,6 @@ from ...history.usage import Budget, StepBudget, session_budget
 from ...model.values import Message
 from ...sessions.keys import session_url
 from ..present.budget_chart import budget_chart
-from ..present.cost import cost_of
 from ..present.model_views import (
     Paging,
     budget_json,
@@ -32,7 +31,7 @@ from ..present.request_index import page_head, requests_of, transcript_anchors, 
 from ..present.rows import duration
 from ..present.step_models import StepModel, rendered_messages, step_model
 from ..present.strings import Strings
-from ..present.timeline import timing_of
+from ..present.timeline import cost_of, timing_of
 from ..present.twins import BudgetJson, MessageBodyJson, MessagesJson, StepJson
 from ..state import Lang, ReadSession, State, WebState
 from ..views import Direction, From, MaybeFrom, Served, To, page_and_twin, wants_twin
