@@ -84,3 +84,11 @@ def test_every_corpus_call_with_usage_is_priced() -> None:
     for path in corpus.glob("*/*/session.jsonl.zstd"):
         cost = session_cost(load_path(path), Prices())
         assert cost.unknown == 0 and all(c.total is not None and c.total > 0 for c in cost.calls)
+
+
+def test_a_route_whose_base_url_the_log_names_is_priced_by_that_url(tmp_path: Path) -> None:
+    route = {"type": "request/context", "data": {"provider": "my-gateway", "model": "deepseek-v4-flash"}}
+    route["data"]["baseUrl"] = "https://api.deepseek.com/v1"
+    calls = one_call(provider="my-gateway")
+    cost = session_cost(timed_log(tmp_path, [*calls[:3], (1, route), *calls[3:]], start=NOON), Prices())
+    assert [(c.priced_by, c.total) for c in cost.calls] == [("url", per_million("0.15", "0.003", "0.6"))]
