@@ -1,6 +1,6 @@
 """A search never indexes sessions itself (issue 33): a worker does, a pass at a time, and a search waits for
 the pass it asked for at most `search_wait_ms`, then answers from what is indexed and says how many sessions
-are still pending. Here the wait is 1 ms, so the forty new sessions are still being indexed when the first
+are still pending. Here the wait is 1 ms, so the twelve new sessions are still being indexed when the first
 search answers: it says so, and the next searches find them all once the pass is done."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dsh_inspect.web.routes.search_across import FIND_EVERY
 from tests.support.server import app_client
 from tests.support.uploads import jsonl_bytes
 
-SESSIONS = 40
+SESSIONS = 12
 WAIT = 60
 
 
