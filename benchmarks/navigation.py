@@ -51,6 +51,19 @@ def time_to(page: Any, url: str, anchor: str) -> float:
     return time.perf_counter() - start
 
 
+def alternately(
+    page: Any, pages: dict[str, tuple[Any, ...]], runs: int, timed: Any
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each page's first load on its server (one sample), then the median of `runs` warm loads of each, taken
+    in turn so that all see the same machine: `timed(page, *how)` times one load of a page `how` names."""
+    cold = {name: timed(page, *how) for name, how in pages.items()}
+    times: dict[str, list[float]] = {name: [] for name in pages}
+    for _ in range(runs):
+        for name, how in pages.items():
+            times[name].append(timed(page, *how))
+    return cold, {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def largest_walking_forward(page: Any, url: str) -> tuple[int, int, int]:
     """The most elements and nodes the page holds at any step of a walk from its first window to its last,
     and the windows it loaded on the way."""
@@ -85,15 +98,10 @@ def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figur
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             # warm: the server has read and shown each once (the long log read whole, its last windows rendered)
-            cold = {name: time_to(page, url, anchor) for name, (url, anchor) in pages.items()}
-            times: dict[str, list[float]] = {name: [] for name in pages}
-            for _ in range(runs):  # alternately, so that all three see the same machine
-                for name, (url, anchor) in pages.items():
-                    times[name].append(time_to(page, url, anchor))
+            cold, median = alternately(page, pages, runs, time_to)
             elements, nodes, steps = largest_walking_forward(page, f"{base}/{LONG_ID}")
         finally:
             browser.close()
-    median = {name: statistics.median(ts) for name, ts in times.items()}
     figures = [
         Figure(
             f"last answer through ?at={how}, W1 long vs one-turn first screen (warm, Chromium)",

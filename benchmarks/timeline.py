@@ -8,7 +8,6 @@ each once); and the most elements the timeline page holds at any zoom of a walk 
 
 from __future__ import annotations
 
-import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import orjson
 from dsh_inspect.testing.browser import CHROMIUM_ARGS, chromium_path
 
 from benchmarks.generate import LONG_ID, Workloads
-from benchmarks.navigation import IN_VIEW
+from benchmarks.navigation import IN_VIEW, alternately
 from benchmarks.run import Budget, Figure, get, ms, serve
 
 DRAWN = "() => document.querySelector('[data-timeline][data-timeline-ready]') !== null"
@@ -59,15 +58,10 @@ def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figur
         browser = p.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            cold = {name: time_to(page, *how) for name, how in pages.items()}  # warm: each shown once
-            times: dict[str, list[float]] = {name: [] for name in pages}
-            for _ in range(runs):  # alternately, so that both see the same machine
-                for name, how in pages.items():
-                    times[name].append(time_to(page, *how))
+            cold, median = alternately(page, pages, runs, time_to)  # warm: each shown once
             elements = largest_zooming(page, f"{base}/timeline")
         finally:
             browser.close()
-    median = {name: statistics.median(ts) for name, ts in times.items()}
     figures = [
         Figure(
             f"timeline drawn vs session page first screen, W1 long ({spans:,} spans; warm, Chromium)",
