@@ -130,3 +130,15 @@ def test_the_timeline_opens_the_subagents_sessions_each_on_its_own_timeline() ->
         spans = client.get("/api/sessions/demo-subagent-parent/timeline").json()["spans"]
         assert [s["child"] for s in spans if s["kind"] == "subagent"] == ["demo-subagent-child"]
         assert client.get(link.get("href")).status_code == 200
+
+
+def test_the_page_carries_a_bounded_number_of_spans_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dsh_inspect.web.present.timeline.DRAWN_MOST", 3)
+    demos = Path(__file__).resolve().parents[2] / "app/demo/sessions"
+    with app_client([str(demos)]) as client:
+        page = parse(client.get("/sessions/demo-tools/timeline").text)
+        assert len(orjson.loads(select(page, "[data-timeline-data]")[0].text)["spans"]) == 3
+        assert text_of(select(page, "[data-timeline-cut]")[0]) == (
+            "The first 3 of 11 spans are drawn; the JSON twin has every one."
+        )
+        assert len(client.get("/api/sessions/demo-tools/timeline").json()["spans"]) == 11

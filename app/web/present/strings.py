@@ -426,6 +426,7 @@ EN: dict[str, str] = {
     "timeline.state.open": "still running when the log ends",
     "timeline.state.backwards": "the clock ran backwards",
     "timeline.none": "This log carries no times: nothing to draw.",
+    "timeline.cut": "The first {shown} of {total} spans are drawn; the JSON twin has every one.",
     "timeline.keys": "Hover or focus a span for its figures; click or press Enter to open its row. "
     "Zoom: + and − or the mouse wheel; pan: Shift+← and Shift+→ or drag; ← and → step through the spans; "
     "0 fits it all.",
@@ -790,6 +791,7 @@ ZH: dict[str, str] = {
     "timeline.state.open": "日志结束时仍在运行",
     "timeline.state.backwards": "时钟倒退了",
     "timeline.none": "这个日志没有记录时间：没有可画的内容。",
+    "timeline.cut": "只画出了 {total} 个时间段中的前 {shown} 个；JSON 版本包含全部。",
     "timeline.keys": "悬停或聚焦一个时间段查看数据；点击或按 Enter 打开它的行。"
     "缩放：+ 和 − 或鼠标滚轮；平移：Shift+← 和 Shift+→ 或拖动；← 和 → 逐个切换时间段；0 显示全部。",
     "timeline.slowest": "最慢的步",

@@ -21,6 +21,9 @@ from .windows import transcript
 from .wording import WORDS
 
 SLOWEST = 10  # steps and tool runs the ranking names
+# spans the page carries at most (about 100 bytes each): a log's length may not make a page of any size; the
+# twin gives them all
+DRAWN_MOST = 20_000
 HEADER_KINDS: tuple[SpanKind, ...] = ("model", "tool", "wait")  # what the session header sums besides the wall time
 
 
@@ -146,6 +149,7 @@ def page_spans(timing: Timing, anchor: Callable[[int], str | None], t: Strings) 
     return {
         "lanes": [[SPAN_KINDS.index(kind), t(WORDS.lanes[kind])] for kind in kinds],
         "end": (timing.last or origin) - origin,
+        "total": len(timing.spans),
         "spans": [
             [
                 kinds.index(s.kind),
@@ -155,7 +159,7 @@ def page_spans(timing: Timing, anchor: Callable[[int], str | None], t: Strings) 
                 anchor(s.seq),
                 span_title(s, t),
             ]
-            for s in timing.spans
+            for s in timing.spans[:DRAWN_MOST]
         ],
     }
 
