@@ -70,6 +70,7 @@ def test_the_overview_sums_what_is_listed(client: httpx.Client) -> None:
     page = parse(client.get("/").text)
     parts = {el.get("data-overview"): text_of(el) for el in select(page, "[data-overview]")}
     assert parts["cost"] == "cost 0.000517 USD" and parts["slowest"] == "slowest 1 min 1 s"
+    assert parts["source"].startswith("genai-prices 0.") and "each call at its own time" in parts["source"]
     assert select(page, "[data-overview=slowest] a")[0].get("href") == overview["slowest"]["url"]
     zh = {
         el.get("data-overview"): text_of(el)

@@ -12,7 +12,7 @@ from ...history.spend.cost import Prices, price_source
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ..state import WebState
-from .cost import cost_phrase
+from .cost import cost_phrase, source_phrase
 from .listed import cached_summary
 from .rows import duration
 from .strings import Phrase, count, phrase
@@ -51,15 +51,15 @@ def models_read(state: WebState, entries: Iterable[Entry]) -> tuple[str, ...]:
     return tuple(sorted({m for s in found if s is not None for m in s.get("models") or ()}))
 
 
-def overview_phrases(found: dict[str, Any]) -> list[tuple[str, Phrase]]:
-    """The overview worded, part by part (each with its name for the page's markup); the count of sessions is
-    the list's own line."""
+def overview_phrases(found: dict[str, Any], prices: Prices) -> list[tuple[str, Phrase]]:
+    """The overview worded, part by part (each with its name for the page's markup), a cost with the prices it
+    used; the count of sessions is the list's own line."""
     parts: list[tuple[str, Phrase]] = []
     if found["read"] < found["sessions"]:
         parts.append(("read", phrase("overview.read", count=count(found["read"]))))
     parts.append(("tokens", phrase("overview.tokens", tokens=count(found["tokens"]))))
     if (cost := cost_phrase(found["cost"])) is not None:
-        parts.append(("cost", cost))
+        parts += [("cost", cost), ("source", source_phrase(prices))]
     for name, key, ms in (("median", "overview.median", "medianMs"), ("slowest", "overview.slowest", "slowestMs")):
         if (took := duration(found[ms])) is not None:
             parts.append((name, phrase(key, duration=took)))

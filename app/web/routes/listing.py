@@ -446,7 +446,7 @@ def index(request: Request, state: State, who: Who, choice: Choices, page: int =
     chosen = replace(choice, page=page)
     data = listing(state, chosen, who)
     shown = replace(chosen, page=data["page"])
-    words = overview_phrases(data["overview"])
+    words = overview_phrases(data["overview"], state.settings.prices())
     currency = data["overview"]["cost"]["currency"]
     return state.page(
         request, "index.html", **data, choice=shown, refresh_ms=REFRESH_MS, overview_words=words, currency=currency
