@@ -58,6 +58,7 @@ def test_each_span_is_its_events_times(tmp_path: Path) -> None:
     first, second = [s for s in timing.spans if s.kind == "model"]
     assert (first.start, first.first_token, first.end) == (T0 + 10, T0 + 310, T0 + 400)
     assert first.ttft_ms == 300 and first.duration_ms == 390 and first.step == "1.1"
+    assert first.decoding_ms == 400 - 310
     assert second.ttft_ms == 5900 - 5630 and second.duration_ms == 6000 - 5630
     tool = one(timing, "tool")
     assert (tool.label, tool.duration_ms, tool.step) == ("bash", 5610 - 405, "1.1")

@@ -66,6 +66,8 @@ def test_the_timeline_twin_gives_every_span_with_the_row_it_opens(client: httpx.
     for span in twin["spans"]:
         assert span["durationMs"] == span["end"] - span["start"] >= 0
         assert (span["ttftMs"] is not None) == (span["kind"] == "model")
+        if span["kind"] == "model":
+            assert span["ttftMs"] + span["decodingMs"] == span["durationMs"]
         page = client.get(f"/api/sessions/{COMPACTED}", params={"at": span["at"]}).json()
         assert page["atIndex"] is not None, f"{span['kind']} at {span['at']} opens a row"
     tools = [s for s in twin["spans"] if s["kind"] == "tool"]

@@ -62,6 +62,12 @@ class Span:
             return None
         return self.first_token - self.start
 
+    @property
+    def decoding_ms(self) -> int | None:
+        """A model call's time from its first token to its answer: its duration less its wait."""
+        ttft, took = self.ttft_ms, self.duration_ms
+        return took - ttft if ttft is not None and took is not None and took >= ttft else None
+
 
 @dataclass(frozen=True, slots=True)
 class StepTime:

@@ -104,6 +104,7 @@ def span_json(span: Span, anchor: str | None) -> dict[str, Any]:
         "label": span.label,
         "step": span.step,
         "ttftMs": span.ttft_ms if span.kind == "model" else None,
+        "decodingMs": span.decoding_ms if span.kind == "model" else None,
         "child": span.child,
     }
 

@@ -762,6 +762,7 @@ class SpanJson(Twin):
     label: str
     step: str | None
     ttft_ms: int | None  # a model call's wait for its first token
+    decoding_ms: int | None  # a model call's first token to its answer
     child: str | None  # a subagent's session id, when the log names it
 
 
