@@ -82,6 +82,8 @@ document.addEventListener("keydown", (event) => {
 function copiedText(button) {
   const text = button.getAttribute("data-copy-text");
   if (text !== null) return text;
+  const link = button.getAttribute("data-copy-link");
+  if (link !== null) return new URL(link, location.href).href;
   const scope = button.closest(".flow-item") || document;
   const parts = [];
   scope.querySelectorAll(button.getAttribute("data-copy-from") || "").forEach((el) => {
@@ -277,6 +279,91 @@ document.addEventListener("htmx:oobBeforeSwap", (event) => {
 });
 
 // static/export.js
+var KEPT = 3;
+var MARGIN = 400;
+var FAR = 1200;
+var flow = document.querySelector("[data-chat-flow]");
+var chunks = (
+  /** @type {HTMLTemplateElement[]} */
+  flow ? Array.from(flow.querySelectorAll(":scope > template[data-export-window]")) : []
+);
+var earlierEdge = document.createElement("div");
+var laterEdge = document.createElement("div");
+function mounted() {
+  return flow ? Array.from(flow.querySelectorAll(":scope > [data-export-mounted]")) : [];
+}
+function indexOf(win) {
+  return Number(win.getAttribute("data-export-mounted"));
+}
+function keepingScroll(change) {
+  const ref = Array.from(document.querySelectorAll("[data-export-mounted] .flow-item")).find((row) => row.getClientRects().length && row.getBoundingClientRect().bottom > 0);
+  const before = ref ? ref.getBoundingClientRect().top : 0;
+  change();
+  if (ref?.isConnected) {
+    const moved = ref.getBoundingClientRect().top - before;
+    if (moved) window.scrollBy(0, moved);
+  }
+}
+function mount(i) {
+  const win = document.createElement("div");
+  win.className = "flow-window";
+  win.setAttribute("data-window", "");
+  win.setAttribute("data-export-mounted", String(i));
+  win.appendChild(chunks[i].content.cloneNode(true));
+  chunks[i].after(win);
+  return win;
+}
+function far(win, earlier) {
+  const rows = document.createRange();
+  rows.selectNodeContents(win);
+  const box = rows.getBoundingClientRect();
+  return earlier ? box.bottom < -FAR : box.top > innerHeight + FAR;
+}
+function grow(earlier) {
+  const wins = mounted();
+  if (!wins.length) return;
+  const next = earlier ? indexOf(wins[0]) - 1 : indexOf(wins[wins.length - 1]) + 1;
+  if (next < 0 || next >= chunks.length) return;
+  keepingScroll(() => {
+    mount(next);
+  });
+  let all = mounted();
+  while (all.length > KEPT) {
+    const gone = earlier ? all[all.length - 1] : all[0];
+    if (!far(gone, !earlier)) break;
+    keepingScroll(() => {
+      gone.remove();
+    });
+    all = mounted();
+  }
+  edges();
+}
+var watcher = new IntersectionObserver((entries) => {
+  entries.forEach((entry) => {
+    if (entry.isIntersecting) grow(entry.target === earlierEdge);
+  });
+}, { rootMargin: `${MARGIN}px 0px` });
+function edges() {
+  const wins = mounted();
+  if (!wins.length) return;
+  wins[0].before(earlierEdge);
+  wins[wins.length - 1].after(laterEdge);
+  [earlierEdge, laterEdge].forEach((edge) => {
+    watcher.unobserve(edge);
+    watcher.observe(edge);
+  });
+}
+function showWindow(i) {
+  mounted().forEach((win) => {
+    win.remove();
+  });
+  mount(i);
+  edges();
+}
+function windowHolding(found) {
+  return chunks.findIndex((chunk) => found(chunk.content));
+}
+if (chunks.length) showWindow(0);
 document.addEventListener("keydown", (event) => {
   const typing = event.target instanceof Element && event.target.closest("input, select, textarea");
   if (typing) return;
@@ -289,13 +376,13 @@ document.addEventListener("keydown", (event) => {
     step(-1);
   }
 });
-function runHolding(id) {
+function runHolding(id, within) {
   const found = /^(seq|outside)-([0-9]+)$/.exec(id);
   if (!found) return null;
   const seq = Number(found[2]);
   const runs = (
     /** @type {NodeListOf<HTMLDetailsElement>} */
-    document.querySelectorAll("details[data-run]")
+    within.querySelectorAll("details[data-run]")
   );
   return Array.from(runs).find((run) => (run.getAttribute("data-run-key") || "").startsWith(`${found[1]}-`) && Number(run.getAttribute("data-run-first")) <= seq && seq <= Number(run.getAttribute("data-run-last"))) || null;
 }
@@ -305,15 +392,20 @@ function revealTarget() {
     id = decodeURIComponent(id);
   } catch {
   }
-  const row = id && document.getElementById(id);
-  const run = !row && id && runHolding(id);
+  if (!id) return;
+  if (!document.getElementById(id) && !runHolding(id, document)) {
+    const at = windowHolding((rows) => rows.getElementById(id) || runHolding(id, rows));
+    if (at >= 0) showWindow(at);
+  }
+  const row = document.getElementById(id);
+  const run = !row && runHolding(id, document);
   if (run) {
     run.open = true;
     reveal(run);
     run.scrollIntoView({ block: "start" });
     return;
   }
-  if (!row || row.getClientRects().length) return;
+  if (!row) return;
   reveal(row);
   row.scrollIntoView({ block: "center" });
 }

@@ -3,9 +3,114 @@
 // step from row to row (there is nothing to search; `step`, folds.js), and Enter or Space then opens
 // the row (inspect.js). A permalink to a row inside a bookkeeping fold opens the fold (`reveal`), and
 // one to an event inside a run row opens the run.
+// Its rows wait in windows, each an inert `<template data-export-window>` (app/web/render.py): a few are
+// mounted around the viewport, as the served page keeps a few windows (static/session.js), so the page
+// stays small however long the session.
 // It is the entry of the export's bundle (static/export.bundle.js, docs/decisions/0027-export-bundle.md).
 import "./inspect.js";
 import { reveal, step } from "./folds.js";
+
+// At most KEPT windows mounted; one is mounted once its edge is MARGIN near the viewport, and the farthest
+// goes once more than KEPT are, unless it lies within FAR of the viewport (it would come back at once).
+const KEPT = 3;
+const MARGIN = 400;  // px
+const FAR = 1200;  // px
+
+const flow = document.querySelector("[data-chat-flow]");
+const chunks = /** @type {HTMLTemplateElement[]} */ (flow ? Array.from(flow.querySelectorAll(":scope > template[data-export-window]")) : []);
+// The edges of what is mounted: reaching one mounts the window beyond it.
+const earlierEdge = document.createElement("div");
+const laterEdge = document.createElement("div");
+
+/** @returns {HTMLElement[]} */
+function mounted() {
+  return flow ? Array.from(flow.querySelectorAll(":scope > [data-export-mounted]")) : [];
+}
+
+/** @param {HTMLElement} win */
+function indexOf(win) { return Number(win.getAttribute("data-export-mounted")); }
+
+// The first row on screen keeps its place on screen while `change` adds and drops windows around it.
+/** @param {() => void} change */
+function keepingScroll(change) {
+  const ref = Array.from(document.querySelectorAll("[data-export-mounted] .flow-item"))
+    .find((row) => row.getClientRects().length && row.getBoundingClientRect().bottom > 0);
+  const before = ref ? ref.getBoundingClientRect().top : 0;
+  change();
+  if (ref?.isConnected) {
+    const moved = ref.getBoundingClientRect().top - before;
+    if (moved) window.scrollBy(0, moved);
+  }
+}
+
+// Window `i` in the page, after its template (so the windows keep their order), wrapped like a served window.
+/** @param {number} i */
+function mount(i) {
+  const win = document.createElement("div");
+  win.className = "flow-window";
+  win.setAttribute("data-window", "");
+  win.setAttribute("data-export-mounted", String(i));
+  win.appendChild(chunks[i].content.cloneNode(true));
+  chunks[i].after(win);
+  return win;
+}
+
+// A window lies far beyond the viewport on one side; measured over its rows, since it draws no box itself.
+/** @param {HTMLElement} win @param {boolean} earlier */
+function far(win, earlier) {
+  const rows = document.createRange();
+  rows.selectNodeContents(win);
+  const box = rows.getBoundingClientRect();
+  return earlier ? box.bottom < -FAR : box.top > innerHeight + FAR;
+}
+
+// The window beyond one edge mounted, then the farthest on the other side dropped while too many are.
+/** @param {boolean} earlier */
+function grow(earlier) {
+  const wins = mounted();
+  if (!wins.length) return;
+  const next = earlier ? indexOf(wins[0]) - 1 : indexOf(wins[wins.length - 1]) + 1;
+  if (next < 0 || next >= chunks.length) return;
+  keepingScroll(() => { mount(next); });
+  let all = mounted();
+  while (all.length > KEPT) {
+    const gone = earlier ? all[all.length - 1] : all[0];
+    if (!far(gone, !earlier)) break;
+    keepingScroll(() => { gone.remove(); });
+    all = mounted();
+  }
+  edges();
+}
+
+const watcher = new IntersectionObserver((entries) => {
+  entries.forEach((entry) => { if (entry.isIntersecting) grow(entry.target === earlierEdge); });
+}, { rootMargin: `${MARGIN}px 0px` });
+
+// The edges put around what is mounted and watched afresh: an edge still near after a window came in
+// reports so again, and the next window comes in too.
+function edges() {
+  const wins = mounted();
+  if (!wins.length) return;
+  wins[0].before(earlierEdge);
+  wins[wins.length - 1].after(laterEdge);
+  [earlierEdge, laterEdge].forEach((edge) => { watcher.unobserve(edge); watcher.observe(edge); });
+}
+
+// Only window `i` mounted (the others come as the reader scrolls from it).
+/** @param {number} i */
+function showWindow(i) {
+  mounted().forEach((win) => { win.remove(); });
+  mount(i);
+  edges();
+}
+
+// The window holding the element `found` finds in a window's rows.
+/** @param {(rows: DocumentFragment) => Element | null | undefined} found */
+function windowHolding(found) {
+  return chunks.findIndex((chunk) => found(chunk.content));
+}
+
+if (chunks.length) showWindow(0);
 
 document.addEventListener("keydown", (event) => {
   const typing = event.target instanceof Element && event.target.closest("input, select, textarea");
@@ -17,12 +122,12 @@ document.addEventListener("keydown", (event) => {
 
 // The run row holding the event a row anchor names (`seq-N`, `outside-N`): the export lists a run's
 // events as lines of the run (rows/run.html), with no element of their own to carry the anchor.
-/** @param {string} id @returns {HTMLDetailsElement | null} */
-function runHolding(id) {
+/** @param {string} id @param {Document | DocumentFragment} within @returns {HTMLDetailsElement | null} */
+function runHolding(id, within) {
   const found = /^(seq|outside)-([0-9]+)$/.exec(id);
   if (!found) return null;
   const seq = Number(found[2]);
-  const runs = /** @type {NodeListOf<HTMLDetailsElement>} */ (document.querySelectorAll("details[data-run]"));
+  const runs = /** @type {NodeListOf<HTMLDetailsElement>} */ (within.querySelectorAll("details[data-run]"));
   return Array.from(runs).find((run) => (run.getAttribute("data-run-key") || "").startsWith(`${found[1]}-`) &&
       Number(run.getAttribute("data-run-first")) <= seq && seq <= Number(run.getAttribute("data-run-last"))) || null;
 }
@@ -30,15 +135,20 @@ function runHolding(id) {
 function revealTarget() {
   let id = location.hash.slice(1);
   try { id = decodeURIComponent(id); } catch { /* the hash as written */ }
-  const row = id && document.getElementById(id);
-  const run = !row && id && runHolding(id);
+  if (!id) return;
+  if (!document.getElementById(id) && !runHolding(id, document)) {  // in a window not mounted: mount it
+    const at = windowHolding((rows) => rows.getElementById(id) || runHolding(id, rows));
+    if (at >= 0) showWindow(at);
+  }
+  const row = document.getElementById(id);
+  const run = !row && runHolding(id, document);
   if (run) {  // opened, and scrolled to even when shown: no element has the anchor for the browser to go to
     run.open = true;
     reveal(run);
     run.scrollIntoView({ block: "start" });
     return;
   }
-  if (!row || row.getClientRects().length) return;
+  if (!row) return;  // the browser scrolls to no row: it was not in the page when the file was read
   reveal(row);
   row.scrollIntoView({ block: "center" });
 }

@@ -7,7 +7,9 @@ paint, and the rows' ES modules bundled into one, static/export.bundle.js:
 docs/decisions/0027-export-bundle.md), each allowed by its hash in the file's
 own CSP, every row body inline in a `<template>`, and the images of an export
 ZIP inline as `data:` URIs, so it opens from `file://` with working
-disclosures and touches no network.
+disclosures and touches no network. Its rows wait in windows, each an inert
+`<template data-export-window>` that static/export.js mounts as the reader
+nears it and drops when far: the page stays small however long the session.
 
 Nothing in it may need the server: the templates leave out its chrome
 (search, live tail, "Show all") and its links (events, model views, identity
@@ -166,11 +168,16 @@ def _export_rows(
     html = _render_rows(env, page, rows, media)
     for attachment, uri in images.uris.items():
         html = html.replace(_image_src(page["base_url"], attachment), f'src="{uri}"')
-    return unlink_server_pages(html)  # rendered by the autoescaping templates
+    # inert until static/export.js mounts it near the viewport: the page holds a few windows, as the served one
+    return f"<template data-export-window>{unlink_server_pages(html)}</template>"  # by the autoescaping templates
 
 
-EXPORT_WINDOW = 500  # rows drawn at once; a window ends where a fold of bookkeeping rows does,
-LONGEST_WINDOW = 4 * EXPORT_WINDOW  # or, in a longer fold, here: it goes on as another, as a server window's would
+# Rows a window holds: half the served page's (Settings.window_rows), as the export keeps whole windows where
+# that page trims their far rows too; three stay under its 3,000 nodes at about 18 nodes a row. A window ends
+# where a fold of bookkeeping rows does, or, in a longer fold, at LONGEST_WINDOW: it goes on as another, as a
+# server window's would.
+EXPORT_WINDOW = Settings().window_rows // 2
+LONGEST_WINDOW = 4 * EXPORT_WINDOW
 
 
 def _row_windows(script: Transcript) -> Iterator[list[RowView]]:

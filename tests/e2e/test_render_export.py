@@ -36,6 +36,22 @@ def open_offline(page: Page, path: Path) -> list[str]:
     return requests
 
 
+def nodes(page: Page) -> int:
+    """Every node of the page: elements, text, comments (a template's rows are none until mounted)."""
+    walk = "() => { const w = document.createTreeWalker(document); let n = 0; while (w.nextNode()) n++; return n; }"
+    return int(page.evaluate(walk))
+
+
+def scroll_to_end(page: Page) -> list[int]:
+    """Scrolled to the end, window after window as each comes in (static/export.js); the page's nodes after each."""
+    counts = []
+    for i in range(1, page.locator("[data-chat-flow] > template[data-export-window]").count()):
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        expect(page.locator(f"[data-export-mounted='{i}']")).to_be_attached()
+        counts.append(nodes(page))
+    return counts
+
+
 def test_every_context_form_opens_from_file_without_a_network(page: Page, tmp_path: Path) -> None:
     requests = open_offline(page, render(tmp_path, "demo-context-forms"))
     rows = page.locator("[data-context-row] [data-disclosure-row]")
@@ -94,7 +110,7 @@ def test_an_export_zip_image_shows_from_the_file_itself(page: Page, tmp_path: Pa
 def test_the_export_keeps_no_server_chrome_and_j_k_walk_its_rows(page: Page, tmp_path: Path) -> None:
     requests = open_offline(page, render(tmp_path, "demo-tools"))
     expect(page.locator("[data-search], [data-follow], [data-live], a[href^='/'], [hx-get]")).to_have_count(0)
-    rows = page.locator("[data-chat-flow] > .flow-item")
+    rows = page.locator("[data-chat-flow] > [data-window] > .flow-item")
     marked = page.locator(".flow-item[data-current]")
     page.keyboard.press("j")
     expect(marked).to_have_attribute("id", rows.nth(0).get_attribute("id") or "")
@@ -119,6 +135,7 @@ def test_a_run_row_opens_to_its_events_and_a_permalink_to_one_opens_the_run(page
     out = tmp_path / "tiny.html"
     assert main(["render", str(log), "-o", str(out)]) == 0
     requests = open_offline(page, out)
+    scroll_to_end(page)  # past the diagnostics the tiny records bring, each a row
     run = page.locator("details[data-run]")
     expect(run).to_have_count(1)
     events = run.locator("[data-run-events]")

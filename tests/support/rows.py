@@ -9,7 +9,15 @@ from bs4 import BeautifulSoup, CData, NavigableString, Tag, TemplateString
 
 
 def parse(html: str) -> BeautifulSoup:
-    return BeautifulSoup(html, "html.parser")
+    """The page as a reader meets it: a one-file export's windows of rows (`template[data-export-window]`,
+    mounted by static/export.js as the reader nears them) read as the rows they hold, in order."""
+    page = BeautifulSoup(html, "html.parser")
+    for window in page.find_all("template", attrs={"data-export-window": True}):
+        for string in window.find_all(string=True):  # its text is a row's, shown, unless a template of the row's
+            if string.find_parent("template") is window:
+                string.replace_with(NavigableString(str(string)))
+        window.unwrap()
+    return page
 
 
 @dataclass(frozen=True)

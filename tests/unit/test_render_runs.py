@@ -11,7 +11,7 @@ import pytest
 from dsh_inspect.sessions.registry import Registry
 from dsh_inspect.settings import Settings
 from dsh_inspect.web.present.windows import transcript
-from dsh_inspect.web.render import LONGEST_WINDOW, render_path
+from dsh_inspect.web.render import EXPORT_WINDOW, LONGEST_WINDOW, render_path
 from dsh_inspect.web.state import WebState
 
 from tests.support.bombs import tiny_records_jsonl
@@ -72,14 +72,15 @@ def test_each_event_of_an_exported_run_shows_its_seq_and_its_json_as_text(tmp_pa
 
 
 @pytest.mark.slow  # an export of thousands of rows
-def test_a_long_stretch_of_bookkeeping_exports_every_row_folded_a_few_thousand_at_a_time(tmp_path: Path) -> None:
+def test_a_long_stretch_of_bookkeeping_exports_every_row_in_folds_of_a_few_windows(tmp_path: Path) -> None:
     """Folds are drawn whole up to LONGEST_WINDOW rows, so a session of ordinary length exports as its page
     shows it; a longer stretch goes on in further folds (as the page's windows fold it), never as one fold
     that made the export quadratic and held every row at once (100,000 titles: 65 s and 1.2 GB, now 40 s and
     150 MB)."""
     b = LogBuilder()
     b.turn(1)
-    stretches = {"short": 1_500, "long": 4_500}  # a short one crosses windows of 500, and is still one fold
+    # a short one crosses windows of EXPORT_WINDOW rows, and is still one fold
+    stretches = {"short": LONGEST_WINDOW - EXPORT_WINDOW // 2, "long": 4_500}
     for name, n in stretches.items():
         for i in range(n):  # two kinds in turn: like events in a row would make one run row instead
             if i % 2:
