@@ -79,6 +79,7 @@ def _write_sessions(folder: Path, count: int, prompt: str = "prompt of session")
     return Registry([str(folder)])
 
 
+@pytest.mark.slow  # a pool of reading processes, started
 def test_two_first_searches_at_once_index_each_session_once(tmp_path: Path) -> None:
     registry = _write_sessions(tmp_path / "logs", FAN_OUT_FROM + 6)
     index = CorpusIndex(tmp_path / "index.sqlite3")
