@@ -53,11 +53,17 @@ def left_edges(page: Any, selectors: list[str]) -> list[float]:
 
 def on_one_line(page: Any, container: str) -> bool:
     """Whether the visible controls inside `container` (inputs, selects, buttons, labels, outputs, links; a
-    visually hidden one and a label's own checkbox aside) sit on one line: one band crosses every one."""
+    visually hidden one, one placed out of the container's flow (absolute, or inside what is: the session's
+    head in the margin) and a label's own checkbox aside) sit on one line: one band crosses every one."""
     boxes = page.locator(container).first.evaluate("""el => [...el.querySelectorAll(
             'input, select, button, label, output, a')]
-        .filter(e => e.offsetParent !== null && getComputedStyle(e).position !== 'absolute'
-            && (e.tagName === 'LABEL' || !e.closest('label, .visually-hidden')))
+        .filter(e => {
+            for (let up = e; up && up !== el; up = up.parentElement) {
+                if (getComputedStyle(up).position === 'absolute') return false;
+            }
+            return e.offsetParent !== null;
+        })
+        .filter(e => e.tagName === 'LABEL' || !e.closest('label, .visually-hidden'))
         .map(e => e.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0)
         .map(r => [r.top, r.bottom])""")
     assert boxes, f"nothing laid out in {container}"
