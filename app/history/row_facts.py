@@ -345,7 +345,7 @@ def _turn_facts(at: _Row) -> RowFacts:
     outcome = outcome if isinstance(outcome, str) else None
     return BoundaryFacts(
         data.get("turn"),
-        _duration(event, end),
+        _duration(at.log, event, end),
         outcome or ("open" if end is None else None),
         time=wall_clock(event.time),
     )
@@ -357,7 +357,7 @@ def _step_facts(at: _Row) -> RowFacts:
         return BoundaryFacts(data.get("step"), None, None, time=wall_clock(event.time))
     end = _first(at.log, at.row.link("end"))
     usage = _logged_usage(at.log, at.row.link("usage-only"))
-    return BoundaryFacts(data.get("step"), _duration(event, end), None, usage, wall_clock(event.time))
+    return BoundaryFacts(data.get("step"), _duration(at.log, event, end), None, usage, wall_clock(event.time))
 
 
 _BY_KIND: dict[RowKind, Callable[[_Row], RowFacts | None]] = {
@@ -382,6 +382,21 @@ def wall_clock(time: int) -> int | None:
     """An event's `time` as a wall clock, or None when the log carries none: a fixture written without
     times reads as 0 (docs/format.md §1.5), and no dsh ran before 1970."""
     return time if time > 0 else None
+
+
+def elapsed(start: int, end: int | None) -> int | None:
+    """How long something took, the one rule every duration follows (a row's, a step's, a timeline span's):
+    end minus start; None while it is open (no end), in a log without times, and when the clock ran backwards
+    (a session resumed on a machine whose clock is behind: never a negative duration)."""
+    if end is None or wall_clock(start) is None or end < start:
+        return None
+    return end - start
+
+
+def stored_end(log: ReadableLog, end: Event | None) -> int | None:
+    """The time of the event that ended something, when the log stored it: a crash closer ends nothing, since
+    its time is the last real event's (docs/decisions/0030-time-and-prices.md)."""
+    return end.time if end is not None and end.seq not in log.log.closers else None
 
 
 def stream_timing(log: ReadableLog, chunks: tuple[int, ...], message: Event, output_tokens: Any) -> StreamTiming | None:
@@ -438,8 +453,8 @@ def _first(log: ReadableLog, seqs: tuple[int, ...]) -> Event | None:
     return log.event(seqs[0]) if seqs else None
 
 
-def _duration(start: Event, end: Event | None) -> int | None:
-    return end.time - start.time if end is not None else None
+def _duration(log: ReadableLog, start: Event, end: Event | None) -> int | None:
+    return elapsed(start.time, stored_end(log, end))
 
 
 def _logged_usage(log: ReadableLog, seqs: tuple[int, ...]) -> UsageCounts:
@@ -489,7 +504,7 @@ def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
         result=content,
         error_name=error.get("name"),
         error_code=error_code,
-        duration_ms=result.time - event.time if result is not None and event.type == "tool/call" else None,
+        duration_ms=_duration(log, event, result) if event.type == "tool/call" else None,
         subcalls=_subcalls(log, row.link("subcalls")),
         notes=tuple(notes),
         child_session=_child_session(name, arguments, content),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dsh_inspect.history.row_facts import AssistantFacts, row_facts
+from dsh_inspect.history.row_facts import AssistantFacts, ToolFacts, row_facts
 from dsh_inspect.history.session import SessionLog
 from dsh_inspect.history.spend.timing import Span, Timing, session_timing
 from dsh_inspect.history.transcript import transcript_rows
@@ -78,6 +78,28 @@ def test_the_ttft_agrees_with_the_answer_rows_stream_timing(tmp_path: Path) -> N
         if isinstance(facts, AssistantFacts) and facts.timing is not None:
             shown[row.seq] = facts.timing.first_token_ms
     assert shown == {s.seq: s.ttft_ms for s in timing.spans if s.kind == "model"}
+
+
+def clock_behind(timed: list[Timed], event_type: str) -> list[Timed]:
+    """`timed` with the first `event_type` event written an hour early: the clock ran backwards to it."""
+    at = next(i for i, (_, event) in enumerate(timed) if event["type"] == event_type)
+    return [*timed[:at], (timed[at][0] - 3_600_000, timed[at][1]), *timed[at + 1 :]]
+
+
+@pytest.mark.parametrize(
+    ("timed", "complete", "took"),
+    [
+        (tool_turn(), True, 5610 - 405),
+        ([t for t in tool_turn() if t[0] < 5610], False, None),  # cut while it ran: open, not a closer's zero
+        (clock_behind(tool_turn(), "tool/result"), True, None),  # never a negative duration
+    ],
+    ids=["closed", "cut", "backwards"],
+)
+def test_a_tool_rows_duration_is_its_spans(tmp_path: Path, timed: list[Timed], complete: bool, took: int) -> None:
+    log, timing = built(tmp_path, timed, complete=complete)
+    readable, rows = transcript_rows(log)
+    shown = [f.duration_ms for row in rows if isinstance(f := row_facts(readable, row), ToolFacts)]
+    assert shown == [one(timing, "tool").duration_ms] == [took]
 
 
 def test_idle_time_between_turns_and_a_question_as_a_wait(tmp_path: Path) -> None:

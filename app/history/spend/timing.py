@@ -19,7 +19,7 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from ..calls import CallIndex, ModelCall, Step, call_index
-from ..row_facts import STREAMED_CHUNKS, request_start, subagent_child, wall_clock
+from ..row_facts import STREAMED_CHUNKS, elapsed, request_start, subagent_child, wall_clock
 from ..session import SessionLog
 
 SpanKind = Literal["model", "tool", "command", "wait", "compaction", "idle", "subagent"]
@@ -52,15 +52,13 @@ class Span:
 
     @property
     def duration_ms(self) -> int | None:
-        """End minus start; None for an open span or a clock that ran backwards."""
-        return self.end - self.start if self.end is not None and self.end >= self.start else None
+        """End minus start; None for an open span or a clock that ran backwards (the rows' rule: `elapsed`)."""
+        return elapsed(self.start, self.end)
 
     @property
     def ttft_ms(self) -> int | None:
         """A model call's wait for its first token; None when it streamed none or its clock ran backwards."""
-        if self.first_token is None or self.first_token < self.start:
-            return None
-        return self.first_token - self.start
+        return elapsed(self.start, self.first_token)
 
     @property
     def decoding_ms(self) -> int | None:
@@ -80,7 +78,7 @@ class StepTime:
 
     @property
     def duration_ms(self) -> int | None:
-        return self.end - self.start if self.end is not None and self.end >= self.start else None
+        return elapsed(self.start, self.end)
 
     def to_json(self) -> dict[str, Any]:
         return {
