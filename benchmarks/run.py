@@ -680,6 +680,7 @@ GROUPS: dict[str, tuple[str, Group]] = {
     "session-search": ("in-session search as typed (W1 long)", later("benchmarks.session_search")),
     "navigation": ("session page navigation (W1 long, Chromium)", later("benchmarks.navigation")),
     "timeline": ("a session's timeline vs its page (W1 long, Chromium)", later("benchmarks.timeline")),
+    "export": ("the one-file export: writing and opening it (W1 long, Chromium)", later("benchmarks.export")),
     "hostile": ("hostile and huge input through every reader", later("benchmarks.hostile")),
     "load": ("load test: two processes, browsing users with and without an abuser (Locust)", later("benchmarks.load")),
     "push": ("dsh-inspect push: appends vs fresh logs, an idle watch", later("benchmarks.push")),
