@@ -14,14 +14,14 @@ from .commands.progress import Progress
 from .forms import RENDERED_FORMS, RenderedForm, project_context
 from .history.compare import IGNORABLE
 from .history.session import SessionLog, load_one, load_session
-from .history.spend.cost import Prices, session_cost
+from .history.spend.cost import LIBRARY_PRICES, Prices, session_cost
 from .history.spend.timing import session_timing
 from .history.transcript import transcript_rows
 from .log.generations import session_generations
 from .log.records import NotASessionLog
 from .log.sources import Discovery, RecordChanged, UnreadablePath, discover
 from .model.rules import DSH_RELEASE
-from .settings import SERVE_OPTIONS, Settings, default_data_dir, loopback, serve_settings
+from .settings import PRICING_FLAGS, SERVE_OPTIONS, Settings, default_data_dir, given_prices, loopback, serve_settings
 from .store.access_records import ROLES
 
 
@@ -37,8 +37,8 @@ def context_counts(log: SessionLog) -> dict[RenderedForm, int]:
     return counts
 
 
-def session_report(log: SessionLog) -> dict[str, Any]:
-    """One session's entry in `check --json` (absent facts are null)."""
+def session_report(log: SessionLog, prices: Prices = LIBRARY_PRICES) -> dict[str, Any]:
+    """One session's entry in `check --json` (absent facts are null), its calls priced at `prices`."""
     return {
         "path": log.source.label,
         "id": log.header.id if log.header else None,
@@ -50,7 +50,7 @@ def session_report(log: SessionLog) -> dict[str, Any]:
         "diagnostics": [d.to_json() for d in log.diagnostics],
         "contexts": context_counts(log) if log.header else None,
         "durations": session_timing(log).durations_json() if log.header else None,  # the session twin's
-        "cost": session_cost(log, Prices()).to_json() if log.header else None,  # at genai-prices' own prices
+        "cost": session_cost(log, prices).to_json() if log.header else None,
     }
 
 
@@ -95,7 +95,7 @@ def generation_line(generation: dict[str, Any]) -> str:
     )
 
 
-def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) -> int:
+def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO, prices: Prices = LIBRARY_PRICES) -> int:
     try:
         found: Discovery = discover(list(paths))
     except UnreadablePath as exc:
@@ -116,7 +116,7 @@ def run_check(paths: Sequence[str], *, as_json: bool, out: TextIO, err: TextIO) 
     for source in found.sources:
         progress.step(source.label)
         try:
-            sessions.append(session_report(load_session(source)))
+            sessions.append(session_report(load_session(source), prices))
         except NotASessionLog as exc:
             refused.append({"path": source.label, "reason": f"{exc.reason} ({exc.location.describe()})"})
         except RecordChanged as exc:
@@ -332,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="say whether dsh would accept each log, and where each is broken")
     check.add_argument("paths", nargs="+", metavar="PATH", help="log files, folders or dsh roots")
     check.add_argument("--json", action="store_true", help="print one JSON document")
+    for option in SERVE_OPTIONS:  # its `cost` priced as a server given the same options prices it
+        if option.flag in PRICING_FLAGS:
+            option.add_to(check)
     serve = sub.add_parser("serve", help="serve the web inspector")
     serve.add_argument("paths", nargs="*", metavar="PATH", help="log files, folders or dsh roots")
     for option in SERVE_OPTIONS:  # declared once, with the README's rows, in settings.py (a light import)
@@ -441,7 +444,12 @@ def run_command(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0) and 2
     if args.command == "check":
-        return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr)
+        try:
+            prices = given_prices(vars(args))
+        except ValueError as exc:  # a bad prices file or currency, refused before any log is read
+            sys.stderr.write(f"dsh-inspect check: {exc}\n")
+            return 2
+        return run_check(args.paths, as_json=args.json, out=sys.stdout, err=sys.stderr, prices=prices)
     if args.command == "serve":
         try:
             settings = serve_settings(vars(args))

@@ -520,6 +520,17 @@ def serve_settings(given: Mapping[str, Any]) -> Settings:
     return settings
 
 
+# The serve options `check` takes too: its `cost` priced as the server's twins price it.
+PRICING_FLAGS = ("--prices", "--currency")
+
+
+def given_prices(given: Mapping[str, Any]) -> Prices:
+    """How a command line that takes `PRICING_FLAGS` (`given`: its parsed options, by `dest`) prices model calls,
+    as `Settings.prices` does for `serve`. Raises ValueError naming a bad prices file or currency."""
+    chosen = {o.sets: o.value(given[o.dest]) for o in SERVE_OPTIONS if o.flag in PRICING_FLAGS}
+    return _prices(chosen["prices_file"], chosen["currency"])
+
+
 @functools.cache
 def _prices(path: str | None, currency: str | None) -> Prices:
     try:

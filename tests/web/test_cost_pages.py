@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from dsh_inspect.cli import run_check
+from dsh_inspect.cli import main, run_check
 
 from tests.support.rows import parse, select, text_of
 from tests.support.server import app_client
@@ -55,3 +55,19 @@ def test_another_currency_at_its_stated_rate(client: httpx.Client) -> None:
         shown = text_of(select(parse(euros.get(f"/sessions/{COMPACTED}/facts").text), "[data-session-cost]")[0])
     assert eur["currency"] == "EUR" and eur["total"] == pytest.approx(usd["total"] / 2)
     assert "0.000112 EUR" in shown and "1 USD = 0.5 EUR" in shown
+
+
+def test_check_prices_with_the_prices_and_currency_a_server_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = tmp_path / "prices.json"
+    own.write_bytes(orjson.dumps([{"model": "deepseek-v4-flash", "input": 1, "output": 2}]))
+    log = str(next(HOME.glob(f"*/{COMPACTED}")))
+    assert main(["check", "--json", "--prices", str(own), "--currency", "EUR=0.5", log]) == 0
+    (report,) = orjson.loads(capsys.readouterr().out)["sessions"]
+    with app_client([str(HOME)], prices_file=str(own), currency="EUR=0.5") as served:
+        cost = served.get(f"/api/sessions/{COMPACTED}").json()["cost"]
+    assert report["cost"] == {k: cost[k] for k in ("total", "currency", "source", "unknownCalls")}
+    assert report["cost"]["currency"] == "EUR" and "1 own prices" in report["cost"]["source"]
+    assert main(["check", "--json", "--currency", "EUR=nothing", log]) == 2
+    assert capsys.readouterr().err.startswith("dsh-inspect check: ")

@@ -67,6 +67,9 @@ class Prices:
         return next((o for o in self.overrides if o.model == model and o.route in (None, route)), None)
 
 
+LIBRARY_PRICES = Prices()  # genai-prices' own, in its currency: what `check` prices at unless told otherwise
+
+
 @dataclass(frozen=True, slots=True)
 class CallCost:
     """One answered model call's price: `total` in the library's currency, None when no price covers it."""
