@@ -48,7 +48,8 @@ def test_the_newest_steps_show_first_with_a_link_to_the_earlier_ones(client: htt
     assert shown == [s["key"] for s in twin["steps"]] and len(shown) == STEPS_SHOWN and shown[-1] == LAST
     assert attrs(html, "[data-budget-chart] svg a.budget-bar[data-bar]", "data-bar") == shown
     assert (twin["from"], twin["to"], twin["nextFrom"]) == (total - STEPS_SHOWN, total, None)
-    assert text(html, "[data-steps-shown]") == f"Steps {total - STEPS_SHOWN + 1}–{total} of {total}"
+    # the range in the axis's units, turn.step
+    assert text(html, "[data-steps-shown]") == f"Steps {shown[0]}–{LAST}: {STEPS_SHOWN} of {total}"
     assert attrs(html, "a[data-steps-earlier]", "href") == [f"/sessions/long/steps?from={twin['previousFrom']}"]
     assert not select(html, "a[data-steps-later]")
     # the compaction lies before the third step, on the earlier page: neither its row nor its marker here

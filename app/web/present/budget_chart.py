@@ -19,7 +19,9 @@ from ...history.usage import Budget
 from .strings import Strings, count
 from .wording import WORDS
 
-AXIS_WIDTH = 64.0  # the y axis beside the plot: its tick labels end 6 px before it
+AXIS_WIDTH = 48.0  # the y axis beside the plot, at least: its tick labels end 6 px before it, and it widens for them
+DIGIT = 6.6  # px an 11 px UI-font character takes at most (a digit, a comma, a dot): labels are measured by it
+TICKS = 8  # at most about as many ticks up the y axis, at least half as many (`_nice_step`)
 RIGHT, TOP, BOTTOM = 80.0, 28.0, 30.0  # the right margin fits a marker label
 PLOT_HEIGHT = 220.0
 TARGET_WIDTH = 960.0
@@ -62,6 +64,7 @@ class Tick:
 class XLabel:
     x: float
     label: str
+    anchor: str  # SVG text-anchor: `middle` under its bar, `start` where that would cut it at the plot's left
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +83,14 @@ class Chart:
 
 
 def _nice_step(peak: int) -> int:
-    raw = max(peak / 4, 1)
+    """A round step (1, 2, 2.5 or 5 times a power of ten, whole) that puts about TICKS ticks up to `peak`."""
+    raw = max(peak / TICKS, 1)
     magnitude = 10 ** math.floor(math.log10(raw))
-    return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
+    return int(next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw and m * magnitude % 1 == 0))
+
+
+def _text_width(label: str) -> float:
+    return len(label) * DIGIT
 
 
 def budget_chart(window: Budget, first: int, peak: int, step_url: Callable[[str], str], t: Strings) -> Chart | None:
@@ -142,15 +150,16 @@ def budget_chart(window: Budget, first: int, peak: int, step_url: Callable[[str]
         markers.append(Marker(x, replaced.kind, f"budget-marker budget-marker-{replaced.kind}", label, detail))
     step_size = _nice_step(peak)
     ticks = tuple(Tick(round(bottom - v * scale, 2), count(v)) for v in range(0, peak + 1, step_size))
+    axis_width = max(AXIS_WIDTH, round(max(_text_width(tick.label) for tick in ticks) + 12, 2))
     every = max(1, math.ceil(len(steps) / 16))
-    labels = tuple(XLabel(round(i * slot + slot / 2, 2), s.key) for i, s in enumerate(steps) if i % every == 0)
+    labels = tuple(_x_label(i * slot + slot / 2, s.key) for i, s in enumerate(steps) if i % every == 0)
     right = len(steps) * slot
     return Chart(
         round(right + RIGHT, 2),
         bottom + BOTTOM,
         TOP,
         bottom,
-        AXIS_WIDTH,
+        axis_width,
         round(right, 2),
         tuple(bars),
         tuple(markers),
@@ -158,3 +167,10 @@ def budget_chart(window: Budget, first: int, peak: int, step_url: Callable[[str]
         ticks,
         labels,
     )
+
+
+def _x_label(middle: float, key: str) -> XLabel:
+    """A step's key under its bar; one that would run past the plot's left edge starts at it instead."""
+    if middle - _text_width(key) / 2 < 0:
+        return XLabel(0.0, key, "start")
+    return XLabel(round(middle, 2), key, "middle")
