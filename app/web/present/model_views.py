@@ -286,11 +286,30 @@ def usage_json(usage: Usage | None) -> dict[str, Any] | None:
 # --- one call and one step --------------------------------------------------
 
 
+SHADOWED_SHOWN = 12  # the messages a replace shadowed that its diff line lists, by role and first line
+
+
+@dataclass(frozen=True, slots=True)
+class ShadowedView:
+    """A replace in a call's diff, with the messages it shadowed as the reader knows them: role and first line."""
+
+    replacement: Replacement
+    messages: tuple[MessageRow, ...]  # the first SHADOWED_SHOWN
+    more: int  # how many more it shadowed
+
+
+def shadowed_view(replacement: Replacement, log: SessionLog) -> ShadowedView:
+    shown = replacement.shadowed[:SHADOWED_SHOWN]
+    messages = ((seq, log.event(seq).message) for seq in shown)
+    rows = tuple(message_row(0, seq, message) for seq, message in messages if message is not None)
+    return ShadowedView(replacement, rows, len(replacement.shadowed) - len(shown))
+
+
 @dataclass(frozen=True, slots=True)
 class DiffView:
     previous: CallRef | None
     added: tuple[MessageRow, ...]
-    replaced: tuple[Replacement, ...]
+    replaced: tuple[ShadowedView, ...]
     header: tuple[HeaderChangeView, ...]
     state: tuple[Line, ...]
     empty: bool
@@ -314,7 +333,7 @@ def call_view(request: CallRequest, answered: bool, log: SessionLog, t: Strings)
     diff = DiffView(
         d.previous,
         tuple(by_seq[s] for s in d.added if s in by_seq),
-        d.replaced,
+        tuple(shadowed_view(r, log) for r in d.replaced),
         header_change_views(d.header, t),
         state_change_lines(d.state, t),
         d.empty,
