@@ -5,7 +5,6 @@ shows the whole body in place; any other clipped body has the "Expand" too, in e
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson

@@ -162,16 +162,17 @@ PLACEHOLDER_FITS = """el => {
     const style = getComputedStyle(el);
     const pen = document.createElement("canvas").getContext("2d");
     pen.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
-    const room = el.getBoundingClientRect().width - ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth"]
-        .reduce((sum, side) => sum + parseFloat(style[side]), 0);
+    const sides = ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth"];
+    const room = el.getBoundingClientRect().width - sides.reduce((sum, side) => sum + parseFloat(style[side]), 0);
     return [pen.measureText(el.placeholder).width, room];
 }"""
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("width", (390, *WIDTHS))
+@pytest.mark.parametrize("width", [390, *WIDTHS])
 def test_the_search_placeholder_is_shown_whole(browser: Any, server: str, width: int, lang: str) -> None:
-    context = browser.new_context(viewport={"width": width, "height": 1000}, extra_http_headers={"Accept-Language": lang})
+    language = {"Accept-Language": lang}
+    context = browser.new_context(viewport={"width": width, "height": 1000}, extra_http_headers=language)
     try:
         page = context.new_page()
         page.goto(f"{server}/sessions/{PARENT}")
