@@ -113,7 +113,7 @@ def test_several_files_at_once_are_each_answered(page: Page, server: str, tmp_pa
     page.goto(server + "/")
     choose(page, good, other, bad)
     status = page.locator("[data-upload-status]")
-    expect(status).to_have_text("2 of 3 file(s) stored")
+    expect(status).to_have_text("2 of 3 files stored")
     expect(page.locator("[data-upload-result='stored']")).to_have_count(2)
     expect(page.locator("[data-upload-result='refused']")).to_contain_text("three.jsonl")
     expect(page.locator("[data-session-list] a", has_text="several-two")).to_have_count(1)

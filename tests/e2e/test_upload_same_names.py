@@ -34,7 +34,7 @@ def test_logs_named_alike_picked_at_once_are_every_one_listed(page: Page, server
     with page.expect_file_chooser() as chooser:
         page.get_by_role("button", name="choose files…").click()
     chooser.value.set_files(picked)
-    expect(page.locator("[data-upload-status]")).to_have_text(f"{len(SESSIONS)} of {len(SESSIONS)} file(s) stored")
+    expect(page.locator("[data-upload-status]")).to_have_text(f"{len(SESSIONS)} of {len(SESSIONS)} files stored")
     page.goto(server + "/")
     for sid in SESSIONS:
         expect(page.locator("[data-session-list] a", has_text=sid)).to_have_count(1)

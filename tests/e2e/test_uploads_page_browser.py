@@ -67,7 +67,7 @@ def test_logs_chosen_on_the_page_join_its_list(page: Page, server: str, tmp_path
     with page.expect_file_chooser() as chooser:
         page.get_by_role("button", name="choose files…").click()
     chooser.value.set_files([str(f) for f in files])
-    expect(page.locator("[data-upload-status]")).to_have_text("2 of 2 file(s) stored")
+    expect(page.locator("[data-upload-status]")).to_have_text("2 of 2 files stored")
     titles = page.locator("[data-upload-list] a[data-session-title]")
     expect(titles).to_have_count(2)  # without a reload, titles read
     expect(page.locator("[data-upload-list] [data-summary-pending]")).to_have_count(0)

@@ -60,12 +60,12 @@ def test_patterns_are_filled_as_the_server_fills_them() -> None:
 
 
 # the English patterns whose noun follows its count, filled by a script (upload.js) or by the server alike
-COUNTED = ("upload.stored", "list.turnsSteps", "export.imagesLeftOut")
+COUNTED = ("upload.stored", "list.turnsSteps", "export.imagesLeftOut", "upload.done")
 
 
 def test_a_count_of_one_takes_the_singular_on_both_sides() -> None:
     values = [
-        {"name": "a.jsonl", "count": n, "turns": n, "steps": n + 1, "size": "1 KiB", "budget": "2 MiB"}
+        {"name": "a.jsonl", "count": n, "turns": n, "steps": n + 1, "size": "1 KiB", "budget": "2 MiB", "ok": n, "m": n}
         for n in (0, 1, 2, 1001)
     ]
     filled = in_node(
@@ -81,5 +81,6 @@ def test_a_count_of_one_takes_the_singular_on_both_sides() -> None:
     assert server[1] == "a.jsonl: 1 session stored" and server[2] == "a.jsonl: 2 sessions stored"
     assert server[5] == "1 turn · 2 steps" and server[4] == "0 turns · 1 step"
     assert server[11].startswith("1,001 images (1 KiB) are not")
+    assert server[13] == "1 of 1 file stored" and server[14] == "2 of 2 files stored"
     assert ENGLISH(phrase("session.turns", count=count(1))) == "1 turn"
     assert CHINESE(phrase("session.turns", count=count(1))) == "1 轮"

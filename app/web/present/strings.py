@@ -500,7 +500,7 @@ EN: dict[str, str] = {
     "upload.duplicate": "{name}: already stored, {count} {count|session|sessions}",
     "upload.failed": "{name}: {message}",
     "upload.network": "the connection to the server failed",
-    "upload.done": "{ok} of {m} file(s) stored",
+    "upload.done": "{ok} of {m} {m|file|files} stored",
     "access.open": (
         "Access control is off (--no-auth): anyone who reaches this server reads, uploads and deletes every session."
     ),
