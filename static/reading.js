@@ -68,7 +68,8 @@ function followReader(head, flow) {
   }
   window.addEventListener("scroll", queue, { passive: true });
   window.addEventListener("resize", queue);
-  new MutationObserver(queue).observe(flow, { childList: true });  // windows loaded, dropped or opened in place
+  // and whenever the rows move without a scroll: windows loaded or dropped, rows opened, Details switched
+  new ResizeObserver(queue).observe(flow);
   showTurn();
 
   // The verdict as the facts say it: they come after the first screen of a long log, and again from the live tail.

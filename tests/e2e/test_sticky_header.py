@@ -1,0 +1,89 @@
+"""Where am I (issue 39, item 2): wherever the reader is in a 500-turn session, a head that stays in view names
+the session (its title as text), its project and verdict, and the turn in view, which follows the scroll. In
+both themes and languages, at 1440 px (beside the column, costing it no height) and 390 px (at the top of the
+toolbar, the page no wider than the screen), with screenshots under /tmp/shots/39a/."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.test_density import KEY, LOOKS, TURNS, at_end, box, opened, server, shot, sticky_bottom
+
+__all__ = ["server"]  # the long session's, shared with the density tests
+
+pytestmark = pytest.mark.browser
+
+WORDS = {"en-US": ("accepted", "Turn {n}"), "zh-CN": ("可接受", "第 {n} 轮")}
+
+
+def turn_line_at(page: Page, turn: int, offset: float) -> None:
+    """Scrolls the line of turn `turn` to `offset` px under the toolbar (negative: above its bottom)."""
+    line = page.locator(f"[data-chat-flow-kind='turn']:has([data-turn='{turn}'])")
+    page.evaluate("y => window.scrollBy(0, y)", box(line)["y"] - sticky_bottom(page) - offset)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids="-".join)
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_head_names_the_session_and_the_turn_in_view(browser: Browser, server: str, look: Any, width: int) -> None:
+    page = opened(browser, look, width, 844 if width == 390 else 900)
+    verdict, turn = WORDS[look[1]]
+    at_end(page, server)
+    head = page.locator("[data-reading-head]")
+    # the title's text, not its Markdown
+    expect(head.locator("[data-reading-title]")).to_have_text("Long reading session")
+    expect(head.locator("[data-reading-project]")).to_have_text("long-project")
+    expect(head.locator("[data-reading-project]")).to_have_attribute("title", "/workspace/long-project")
+    expect(head.locator("[data-reading-verdict]")).to_have_text(verdict)
+    # the screen's top is a few turns before the last: one of those
+    expect(head.locator("[data-reading-turn]")).to_have_text(re.compile(turn.format(n=f"{TURNS // 100 - 1}9[6-9]")))
+    shot(page, f"sticky-end-{'-'.join(look)}-{width}")
+    # deep in the session it is still there, and says which turn the top of the screen is in
+    page.evaluate("window.scrollBy(0, -2500)")
+    expect(page.locator("[data-window-earlier][data-loading]")).to_have_count(0)  # the window before, loaded
+    lines = page.locator("[data-chat-flow] [data-turn]")
+    middle = int(lines.nth(lines.count() // 2).get_attribute("data-turn") or 0)
+    turn_line_at(page, middle, -3)
+    expect(page.locator("[data-user-text]", has_text=f"Task {TURNS}:")).not_to_be_in_viewport()
+    expect(head.locator("[data-reading-turn]")).to_have_text(turn.format(n=middle))
+    expect(head).to_be_in_viewport()
+    turn_line_at(page, middle, 40)  # that turn's line now below the top: the turn before it is in view
+    expect(head.locator("[data-reading-turn]")).to_have_text(turn.format(n=middle - 1))
+    shot(page, f"sticky-middle-{'-'.join(look)}-{width}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    flow, shown = box(page.locator("[data-chat-flow]")), box(head)
+    if width == 1440:  # in the margin beside the column, costing the rows no height
+        assert shown["x"] + shown["width"] <= flow["x"]
+        assert sticky_bottom(page) < 50
+    else:  # the top of the toolbar
+        bar = box(page.locator("[data-toolbar]"))
+        assert bar["y"] <= shown["y"] and shown["y"] + shown["height"] <= bar["y"] + bar["height"]
+    page.context.close()
+
+
+def test_at_the_top_the_first_turn_is_in_view(browser: Browser, server: str) -> None:
+    page = opened(browser, LOOKS[0], 1440)
+    page.goto(f"{server}/sessions/{KEY}")
+    expect(page.locator("[data-reading-turn]")).to_have_text("Turn 1")
+    expect(page.locator("[data-reading-verdict]")).to_have_text("accepted")
+    page.context.close()
+
+
+def test_the_turn_follows_windows_loaded_as_the_reader_scrolls(browser: Browser, server: str) -> None:
+    page = opened(browser, LOOKS[0], 1440)
+    page.goto(f"{server}/sessions/{KEY}")
+    shown = page.locator("[data-reading-turn]")
+    for _ in range(12):  # past the first window: later ones load in as their loaders come near
+        page.mouse.wheel(0, 2000)
+        expect(page.locator("[data-window-next][data-loading]")).to_have_count(0)
+    number = int((shown.inner_text() or "0").split()[-1])
+    assert number > 20
+    tops = page.locator("[data-chat-flow] [data-turn]").evaluate_all(
+        "(all, top) => all.filter(e => e.getBoundingClientRect().top <= top).map(e => Number(e.dataset.turn))",
+        sticky_bottom(page) + 1,
+    )
+    assert number == tops[-1], "the last turn line above the top of the screen"
+    page.context.close()
