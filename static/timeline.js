@@ -1,17 +1,28 @@
 // The timeline page (templates/timeline.html): a session's spans drawn on one canvas, a lane per kind, so the
 // page holds a few DOM nodes at any length or zoom. The server sends each span's figures already worded
-// (app/web/present/timeline.py); this module only draws, zooms, pans and opens a span's row (`?at=`).
+// (app/web/present/timeline.py); this module only draws, zooms, pans, opens a span's row (`?at=`) and opens a
+// subagent session's lanes in place, beneath the lane its title names.
 
 /**
  * A span as the page carries it: its lane, start and end in ms from the session's first event (end null while
  * open), a model call's first token (ms, or null), the row anchor it opens, and its figures worded.
  * @typedef {[number, number, number | null, number | null, string | null, string]} Drawn
- * A lane: its colour's number (`--timeline-N`, the kind's place in history/spend/timing.py's SPAN_KINDS) and its name.
- * @typedef {{ lanes: [number, string][], end: number, spans: Drawn[] }} Timeline
+ * A lane: its colour's number (`--timeline-N`, the kind's place in history/spend/timing.py's SPAN_KINDS), its
+ * name, and for a subagent session's lane that session's place in `children`.
+ * @typedef {[number, string, number] | [number, string]} Lane
+ * A subagent session opened in place: its page (where its spans' rows are), its lanes and its spans.
+ * @typedef {{ url: string, lanes: Lane[], spans: Drawn[] }} Child
+ * @typedef {{ lanes: Lane[], end: number, spans: Drawn[], children: Child[] }} Timeline
+ * A row of the canvas: its lane, the colour's number of the subagent lane it is opened under (or -1), and the
+ * subagent session it opens (or -1).
+ * @typedef {{ lane: Lane, under: number, opens: number }} Row
+ * A span where it is drawn now: the span, its row, and the page its transcript row is on.
+ * @typedef {{ span: Drawn, row: number, page: string }} Placed
  */
 
 const LANE = 28;  // px per lane
 const GUTTER = 132;  // px of lane names at the left, at most (a narrow screen gives them less)
+const INDENT = 14;  // px a subagent session's lane names are indented by
 const TICK = 90;  // px between the axis's ticks, at least
 const AXIS = 22;  // px of the time axis at the top
 const MIN_WIDTH = 2;  // px: the narrowest a span is drawn, so a 1 ms tool run still shows
@@ -31,15 +42,50 @@ if (root && canvas instanceof HTMLCanvasElement && data && tip instanceof HTMLEl
  */
 function draw(root, canvas, timeline, tip) {
   const base = root.getAttribute("data-session-url") || "";
-  const spans = timeline.spans;
-  const total = Math.max(timeline.end, ...spans.map((s) => s[2] ?? s[1]), 1);
+  const toggles = [...root.querySelectorAll("button[data-timeline-child]")].filter(
+    (b) => b instanceof HTMLButtonElement,
+  );
   const context = canvas.getContext("2d");
   if (!context) return;
   const ctx = context;
+  const opened = new Set();  // the subagent sessions shown in place, by their place in `children`
+  let rows = /** @type {Row[]} */ ([]);
+  let placed = /** @type {Placed[]} */ ([]);  // in start order: what ← and → step through
+  let lo = 0;  // ms: the earliest and latest time drawn (a subagent may run past its parent's last event)
+  let hi = 1;
   let from = 0;  // ms at the left edge
-  let width = total;  // ms across the plot
-  let focused = -1;  // the span focused by keyboard or hovered
+  let width = 1;  // ms across the plot
+  let focused = -1;  // the span focused by keyboard or hovered, in `placed`
   let dragged = /** @type {{ x: number, from: number } | null} */ (null);
+
+  /** The rows and the spans on them: the session's lanes, each opened subagent session's beneath its own. */
+  function layout() {
+    rows = [];
+    placed = [];
+    const rowOf = timeline.lanes.map((lane) => {
+      const row = rows.push({ lane, under: -1, opens: lane[2] ?? -1 }) - 1;
+      const child = lane[2] === undefined ? undefined : timeline.children[lane[2]];
+      if (child && opened.has(lane[2])) {
+        const first = rows.length;
+        for (const nested of child.lanes) rows.push({ lane: nested, under: lane[0], opens: -1 });
+        for (const span of child.spans) placed.push({ span, row: first + span[0], page: child.url });
+      }
+      return row;
+    });
+    for (const span of timeline.spans) placed.push({ span, row: rowOf[span[0]], page: base });
+    placed.sort((a, b) => a.span[1] - b.span[1]);
+    const whole = from === lo && width === hi - lo;
+    lo = 0;
+    hi = Math.max(timeline.end, 1);
+    for (const { span } of placed) {
+      lo = Math.min(lo, span[1]);
+      hi = Math.max(hi, span[2] ?? span[1]);
+    }
+    if (whole || width > hi - lo) {
+      from = lo;
+      width = hi - lo;
+    }
+  }
 
   function gutter() {
     return Math.min(GUTTER, canvas.clientWidth * 0.28);
@@ -57,7 +103,7 @@ function draw(root, canvas, timeline, tip) {
   /** @param {Drawn} span @returns {[number, number]} left and right, px */
   function extent(span) {
     const left = x(span[1]);
-    const right = x(span[2] ?? total);
+    const right = x(span[2] ?? hi);
     return [left, Math.max(right, left + MIN_WIDTH)];
   }
 
@@ -72,12 +118,14 @@ function draw(root, canvas, timeline, tip) {
   }
 
   function paint() {
-    // each lane's colour looked up once a paint (the theme may have changed since), not once a span
-    const colours = timeline.lanes.map(([number]) => colour(`--timeline-${number}`));
+    // each lane colour looked up once a paint (the theme may have changed since), not once a span
+    const colours = new Map(rows.map(({ lane }) => [lane[0], ""]));
+    for (const number of colours.keys()) colours.set(number, colour(`--timeline-${number}`));
     const waiting = colour("--timeline-waiting");
     const background = colour("--page-bg");
+    const band = colour("--timeline-band");
     const ratio = window.devicePixelRatio || 1;
-    const height = AXIS + LANE * timeline.lanes.length;
+    const height = AXIS + LANE * rows.length;
     canvas.style.height = `${height}px`;
     canvas.width = Math.round(canvas.clientWidth * ratio);
     canvas.height = Math.round(height * ratio);
@@ -86,23 +134,30 @@ function draw(root, canvas, timeline, tip) {
     const ink = colour("--timeline-ink");
     ctx.font = `12px ${getComputedStyle(root).fontFamily}`;
     ctx.textBaseline = "middle";
-    timeline.lanes.forEach(([, name], lane) => {
-      ctx.fillStyle = lane % 2 ? colour("--timeline-band") : "transparent";
-      ctx.fillRect(0, AXIS + lane * LANE, canvas.clientWidth, LANE);
+    rows.forEach(({ lane, under, opens }, row) => {
+      const top = AXIS + row * LANE;
+      ctx.fillStyle = row % 2 ? band : "transparent";
+      ctx.fillRect(0, top, canvas.clientWidth, LANE);
+      if (under >= 0) {  // a subagent session's lane: a rule in the subagent's colour, its name indented
+        ctx.fillStyle = colour(`--timeline-${under}`);
+        ctx.fillRect(INDENT / 2, top, 2, LANE);
+      }
+      if (opens >= 0) return;  // its name is the button over it
       ctx.fillStyle = ink;
-      ctx.fillText(name, 6, AXIS + lane * LANE + LANE / 2, gutter() - 10);
+      const indent = under >= 0 ? INDENT : 0;
+      ctx.fillText(lane[1], 6 + indent, top + LANE / 2, gutter() - 10 - indent);
     });
     axis(ink);
     ctx.save();
     ctx.beginPath();
     ctx.rect(gutter(), 0, plotWidth(), height);
     ctx.clip();
-    spans.forEach((span, i) => {
+    placed.forEach(({ span, row }, i) => {
       const [left, right] = extent(span);
       if (right < gutter() || left > gutter() + plotWidth()) return;
-      const top = AXIS + span[0] * LANE + 5;
+      const top = AXIS + row * LANE + 5;
       const tall = LANE - 10;
-      ctx.fillStyle = colours[span[0]];
+      ctx.fillStyle = colours.get(rows[row].lane[0]) || ink;
       ctx.fillRect(left, top, right - left, tall);
       if (span[3] !== null) {  // a model call: its wait for the first token lighter than its decoding
         ctx.fillStyle = waiting;
@@ -119,15 +174,27 @@ function draw(root, canvas, timeline, tip) {
       }
     });
     ctx.restore();
+    place();
     // the time shown, in ms from the session's start: what a test (or a script) can read of the zoom
     root.setAttribute("data-view", `${Math.round(from)}-${Math.round(from + width)}`);
+  }
+
+  /** Each subagent session's button over its lane's name. */
+  function place() {
+    for (const button of toggles) {
+      const row = rows.findIndex((r) => r.opens === Number(button.dataset.timelineChild));
+      button.style.top = `${canvas.offsetTop + AXIS + row * LANE + 3}px`;
+      button.style.left = `${canvas.offsetLeft + 3}px`;
+      button.style.width = `${gutter() - 8}px`;
+      button.style.height = `${LANE - 6}px`;
+    }
   }
 
   /** @param {string} ink */
   function axis(ink) {
     const every = niceStep(width / Math.max(plotWidth() / TICK, 2));
     ctx.fillStyle = ink;
-    for (let t = Math.max(Math.ceil(from / every) * every, 0); t <= from + width; t += every) {
+    for (let t = Math.max(Math.ceil(from / every) * every, lo); t <= from + width; t += every) {
       const at = x(t);
       ctx.fillRect(at, AXIS - 4, 1, 4);
       if (at + TICK - 10 <= canvas.clientWidth) ctx.fillText(clock(t), at + 3, AXIS / 2, TICK - 10);
@@ -137,31 +204,44 @@ function draw(root, canvas, timeline, tip) {
   /** @param {number} i */
   function show(i) {
     focused = i;
-    tip.textContent = i >= 0 ? spans[i][5] : "";
+    tip.textContent = i >= 0 ? placed[i].span[5] : "";
     paint();
   }
 
   /** @param {number} i */
   function open(i) {
-    const at = spans[i]?.[4];
-    if (at) window.location.assign(`${base}?at=${encodeURIComponent(at)}`);
+    const at = placed[i]?.span[4];
+    if (at) window.location.assign(`${placed[i].page}?at=${encodeURIComponent(at)}`);
+  }
+
+  /** Open or close subagent session `child`'s lanes, the focused span kept (none if it was one of them).
+   * @param {number} child */
+  function toggle(child) {
+    const kept = placed[focused]?.span;
+    if (!opened.delete(child)) opened.add(child);
+    layout();
+    focused = placed.findIndex((p) => p.span === kept);
+    for (const button of toggles) {
+      button.setAttribute("aria-expanded", String(opened.has(Number(button.dataset.timelineChild))));
+    }
+    show(focused);
   }
 
   /** @param {MouseEvent} event @returns {number} the span under the pointer, or -1 */
   function hit(event) {
     const box = canvas.getBoundingClientRect();
     const px = event.clientX - box.left;
-    const lane = Math.floor((event.clientY - box.top - AXIS) / LANE);
-    for (let i = spans.length - 1; i >= 0; i--) {
-      const [left, right] = extent(spans[i]);
-      if (spans[i][0] === lane && px >= left - 2 && px <= right + 2) return i;
+    const row = Math.floor((event.clientY - box.top - AXIS) / LANE);
+    for (let i = placed.length - 1; i >= 0; i--) {
+      const [left, right] = extent(placed[i].span);
+      if (placed[i].row === row && px >= left - 2 && px <= right + 2) return i;
     }
     return -1;
   }
 
   /** @param {number} factor @param {number} centre ms that stays put */
   function zoom(factor, centre) {
-    const next = Math.min(Math.max(width / factor, 5), total * 1.05);
+    const next = Math.min(Math.max(width / factor, 5), (hi - lo) * 1.05);
     from = clamp(centre - ((centre - from) * next) / width, next);
     width = next;
     paint();
@@ -169,12 +249,12 @@ function draw(root, canvas, timeline, tip) {
 
   /** @param {number} start @param {number} span ms shown */
   function clamp(start, span) {
-    return Math.min(Math.max(start, -span * 0.02), total - span * 0.98);
+    return Math.min(Math.max(start, lo - span * 0.02), hi - span * 0.98);
   }
 
   /** Pan so span `i` shows, then focus it. @param {number} i */
   function reach(i) {
-    const span = spans[i];
+    const span = placed[i].span;
     if (span[1] < from || span[1] > from + width) from = clamp(span[1] - width * 0.1, width);
     show(i);
   }
@@ -207,24 +287,30 @@ function draw(root, canvas, timeline, tip) {
   }, { passive: false });
   canvas.addEventListener("keydown", (event) => {
     const middle = from + width / 2;
-    if (event.key === "+" || event.key === "=") zoom(ZOOM_STEP, focused >= 0 ? spans[focused][1] : middle);
+    const opens = focused >= 0 ? rows[placed[focused].row].opens : -1;
+    if (event.key === "+" || event.key === "=") zoom(ZOOM_STEP, focused >= 0 ? placed[focused].span[1] : middle);
     else if (event.key === "-" || event.key === "−") zoom(1 / ZOOM_STEP, middle);
     else if (event.key === "0") {
-      from = 0;
-      width = total;
+      from = lo;
+      width = hi - lo;
       paint();
     } else if (event.shiftKey && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
       from = clamp(from + (event.key === "ArrowLeft" ? -1 : 1) * width * PAN_STEP, width);
       paint();
     } else if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
-      reach(Math.min(Math.max(focused + (event.key === "ArrowRight" ? 1 : -1), 0), spans.length - 1));
+      reach(Math.min(Math.max(focused + (event.key === "ArrowRight" ? 1 : -1), 0), placed.length - 1));
     } else if (event.key === "Enter" && focused >= 0) open(focused);
+    else if (event.key === " " && opens >= 0) toggle(opens);  // a subagent's span opens its session's lanes
     else return;
     event.preventDefault();
   });
   canvas.addEventListener("focus", () => {
-    if (focused < 0 && spans.length) reach(0);
+    if (focused < 0 && placed.length) reach(0);
   });
+  for (const button of toggles) {
+    button.addEventListener("click", () => toggle(Number(button.dataset.timelineChild)));
+  }
+  layout();
   paint();
   new ResizeObserver(paint).observe(canvas);
   root.setAttribute("data-timeline-ready", "");  // drawn

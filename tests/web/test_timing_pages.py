@@ -13,6 +13,7 @@ from dsh_inspect.cli import run_check
 
 from tests.support.rows import parse, select, text_of
 from tests.support.server import app_client
+from tests.support.timed_logs import CHILD_TITLES, CHILDREN, PARENT, write_subagent_family
 
 HOME = Path("/work/shared/corpus/dsh-home/sessions")
 COMPACTED = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"  # three turns, a /compact between the second and third
@@ -144,3 +145,45 @@ def test_the_page_carries_a_bounded_number_of_spans_and_says_so(monkeypatch: pyt
             "The first 3 of 11 spans are drawn; the JSON twin has every one."
         )
         assert len(client.get("/api/sessions/demo-tools/timeline").json()["spans"]) == 11
+
+
+@pytest.fixture(scope="module")
+def family(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    root = tmp_path_factory.mktemp("family")
+    write_subagent_family(root)
+    with app_client([str(root)]) as client:
+        yield client
+
+
+def test_the_timeline_twin_nests_each_subagent_sessions_spans(family: httpx.Client) -> None:
+    twin = family.get(f"/api/sessions/{PARENT}/timeline").json()
+    started = [s["child"] for s in twin["spans"] if s["kind"] == "subagent"]
+    assert started == list(CHILDREN)
+    children = twin["children"]
+    assert [(c["id"], c["title"]) for c in children] == list(zip(CHILDREN, CHILD_TITLES, strict=True))
+    for child in children:
+        own = family.get(f"/api/sessions/{child['key']}/timeline").json()
+        assert (child["spans"], child["totals"]) == (own["spans"], own["totals"]), "as its own timeline gives them"
+        assert [s["kind"] for s in child["spans"]] == ["model", "tool", "model"]
+        (tool,) = [s for s in child["spans"] if s["kind"] == "tool"]
+        assert tool["durationMs"] == 1000
+        row = family.get(f"/api/sessions/{child['key']}", params={"at": tool["at"]}).json()
+        assert row["atIndex"] is not None, "a nested span opens its row on its own session's page"
+
+
+def test_the_timeline_page_gives_each_subagent_a_lane_named_by_its_title(family: httpx.Client) -> None:
+    page = parse(family.get(f"/sessions/{PARENT}/timeline").text)
+    toggles = select(page, "[data-timeline] button[data-timeline-child]")
+    assert [(text_of(b), b.get("aria-expanded")) for b in toggles] == [(t, "false") for t in CHILD_TITLES]
+    drawn = orjson.loads(select(page, "[data-timeline-data]")[0].text)
+    assert [lane[1] for lane in drawn["lanes"]] == ["Model calls", *CHILD_TITLES], "no Subagents lane left over"
+    header = len(drawn["lanes"]) - len(CHILDREN)
+    assert [s[0] for s in drawn["spans"] if s[0] >= header] == [header, header + 1], "each start on its lane"
+    flaky = drawn["children"][0]
+    assert flaky["url"] == f"/sessions/{CHILDREN[0]}"
+    assert [name for _, name in flaky["lanes"]] == ["Model calls", "Tool runs"]
+    assert [s[5] for s in flaky["spans"]][1] == "Find the flaky test · tool run · bash · 1.0 s"
+    # drawn on its parent's clock: its first call asked 310 ms after the parent began
+    assert min(s[1] for s in flaky["spans"]) == 310
+    zh = parse(family.get(f"/sessions/{PARENT}/timeline", headers=ZH).text)
+    assert select(zh, "button[data-timeline-child]")[0].get("title") == "显示或隐藏 Find the flaky test 的时间段"

@@ -432,10 +432,12 @@ EN: dict[str, str] = {
     "timeline.cut": "The first {shown} of {total} spans are drawn; the JSON twin has every one.",
     "timeline.keys": "Hover or focus a span for its figures; click or press Enter to open its row. "
     "Zoom: + and − or the mouse wheel; pan: Shift+← and Shift+→ or drag; ← and → step through the spans; "
-    "0 fits it all.",
+    "0 fits it all. A subagent's lane opens its session's spans beneath it: click its name, or press Space on "
+    "its span.",
     "timeline.slowest": "Slowest steps",
     "timeline.slowestTools": "Slowest tool runs",
     "timeline.canvas": "The session's spans along its time, one lane per kind",
+    "timeline.open": "Show or hide the spans of {title}",
     "live.rewritten": "This log was rewritten on disk: its rows were read again from the start.",
     "live.gone": "This log is gone from disk (deleted, emptied, or holding another session now): "
     "the rows shown are what it held.",
@@ -797,10 +799,12 @@ ZH: dict[str, str] = {
     "timeline.none": "这个日志没有记录时间：没有可画的内容。",
     "timeline.cut": "只画出了 {total} 个时间段中的前 {shown} 个；JSON 版本包含全部。",
     "timeline.keys": "悬停或聚焦一个时间段查看数据；点击或按 Enter 打开它的行。"
-    "缩放：+ 和 − 或鼠标滚轮；平移：Shift+← 和 Shift+→ 或拖动；← 和 → 逐个切换时间段；0 显示全部。",
+    "缩放：+ 和 − 或鼠标滚轮；平移：Shift+← 和 Shift+→ 或拖动；← 和 → 逐个切换时间段；0 显示全部。"
+    "子代理的泳道可在其下方展开它的会话的时间段：点击它的名字，或在它的时间段上按空格键。",
     "timeline.slowest": "最慢的步",
     "timeline.slowestTools": "最慢的工具运行",
     "timeline.canvas": "会话的各个时间段，按时间排列，每种一条泳道",
+    "timeline.open": "显示或隐藏 {title} 的时间段",
     "message.reasoning": "推理",
     "message.toolCall": "工具调用 {name}",
     "message.toolResult": "{id} 的结果",

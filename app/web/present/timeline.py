@@ -12,7 +12,8 @@ from typing import Any
 from ...history.calls import CallIndex, call_index
 from ...history.spend.cost import Cost, session_cost
 from ...history.spend.timing import SPAN_KINDS, Span, SpanKind, Timing, session_timing
-from ...sessions.registry import Entry
+from ...model.plain_text import title_text
+from ...sessions.registry import Entry, SessionGone
 from ...sessions.transcript import Transcript
 from ..state import WebState
 from .rows import duration
@@ -24,6 +25,8 @@ SLOWEST = 10  # steps and tool runs the ranking names
 # spans the page carries at most (about 100 bytes each): a log's length may not make a page of any size; the
 # twin gives them all
 DRAWN_MOST = 20_000
+# subagent sessions a timeline opens in place (each costs its own spans and rows); the rest each on its own timeline
+NESTED_MOST = 50
 HEADER_KINDS: tuple[SpanKind, ...] = ("model", "tool", "wait")  # what the session header sums besides the wall time
 
 
@@ -117,14 +120,56 @@ def slowest_json(timing: Timing, anchor: Callable[[int], str | None]) -> dict[st
     }
 
 
-def timeline_json(timing: Timing, anchor: Callable[[int], str | None]) -> dict[str, Any]:
-    """The timeline's twin: every span with its row, the totals and the slowest."""
+@dataclass(frozen=True, slots=True)
+class Nested:
+    """A subagent session the timeline opens in place: which it is, its page, and its spans with the row each
+    opens on that page."""
+
+    key: str
+    id: str  # the session id its parent's subagent spans name (`Span.child`)
+    title: str
+    url: str
+    timing: Timing
+    anchor: Callable[[int], str | None]
+
+
+def nested_sessions(state: WebState, children: list[dict[str, Any]]) -> list[Nested]:
+    """The first `NESTED_MOST` of the subagent sessions loaded with a session (`related_sessions`' children: those
+    its reader may see), each with its spans, in the order they began; one gone meanwhile is left out."""
+    found: list[Nested] = []
+    for child in children[:NESTED_MOST]:
+        entry, log = state.registry.entry(child["key"]), state.registry.log(child["key"])
+        if entry is None or log is None:
+            continue
+        try:
+            timing, anchor = timing_of(state, entry), anchors_of(state, entry)
+        except SessionGone:
+            continue
+        title = title_text(log.title) or entry.key
+        found.append(Nested(entry.key, str(child["id"] or entry.key), title, str(child["url"]), timing, anchor))
+    return sorted(found, key=lambda c: (c.timing.first is None, c.timing.first or 0))  # in the order they began
+
+
+def timeline_json(timing: Timing, anchor: Callable[[int], str | None], nested: list[Nested]) -> dict[str, Any]:
+    """The timeline's twin: every span with its row, the totals and the slowest; and `children`, each subagent
+    session opened in place with its own spans (each `at` a row of its own page)."""
     return {
         "spans": [span_json(s, anchor(s.seq)) for s in timing.spans],
         "totals": timing.totals_json(),
         "first": timing.first,
         "last": timing.last,
         "slowest": slowest_json(timing, anchor),
+        "children": [
+            {
+                "key": c.key,
+                "id": c.id,
+                "title": c.title,
+                "url": c.url,
+                "spans": [span_json(s, c.anchor(s.seq)) for s in c.timing.spans],
+                "totals": c.timing.totals_json(),
+            }
+            for c in nested
+        ],
     }
 
 
@@ -141,28 +186,67 @@ def span_title(span: Span, t: Strings) -> str:
     return " · ".join(parts)
 
 
-def page_spans(timing: Timing, anchor: Callable[[int], str | None], t: Strings) -> dict[str, Any]:
+def page_spans(timing: Timing, anchor: Callable[[int], str | None], t: Strings, nested: list[Nested]) -> dict[str, Any]:
     """The spans as the page's canvas draws them: a lane per kind the session has (its colour's number, its
     name), and each span's lane, times in ms from the session's first event, the row it opens and its figures
-    worded."""
+    worded. Each subagent session opened in place is a lane of its own (its colour's, its title, its place in
+    `children`) holding the subagent spans that name it; `children` gives its lanes and spans the same way,
+    drawn beneath it once opened. `DRAWN_MOST` spans at most in all, the session's own first."""
     origin = timing.first or 0
-    kinds = [kind for kind in SPAN_KINDS if any(s.kind == kind for s in timing.spans)]  # a lane per kind it has
+    opened = {c.id: i for i, c in enumerate(nested)}  # a session's id → its place in `children`
+    own = timing.spans[:DRAWN_MOST]
+    lanes, kinds = _kind_lanes([s for s in own if s.kind != "subagent" or s.child not in opened], t)
+    header = len(lanes)  # each opened session's lane follows the kinds'
+    lanes += [[SPAN_KINDS.index("subagent"), c.title, i] for i, c in enumerate(nested)]
+
+    def lane(s: Span) -> int:
+        if s.kind == "subagent" and s.child is not None and s.child in opened:
+            return header + opened[s.child]
+        return kinds.index(s.kind)
+
+    spans = [_drawn(s, lane(s), origin, anchor, t) for s in own]
+    room, children = DRAWN_MOST - len(spans), []
+    for c in nested:
+        theirs = c.timing.spans[: max(room, 0)]
+        room -= len(theirs)
+        child_lanes, child_kinds = _kind_lanes(list(theirs), t)
+        children.append(
+            {
+                "title": c.title,
+                "url": c.url,
+                "lanes": child_lanes,
+                "spans": [_drawn(s, child_kinds.index(s.kind), origin, c.anchor, t, c.title) for s in theirs],
+            }
+        )
     return {
-        "lanes": [[SPAN_KINDS.index(kind), t(WORDS.lanes[kind])] for kind in kinds],
+        "lanes": lanes,
         "end": (timing.last or origin) - origin,
-        "total": len(timing.spans),
-        "spans": [
-            [
-                kinds.index(s.kind),
-                s.start - origin,
-                None if s.end is None else s.end - origin,
-                None if s.first_token is None or s.ttft_ms is None else s.first_token - origin,
-                anchor(s.seq),
-                span_title(s, t),
-            ]
-            for s in timing.spans[:DRAWN_MOST]
-        ],
+        "total": len(timing.spans) + sum(len(c.timing.spans) for c in nested),
+        "shown": len(spans) + sum(len(c["spans"]) for c in children),
+        "spans": spans,
+        "children": children,
     }
+
+
+def _kind_lanes(spans: list[Span], t: Strings) -> tuple[list[list[Any]], list[SpanKind]]:
+    """A lane per kind `spans` has, in `SPAN_KINDS`' order (its colour's number, its name), and those kinds."""
+    kinds = [kind for kind in SPAN_KINDS if any(s.kind == kind for s in spans)]
+    return [[SPAN_KINDS.index(kind), t(WORDS.lanes[kind])] for kind in kinds], kinds
+
+
+def _drawn(
+    s: Span, lane: int, origin: int, anchor: Callable[[int], str | None], t: Strings, session: str = ""
+) -> list[Any]:
+    """One span as the canvas draws it; a subagent session's figures say whose they are."""
+    said = span_title(s, t)
+    return [
+        lane,
+        s.start - origin,
+        None if s.end is None else s.end - origin,
+        None if s.first_token is None or s.ttft_ms is None else s.first_token - origin,
+        anchor(s.seq),
+        f"{session} · {said}" if session else said,
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -771,14 +771,27 @@ class SlowestJson(Twin):
     tools: list[SpanJson]
 
 
+class NestedTimelineJson(Twin):
+    """A subagent session its parent's timeline opens in place: its spans, each `at` a row of its own page."""
+
+    key: str
+    id: str  # the session id the parent's subagent spans name in their `child`
+    title: str
+    url: str
+    spans: list[SpanJson]
+    totals: dict[str, Any]
+
+
 class TimelineJson(Twin):
-    """Where a session's time went: every span, the totals (as the session twin's `durations`), the slowest."""
+    """Where a session's time went: every span, the totals (as the session twin's `durations`), the slowest; and
+    the subagent sessions loaded with it, each with its own spans."""
 
     spans: list[SpanJson]
     totals: dict[str, Any]
     first: int | None
     last: int | None
     slowest: SlowestJson
+    children: list[NestedTimelineJson]
 
 
 class MessagePagingJson(Twin):

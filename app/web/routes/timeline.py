@@ -9,6 +9,7 @@ from ..present.request_index import page_head
 from ..present.timeline import (
     anchors_of,
     header_figures,
+    nested_sessions,
     page_spans,
     ranking,
     subagent_lanes,
@@ -31,14 +32,24 @@ router = APIRouter()
 )
 def timeline(request: Request, state: State, session: ReadSession, t: Lang, who: Who) -> Served[TimelineJson]:
     """Every span (`model`, `tool`, `command`, `wait`, `compaction`, `idle`, `subagent`), times in ms since the
-    epoch, each with the row anchor `?at=` opens; the totals and the slowest steps and tool runs."""
+    epoch, each with the row anchor `?at=` opens; the totals and the slowest steps and tool runs; and `children`,
+    each subagent session loaded with it and its own spans."""
     timing, anchor = timing_of(state, session.entry), anchors_of(state, session.entry)
-    found = timeline_json(timing, anchor)
+    # its subagents' sessions loaded with it, those its reader may see: each opens in place, and each links a
+    # timeline of its own
+    children = related_sessions(state, session.entry, session.log, who)["children"]
+    nested = nested_sessions(state, children)
     if wants_twin(request):
-        return TimelineJson.model_validate(found)
+        return TimelineJson.model_validate(timeline_json(timing, anchor, nested))
     # the page draws the spans from data it carries, each span's figures already worded in the reader's
-    # language: worded once per file version and language
-    drawn = state.registry.derived(session.entry.key, f"timeline-{t.lang}", lambda _: page_spans(timing, anchor, t))
+    # language: worded once per file version (its own and its subagents'), language and subagents seen
+    seen = tuple(c.key for c in nested)
+    drawn = state.registry.derived(
+        session.entry.key,
+        f"timeline-{t.lang}-" + "|".join(seen),
+        lambda _: page_spans(timing, anchor, t, nested),
+        also=seen,
+    )
     return state.page(
         request,
         "timeline.html",
@@ -46,7 +57,5 @@ def timeline(request: Request, state: State, session: ReadSession, t: Lang, who:
         figures=header_figures(timing),
         drawn=drawn,
         ranked=ranking(timing, anchor),
-        # its subagents' sessions loaded with it, each a timeline of its own to open, with what the spans that
-        # ran it took
-        subagents=subagent_lanes(timing, related_sessions(state, session.entry, session.log, who)["children"]),
+        subagents=subagent_lanes(timing, children),
     )
