@@ -61,6 +61,7 @@ ROUTES: Mapping[tuple[str, str], Permission] = {
     ("GET", "/api/sessions/{key}/steps/{ref}/messages"): "read",
     ("GET", "/sessions/{key}/timeline"): "read",
     ("GET", "/api/sessions/{key}/timeline"): "read",
+    ("GET", "/api/sessions/{key}/outline"): "read",
     ("GET", "/sessions/{key}/message-bodies/{seq}"): "read",
     ("GET", "/api/sessions/{key}/message-bodies/{seq}"): "read",
     ("GET", "/sessions/{key}/messages/{message_id:path}"): "read",

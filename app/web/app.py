@@ -44,6 +44,7 @@ from .routes import (
     live,
     media,
     messages,
+    outline,
     pushes,
     search_across,
     sessions,
@@ -344,6 +345,7 @@ def create_app(paths: list[str], settings: Settings | None = None) -> FastAPI:
     app.include_router(pushes.router)  # appends of a log's new bytes (dsh-inspect push)
     app.include_router(steps.router)  # what the model read: model views and the context budget
     app.include_router(timeline.router)  # where the time went
+    app.include_router(outline.router)  # the outline in the session page's margin
     app.include_router(messages.router)  # message identities
     app.include_router(compare.router)  # two sessions side by side
     app.include_router(search_across.router)  # search across every loaded session

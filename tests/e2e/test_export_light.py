@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
 from dsh_inspect.cli import main
 from dsh_inspect.demo.generate import SESSIONS
 from playwright.sync_api import Page, expect
 
 from tests.e2e.test_render_export import nodes, open_offline, scroll_to_end
-from tests.support.builders import LogBuilder, header
+from tests.support.builders import numbered_turns
 
 pytestmark = pytest.mark.browser
 
@@ -25,11 +24,7 @@ SHOTS = Path("/tmp/shots/39b")
 @pytest.fixture(scope="module")
 def long_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("export-light")
-    log = LogBuilder()
-    for turn in range(1, TURNS + 1):
-        log.turn(turn, f"prompt number {turn}")
-    path = folder / "session.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("long"), *log.events]))
+    path = numbered_turns(folder / "session.jsonl", TURNS)
     out = folder / "long.html"
     assert main(["render", str(path), "-o", str(out)]) == 0
     return out

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import orjson
 from dsh_inspect.model.messages import (
     SeededIds,
     create_assistant_message,
@@ -104,3 +106,13 @@ def two_turns() -> LogBuilder:
     log.turn(1)
     log.turn(2, "And again")
     return log
+
+
+def numbered_turns(path: Path, turns: int, session_id: str = "long") -> Path:
+    """A session of `turns` turns written to `path` (its folders made), turn N's prompt `prompt number N`."""
+    log = LogBuilder()
+    for turn in range(1, turns + 1):
+        log.turn(turn, f"prompt number {turn}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(session_id), *log.events]))
+    return path

@@ -387,6 +387,11 @@ EN: dict[str, str] = {
     # the reading view (static/reading.js): every row's meta line shown, and the head that names where the reader is
     "reading.details": "Details",
     "reading.where": "Where you are",
+    # the outline in the margin (static/outline.js): the turns, errors, compactions and subagents of the session
+    "outline.title": "Outline",
+    "outline.error": "Error",
+    "outline.compaction": "Compaction",
+    "outline.subagent": "Subagent",
     "session.reading": "Reading the whole log for its verdict and counts…",
     "session.usage": "tokens: in {input} · cache read {cache} · out {output} · reasoning {reasoning}",
     "timing.wall": "Wall time",
@@ -1035,6 +1040,10 @@ ZH: dict[str, str] = {
     "live.gone": "此日志已不在磁盘上（被删除、被清空，或现在保存的是另一个会话）；此处显示的是它原先的内容。",
     "reading.details": "显示详情",
     "reading.where": "当前位置",
+    "outline.title": "大纲",
+    "outline.error": "错误",
+    "outline.compaction": "压缩",
+    "outline.subagent": "子代理",
     "live.holdsNow": "该文件现在保存的是",
     "missing.title": "未找到",
     "missing.lead": "此地址没有对应的内容。自链接到这里的页面显示以来，"
