@@ -324,20 +324,25 @@ function showSession(head, flow) {
   }
 
   // The next (`by` 1) or previous (-1) row of a kind, from the row marked or else the first on screen: the
-  // session's search lists them all, loaded or not (a long session's rows are not all in the page).
+  // session's search lists them all, loaded or not (a long session's rows are not all in the page). Keys
+  // pressed in a row go one after another, each from where the one before it landed.
   const api = `/api${base}/search`;
+  let going = Promise.resolve();
   /** @param {string} facet a search's parameters (`kind=turn`, `errors=true`) @param {number} by */
   function goTo(facet, by) {
-    const rows = Array.from(flow.querySelectorAll(".flow-item[data-seq]")).filter((r) => r.getClientRects().length > 0);
-    const here = rows.find((r) => r.hasAttribute("data-current")) || rows.find((r) => r.getBoundingClientRect().bottom > 0);
-    const seq = here ? Number(here.getAttribute("data-seq")) : -1;
-    request(`${api}?${facet}`)
-      .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
-      .then((/** @type {{ matches: { anchor: string, index: number, seq: number }[] }} */ found) => {
-        const list = by > 0 ? found.matches : found.matches.slice().reverse();
-        const next = list.find((m) => m.anchor !== here?.id && (by > 0 ? m.seq >= seq : m.seq <= seq));
-        if (next) open(next.anchor, next.index);
-      }, () => { /* the page stays as it is */ });
+    going = going.then(() => {
+      const rows = Array.from(flow.querySelectorAll(".flow-item[data-seq]")).filter((r) => r.getClientRects().length > 0);
+      const here = rows.find((r) => r.hasAttribute("data-current")) || rows.find((r) => r.getBoundingClientRect().bottom > 0);
+      const seq = here ? Number(here.getAttribute("data-seq")) : -1;
+      return request(`${api}?${facet}`)
+        .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+        .then((/** @type {{ matches: { anchor: string, index: number, seq: number }[] }} */ found) => {
+          const list = by > 0 ? found.matches : found.matches.slice().reverse();
+          const next = list.find((m) => m.anchor !== here?.id && (by > 0 ? m.seq >= seq : m.seq <= seq));
+          if (next) return open(next.anchor, next.index);
+          return null;
+        });
+    }).then(() => undefined, () => undefined);  // a key that found nothing, or failed, leaves the page as it is
   }
   /** @type {Record<string, string>} a key (its Shift form going back) → the rows it steps through */
   const KINDS = { t: "kind=turn", e: "errors=true", c: "kind=tool-call" };

@@ -284,3 +284,12 @@ def test_question_mark_lists_every_key_that_works(page: Page, server: str) -> No
     assert keys == ["/", "Esc", "j", "k", "t", "T", "e", "E", "c", "C", "End", "G", "Enter", "Space", "?"]
     expect(dialog).to_contain_text("Next turn; with Shift, the previous")
     expect(dialog).to_contain_text("The session's end, as the Latest button opens it")
+
+
+def test_turn_keys_in_a_row_go_on_from_the_last(page: Page, server: str, rows: list[dict[str, Any]]) -> None:
+    turns = [r["anchor"] for r in rows if r["kind"] == "turn"]
+    page.goto(f"{server}/sessions/long")
+    for _ in range(7):  # as fast as keys go: no waiting between them, the seventh across a window's end
+        page.keyboard.press("t")
+    expect(marked(page)).to_have_attribute("id", turns[7])
+    expect(marked(page)).to_be_in_viewport()
