@@ -41,8 +41,8 @@ _TITLES: dict[Variant, str] = {
     "code": "Code",
     "others": "Tool call",
 }
-_TITLE_OVERRIDES = {"pwsh": "Pwsh"}
-# a title is worded by the interface string `tool.title.<variant>`, or `tool.title.<name>` for an override
+# Tools dsh titles apart from their variant; web.present.wording words a title by its variant or such a name.
+TITLE_OVERRIDES = {"pwsh": "Pwsh"}
 _SUMMARY_KEYS: dict[Variant, tuple[str, ...]] = {
     "bash": ("description", "command"),
     "read": ("path", "file_path", "url"),
@@ -59,7 +59,7 @@ _PATH_VARIANTS = ("read", "write", "edit")
 class ToolPresentation:
     variant: Variant
     title: str  # as dsh titles the row: the English literal the JSON twin keeps
-    title_key: str  # the interface string that words the title in the page's language
+    title_name: str  # which title words the row in the page's language: its variant, or its name if titled apart
     summary: str
     # read/write/edit show their path as a link-like button (docs/ui.md §5.3).
     path: str | None
@@ -93,7 +93,7 @@ def _relative(path: str, cwd: str | None) -> str:
 
 def present_tool(name: str, raw_arguments: Any, cwd: str | None = None) -> ToolPresentation:
     variant = _VARIANTS.get(name, "others")
-    title = _TITLE_OVERRIDES.get(name, _TITLES[variant])
+    title = TITLE_OVERRIDES.get(name, _TITLES[variant])
     args = parse_arguments(raw_arguments)
     summary = ""
     path = None
@@ -113,8 +113,8 @@ def present_tool(name: str, raw_arguments: Any, cwd: str | None = None) -> ToolP
     if variant == "others":
         summary = f"{name} · {summary}" if summary else name
     pretty = orjson.dumps(args, option=orjson.OPT_INDENT_2).decode() if not isinstance(args, str) else args
-    title_key = f"tool.title.{name if name in _TITLE_OVERRIDES else variant}"
-    return ToolPresentation(variant, title, title_key, summary, path, pretty, ask(variant, args, path))
+    title_name = name if name in TITLE_OVERRIDES else variant
+    return ToolPresentation(variant, title, title_name, summary, path, pretty, ask(variant, args, path))
 
 
 def result_text(content: tuple[ContentBlock, ...] | None, error_name: Any = None, error_code: Any = None) -> str | None:

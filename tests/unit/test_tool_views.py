@@ -22,6 +22,7 @@ from dsh_inspect.forms.tool_asks import (
 from dsh_inspect.forms.tool_outcomes import SEARCH_CHARS, SEARCH_ROWS, SEARCH_SHOWN, search_listing, shell_exit
 from dsh_inspect.forms.tools import present_tool
 from dsh_inspect.model.frozen import freeze
+from dsh_inspect.web.present.wording import WORDS
 
 
 def test_an_edit_is_its_old_string_against_its_new_one_line_by_line() -> None:
@@ -114,7 +115,8 @@ def test_a_shape_the_tool_does_not_write_is_shown_as_json(name: str, args: Any) 
 
 
 def test_titles_have_their_interface_strings() -> None:
-    keys = {name: present_tool(name, {}).title_key for name in ("bash", "pwsh", "grep", "edit", "todo_write")}
+    names = ("bash", "pwsh", "grep", "edit", "todo_write")
+    keys = {name: WORDS.tool_titles[present_tool(name, {}).title_name] for name in names}
     assert keys == {
         "bash": "tool.title.bash",
         "pwsh": "tool.title.pwsh",

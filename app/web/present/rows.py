@@ -179,6 +179,7 @@ class ToolView:
     pruned: Body | None  # the model-facing replacement text, when pruned
     result_message_id: str | None  # the result message's id (kept by a pruned copy), for its identity page
     path: str | None  # a file the header shows as a link (not on an error row)
+    title_key: str  # the row's title in the page's language
     state_text: Phrase | None  # the visually hidden Running / Failed / Stopped
     single_file: bool  # a read, write or edit of one file: its header names the file (docs/ui.md §5.3)
     command: str | None  # a shell tool's command line, to copy
@@ -479,6 +480,7 @@ def _tool_view(facts: ToolFacts, output: str | None, cwd: str | None) -> ToolVie
         pruned=Body("pruned", pruned_text) if pruned_text is not None else None,
         result_message_id=facts.result_id,
         path=presentation.path if not reports_error(facts) else None,
+        title_key=WORDS.tool_titles[presentation.title_name],
         state_text=phrase(state) if state is not None else None,
         single_file=presentation.path is not None,
         command=_shell_command(presentation, facts.arguments),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from typing import get_args
 
 from ...forms.bodies import InstructionWording
+from ...forms.tools import TITLE_OVERRIDES, Variant
 from ...history.identity import InboxFate
 from ...history.replacements import ReplaceKind
 from ...history.requests import OutcomeKind
@@ -35,6 +36,7 @@ class Wording:
     settings: Mapping[str, str]  # a session setting's name → its key
     instructions: Mapping[str, str]  # what happened to an instruction file → its key
     usage: Mapping[str, str]  # a logged token count's name → its key (takes `count`)
+    tool_titles: Mapping[str, str]  # a tool row's variant, or a tool titled apart → its title's key
     tool_states: Mapping[str, str]  # a tool call's outcome, when not ok → its hidden state text's key
     command_outcomes: Mapping[str, str]  # a command's outcome → its summary's key, when it logged no text
     retry_outcomes: Mapping[str, str]  # a retry's outcome → its label's key
@@ -81,6 +83,7 @@ WORDS = Wording(
             )
         )
     ),
+    tool_titles=_keys("tool.title", (*get_args(Variant), *TITLE_OVERRIDES)),
     tool_states=_keys("tool.state", ("running", "error", "stopped")),
     command_outcomes=_checked({"running": "command.running", "error": "command.failed", "ok": "command.completed"}),
     retry_outcomes=_checked({"ok": "retry.done", "cancelled": "retry.cancelled", "waiting": "retry.waiting"}),
