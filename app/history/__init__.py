@@ -66,8 +66,8 @@ from .row_facts import (
     reports_stop,
 )
 from .session import Category, SessionLog, load_one, load_session
+from .spend.tokens import Usage, session_usage
 from .state import SETTINGS, SessionState, Setting, StateChange
-from .tokens import Usage, session_usage
 from .transcript import KIND_FAMILIES, ROW_KINDS, Row, RowKind, each_row, run_rows, transcript_rows
 from .usage import Budget, session_budget
 

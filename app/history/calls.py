@@ -19,7 +19,7 @@ from typing import Any
 
 from ..model.rules import SURFACE_TYPES, decode_source_event_seqs
 from .session import SessionLog
-from .tokens import Usage, usage_from
+from .spend.tokens import Usage, usage_from
 
 # Events that cannot fall inside one streamed call: each closes the chunk run
 # before it, so chunks after it belong to a new call.

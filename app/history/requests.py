@@ -17,8 +17,8 @@ from ..model.values import Message
 from .calls import CallIndex, ModelCall, Step, call_index
 from .replacements import Replacement, removals, replacement
 from .session import SessionLog
+from .spend.tokens import Usage, usage_from
 from .state import SessionState, StateChange, TypeIndex, state_at, state_changes, type_index
-from .tokens import Usage, usage_from
 
 
 @dataclass(frozen=True, slots=True)

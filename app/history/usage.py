@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from .replacements import Replacement, replacement
 from .requests import RequestIndex
 from .session import SessionLog
-from .tokens import Usage
+from .spend.tokens import Usage
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..calls import CallIndex, call_index
 from ..row_facts import wall_clock
 from ..session import SessionLog
-from ..tokens import Usage
+from .tokens import Usage
 
 LIBRARY = "genai-prices"
 LIBRARY_CURRENCY = "USD"

@@ -20,8 +20,8 @@ from ...history.message_handles import message_handle
 from ...history.replacements import Replacement
 from ...history.requests import CallRef, CallRequest, HeaderChange, RequestHeader, StepRequests, VisibleMessage
 from ...history.session import SessionLog
+from ...history.spend.tokens import Usage
 from ...history.state import SessionState, Setting, StateChange
-from ...history.tokens import Usage
 from ...history.transcript import Row
 from ...history.usage import Budget
 from ...model.frozen import thaw

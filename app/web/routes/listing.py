@@ -34,7 +34,7 @@ from ...history.row_facts import error_count
 from ...history.session import SessionLog
 from ...history.spend.cost import Prices, session_cost
 from ...history.spend.timing import session_wall
-from ...history.tokens import session_usage
+from ...history.spend.tokens import session_usage
 from ...model.plain_text import title_text
 from ...sessions.keys import session_url
 from ...sessions.registry import Entry

@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...access import Identity
 from ...history.session import SessionLog
-from ...history.tokens import session_usage
+from ...history.spend.tokens import session_usage
 from ...log.records import NotASessionLog
 from ...log.sources import RecordChanged, SessionSource
 from ...sessions.archive import media_of

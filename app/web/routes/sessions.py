@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from ...access import OPEN, Identity
 from ...forms import pretty_json
 from ...history.session import SessionLog
-from ...history.tokens import session_usage
+from ...history.spend.tokens import session_usage
 from ...model.frozen import thaw
 from ...model.plain_text import title_text
 from ...sessions.keys import session_url
