@@ -53,6 +53,10 @@ def long_session(turns: int = TURNS) -> list[dict[str, Any]]:
     return out
 
 
+# where each turn starts: its turn/start's seq, its boundary row's anchor `seq-N` (the seeder numbers events from 0)
+TURN_SEQS = [seq for seq, event in enumerate(long_session()) if event["type"] == "turn/start"]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("dsh-home") / "sessions"
@@ -99,7 +103,7 @@ def prompts_on_screen(page: Page) -> int:
 
 def at_end(page: Page, server: str) -> None:
     page.goto(f"{server}/sessions/{KEY}?at=end")
-    expect(page.locator("[data-user-text]", has_text=f"Task {TURNS}:")).to_be_in_viewport()
+    expect(page.locator("[data-user-text]", has_text=f"Task {TURNS}:")).to_be_in_viewport(timeout=15000)
 
 
 @pytest.mark.parametrize("look", LOOKS, ids="-".join)

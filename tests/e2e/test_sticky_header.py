@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.test_density import KEY, LOOKS, TURNS, at_end, box, opened, server, shot, sticky_bottom
+from tests.e2e.test_density import KEY, LOOKS, TURN_SEQS, TURNS, at_end, box, opened, server, shot, sticky_bottom
 
 __all__ = ["server"]  # the long session's, shared with the density tests
 
@@ -21,9 +21,16 @@ WORDS = {"en-US": ("accepted", "Turn {n}"), "zh-CN": ("可接受", "第 {n} 轮"
 
 
 def turn_line_at(page: Page, turn: int, offset: float) -> None:
-    """Scrolls the line of turn `turn` to `offset` px under the toolbar (negative: above its bottom)."""
-    line = page.locator(f"[data-chat-flow-kind='turn']:has([data-turn='{turn}'])")
-    page.evaluate("y => window.scrollBy(0, y)", box(line)["y"] - sticky_bottom(page) - offset)
+    """Scrolls the line of turn `turn` to `offset` px under the toolbar (negative: above its bottom), measured
+    and scrolled at once: a window loading meanwhile keeps the rows on screen where they are."""
+    page.locator("[data-chat-flow]").evaluate(
+        """(flow, [turn, offset]) => {
+            const line = flow.querySelector(`[data-turn="${turn}"]`).closest(".flow-item");
+            const bar = document.querySelector("[data-toolbar]").getBoundingClientRect().bottom;
+            window.scrollBy(0, line.getBoundingClientRect().top - bar - offset);
+        }""",
+        [turn, offset],
+    )
 
 
 @pytest.mark.parametrize("look", LOOKS, ids="-".join)
@@ -42,10 +49,9 @@ def test_the_head_names_the_session_and_the_turn_in_view(browser: Browser, serve
     expect(head.locator("[data-reading-turn]")).to_have_text(re.compile(turn.format(n=f"{TURNS // 100 - 1}9[6-9]")))
     shot(page, f"sticky-end-{'-'.join(look)}-{width}")
     # deep in the session it is still there, and says which turn the top of the screen is in
-    page.evaluate("window.scrollBy(0, -2500)")
-    expect(page.locator("[data-window-earlier][data-loading]")).to_have_count(0)  # the window before, loaded
-    lines = page.locator("[data-chat-flow] [data-turn]")
-    middle = int(lines.nth(lines.count() // 2).get_attribute("data-turn") or 0)
+    middle = TURNS // 2
+    page.goto(f"{server}/sessions/{KEY}?at=seq-{TURN_SEQS[middle - 1]}")
+    expect(page.locator(".flow-item[data-current]")).to_be_in_viewport()
     turn_line_at(page, middle, -3)
     expect(page.locator("[data-user-text]", has_text=f"Task {TURNS}:")).not_to_be_in_viewport()
     expect(head.locator("[data-reading-turn]")).to_have_text(turn.format(n=middle))
