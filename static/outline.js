@@ -1,7 +1,7 @@
 // The outline in the session page's margin (issue 39, item 3): each turn with its first prompt, and the errors,
 // compactions and subagents, from the outline's twin (/api/sessions/{key}/outline). It stays small at any
-// length: the list is as tall as all its entries, but only those in and near its view are drawn, each a link of
-// one text node. A click opens the row in place as `?at=` would (`open`, session.js), and the entry of the row
+// length: the list is as tall as all its entries, but only those in and near its view are drawn, each one node: a
+// link whose words the stylesheet draws from its `data-label`, as the copy buttons' are. A click opens the row in place as `?at=` would (`open`, session.js), and the entry of the row
 // at the top of the transcript is marked as the reader scrolls. Where the window has no room the stylesheet
 // hides the outline, and nothing is fetched or drawn.
 import { open } from "./session.js";
@@ -11,7 +11,7 @@ import { fill } from "./wording.js";
 /** @typedef {{ kind: string, index: number, anchor: string, seq: number, turn: number | null, text: string }} Entry */
 
 const ITEM = 28;  // px: an entry's height, as the stylesheet sets it (.outline-item)
-const AROUND = 10;  // entries drawn beyond each edge of the list's view
+const AROUND = 4;  // entries drawn beyond each edge of the list's view
 
 const nav = document.querySelector("[data-outline]");
 const list = nav?.querySelector("[data-outline-list]");
@@ -42,8 +42,8 @@ function showOutline(nav, list) {
     link.setAttribute("data-outline-kind", entry.kind);
     link.setAttribute("data-outline-index", String(i));
     link.style.top = `${i * ITEM}px`;
-    link.textContent = label(entry);
-    link.title = link.textContent;
+    link.setAttribute("data-label", label(entry));
+    link.title = label(entry);
     if (i === current) link.setAttribute("aria-current", "location");
     return link;
   }
