@@ -26,11 +26,19 @@ function boxOf(button) {
   return (button.closest("[data-section-chips]") ?? button).previousElementSibling;
 }
 
+// A box inside another (a tool card's text in its section) goes with the outer one: one "Expand" for both, after
+// the outer box, shown when either runs past its cap, and expanding the outer uncaps what it holds.
 /** @param {Element} box */
 function fit(box) {
+  const outer = box.parentElement?.closest(BOXES);
+  if (outer) { fit(outer); return; }
   if (box.hasAttribute("data-expanded")) return;
-  const clipped = box.scrollHeight > box.clientHeight + 1;
-  box.toggleAttribute("data-clipped", clipped);
+  let clipped = false;
+  [box, ...box.querySelectorAll(BOXES)].forEach((el) => {
+    const over = el.scrollHeight > el.clientHeight + 1;
+    el.toggleAttribute("data-clipped", over);
+    clipped ||= over;
+  });
   const button = buttonOf(box);
   if (clipped && !button) {
     const made = document.createElement("button");
@@ -47,10 +55,10 @@ function fit(box) {
 /** @param {Node} node */
 function fitIn(node) {
   const around = node.parentElement?.closest(BOXES);  // more content come into a box ("Show all")
-  if (around) fit(around);
+  if (around) { fit(around); return; }
   if (!(node instanceof Element)) return;
-  if (node.matches(BOXES)) fit(node);
-  node.querySelectorAll(BOXES).forEach(fit);
+  if (node.matches(BOXES)) { fit(node); return; }
+  node.querySelectorAll(BOXES).forEach((box) => { if (!box.parentElement?.closest(BOXES)) fit(box); });
 }
 
 /** @param {Element} button */
@@ -61,7 +69,8 @@ function expand(button) {
   box.toggleAttribute("data-expanded", open);
   button.setAttribute("aria-expanded", open ? "true" : "false");
   button.textContent = (open ? labels.labelCollapse : labels.labelExpand) || "";
-  if (!open) box.scrollIntoView({ block: "nearest" });
+  if (open) [box, ...box.querySelectorAll("[data-clipped]")].forEach((el) => { el.removeAttribute("data-clipped"); });
+  else { fit(box); box.scrollIntoView({ block: "nearest" }); }
 }
 
 /**
@@ -115,6 +124,8 @@ new MutationObserver((records) => {
   records.forEach((record) => { record.addedNodes.forEach(fitIn); });
 }).observe(document.body, { childList: true, subtree: true });
 fitIn(document.body);
+// a <details> opened shows boxes that measured nothing while it was closed (toggle does not bubble: captured)
+document.addEventListener("toggle", (event) => { if (event.target instanceof Node) fitIn(event.target); }, true);
 let resizing = 0;
 window.addEventListener("resize", () => {
   cancelAnimationFrame(resizing);

@@ -49,6 +49,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     path = root / "clipped" / "session.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("clipped"), *b.events]))
+    tool = LogBuilder()  # a read whose result runs past its card's section, the text's own box inside it
+    tool.add("turn/start", {"turn": 1})
+    tool.add("step/start", {"turn": 1, "step": 1})
+    tool.user("Read it")
+    tool.assistant(1, 1, [{"type": "tool-call", "id": "c1", "name": "read", "arguments": '{"file_path": "a.txt"}'}])
+    tool.tool_round(1, 1, "c1", "".join(f"line {n} of a.txt\n" for n in range(1, 60)))
+    tool.add("step/end", {"turn": 1, "step": 1})
+    tool.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    path = root / "tool" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("tool"), *tool.events]))
     with live_server([str(root)]) as url:
         yield url
 
@@ -131,3 +142,17 @@ def test_the_chips_and_expand_speak_chinese(browser: Browser, server: str) -> No
         expect(row.get_by_role("button", name="收起")).to_be_visible()
     finally:
         context.close()
+
+
+def test_a_tool_cards_boxes_expand_together_from_one_button(page: Page, server: str) -> None:
+    page.goto(f"{server}/sessions/tool")
+    page.locator(".flow-item[data-chat-flow-kind='tool-call'] [data-disclosure-row][data-expandable]").click()
+    expand = page.get_by_role("button", name="Expand")
+    expect(expand).to_have_count(1)  # the section and the text inside it: one button, after the section
+    expand.click()
+    expect(page.get_by_text("line 59 of a.txt")).to_be_in_viewport()
+    uncapped = page.locator(".card-section, .card-pre").evaluate_all(
+        "els => els.every(el => el.scrollHeight <= el.clientHeight + 1)"
+    )
+    assert uncapped, "nothing left to scroll inside the card"
+    expect(page.locator("[data-clipped]")).to_have_count(0)
