@@ -7,25 +7,25 @@ function rootOf(header) {
     header.closest("[data-context-row], .disclosure")
   );
 }
-function slotOf(root2) {
-  for (let el = root2.firstElementChild; el; el = el.nextElementSibling) {
+function slotOf(root3) {
+  for (let el = root3.firstElementChild; el; el = el.nextElementSibling) {
     if (el.hasAttribute("data-disclosure-slot")) return el;
   }
   return null;
 }
 function setOpen(header, open) {
-  const root2 = rootOf(header);
+  const root3 = rootOf(header);
   header.setAttribute("aria-expanded", open ? "true" : "false");
-  if (open) root2.setAttribute("data-open", "true");
-  else root2.removeAttribute("data-open");
-  const slot = slotOf(root2);
+  if (open) root3.setAttribute("data-open", "true");
+  else root3.removeAttribute("data-open");
+  const slot = slotOf(root3);
   if (!slot) return;
   if (!open) {
     slot.replaceChildren();
     return;
   }
   let inline = null;
-  for (let el = root2.firstElementChild; el; el = el.nextElementSibling) {
+  for (let el = root3.firstElementChild; el; el = el.nextElementSibling) {
     if (el instanceof HTMLTemplateElement && el.hasAttribute("data-disclosure-body")) inline = el;
   }
   if (inline) {
@@ -47,11 +47,11 @@ function toggleJson(button) {
   if (pre) pre.hidden = !open;
 }
 function switchTheme() {
-  const root2 = document.documentElement;
-  const dark = root2.dataset.theme ? root2.dataset.theme === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
-  root2.dataset.theme = dark ? "light" : "dark";
+  const root3 = document.documentElement;
+  const dark = root3.dataset.theme ? root3.dataset.theme === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
+  root3.dataset.theme = dark ? "light" : "dark";
   try {
-    localStorage.setItem("dsh-inspect-theme", root2.dataset.theme);
+    localStorage.setItem("dsh-inspect-theme", root3.dataset.theme);
   } catch {
   }
 }
@@ -178,9 +178,9 @@ function localClock(time) {
   ).format(at)} (${time.getAttribute("datetime")})`;
   time.removeAttribute("data-local-time");
 }
-function localClocks(root2) {
-  if (root2 instanceof HTMLElement && root2.matches("time[data-local-time]")) localClock(root2);
-  root2.querySelectorAll("time[data-local-time]").forEach(localClock);
+function localClocks(root3) {
+  if (root3 instanceof HTMLElement && root3.matches("time[data-local-time]")) localClock(root3);
+  root3.querySelectorAll("time[data-local-time]").forEach(localClock);
 }
 if (document.readyState === "loading") {
   document.addEventListener("DOMContentLoaded", () => {
@@ -205,8 +205,96 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 
-// static/folds.js
+// static/wording.js
+function grouped(n) {
+  return String(n).replace(/\B(?=(\d{3})+$)/g, ",");
+}
+var FORMS = /\{([a-z]+)\|([^|{}]*)\|([^|{}]*)\}/g;
+function fill(pattern, values) {
+  return pattern.replace(FORMS, (whole, name, one, other) => {
+    if (!Object.hasOwn(values, name)) return whole;
+    const value = values[name];
+    return (typeof value === "number" ? grouped(value) : value) === "1" ? one : other;
+  }).replace(/\{([a-z]+)\}/g, (whole, name) => {
+    if (!Object.hasOwn(values, name)) return whole;
+    const value = values[name];
+    return typeof value === "number" ? grouped(value) : value;
+  });
+}
+
+// static/reading.js
 var root = document.documentElement;
+var KEY = "dsh-inspect-details";
+function syncSwitches() {
+  document.querySelectorAll("[data-details-toggle]").forEach((box) => {
+    box.checked = root.hasAttribute("data-details");
+  });
+}
+document.addEventListener("change", (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLInputElement) || !box.hasAttribute("data-details-toggle")) return;
+  if (box.checked) root.setAttribute("data-details", "");
+  else root.removeAttribute("data-details");
+  try {
+    localStorage.setItem(KEY, box.checked ? "shown" : "hidden");
+  } catch {
+  }
+  syncSwitches();
+});
+document.addEventListener("DOMContentLoaded", syncSwitches);
+window.addEventListener("pageshow", syncSwitches);
+var head = document.querySelector("[data-reading-head]");
+var flow = document.querySelector("[data-chat-flow]");
+if (head && flow) followReader(head, flow);
+function followReader(head2, flow3) {
+  const turnOut = head2.querySelector("[data-reading-turn]");
+  const verdictOut = head2.querySelector("[data-reading-verdict]");
+  const bar = head2.closest("[data-toolbar]") || head2;
+  const facts = document.querySelector(".session-head");
+  function turnInView() {
+    const line = bar.getBoundingClientRect().bottom + 1;
+    let turn = null;
+    for (const boundary of flow3.querySelectorAll("[data-turn]")) {
+      const top = boundary.getBoundingClientRect().top;
+      if (top <= line) {
+        turn = boundary.getAttribute("data-turn");
+        continue;
+      }
+      if (turn !== null) break;
+      const below = Number(boundary.getAttribute("data-turn"));
+      return top < innerHeight ? boundary.getAttribute("data-turn") : below > 1 ? String(below - 1) : null;
+    }
+    return turn;
+  }
+  let queued = false;
+  function showTurn() {
+    queued = false;
+    if (!turnOut) return;
+    const turn = turnInView();
+    const text = turn === null ? "" : fill(turnOut.getAttribute("data-pattern") || "", { turn: Number(turn) || turn });
+    if (turnOut.textContent !== text) turnOut.textContent = text;
+  }
+  function queue() {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(showTurn);
+  }
+  window.addEventListener("scroll", queue, { passive: true });
+  window.addEventListener("resize", queue);
+  new ResizeObserver(queue).observe(flow3);
+  showTurn();
+  function showVerdict() {
+    const verdict = facts?.querySelector("[data-session-facts] [data-verdict]");
+    if (!verdictOut || !verdict) return;
+    verdictOut.setAttribute("data-verdict", verdict.getAttribute("data-verdict") || "");
+    verdictOut.textContent = verdict.textContent;
+  }
+  if (facts) new MutationObserver(showVerdict).observe(facts, { childList: true, subtree: true });
+  showVerdict();
+}
+
+// static/folds.js
+var root2 = document.documentElement;
 function setFold(fold, open) {
   if (open) fold.setAttribute("data-open", "true");
   else fold.removeAttribute("data-open");
@@ -243,38 +331,38 @@ function step(by) {
   const list = shownRows();
   if (list.length) markRow(list[Math.max(0, Math.min(list.length - 1, destination(list, by)))]);
 }
-function syncSwitches() {
+function syncSwitches2() {
   document.querySelectorAll("[data-bookkeeping-toggle]").forEach((box) => {
-    box.checked = root.hasAttribute("data-show-bookkeeping");
+    box.checked = root2.hasAttribute("data-show-bookkeeping");
   });
 }
 function showBookkeeping(shown) {
-  if (shown) root.setAttribute("data-show-bookkeeping", "");
-  else root.removeAttribute("data-show-bookkeeping");
+  if (shown) root2.setAttribute("data-show-bookkeeping", "");
+  else root2.removeAttribute("data-show-bookkeeping");
   try {
     localStorage.setItem("dsh-inspect-bookkeeping", shown ? "shown" : "folded");
   } catch {
   }
-  syncSwitches();
+  syncSwitches2();
 }
 document.addEventListener("click", (event) => {
-  const head = event.target instanceof Element ? event.target.closest("[data-fold-toggle]") : null;
-  if (head?.parentElement) setFold(head.parentElement, head.getAttribute("aria-expanded") !== "true");
+  const head2 = event.target instanceof Element ? event.target.closest("[data-fold-toggle]") : null;
+  if (head2?.parentElement) setFold(head2.parentElement, head2.getAttribute("aria-expanded") !== "true");
 });
 document.addEventListener("change", (event) => {
   const box = event.target;
   if (box instanceof HTMLInputElement && box.hasAttribute("data-bookkeeping-toggle")) showBookkeeping(box.checked);
 });
-document.addEventListener("DOMContentLoaded", syncSwitches);
-window.addEventListener("pageshow", syncSwitches);
+document.addEventListener("DOMContentLoaded", syncSwitches2);
+window.addEventListener("pageshow", syncSwitches2);
 document.addEventListener("htmx:oobBeforeSwap", (event) => {
   const { target, fragment } = (
     /** @type {CustomEvent} */
     event.detail
   );
-  const head = fragment instanceof DocumentFragment ? fragment.firstElementChild : null;
-  if (target instanceof Element && target.hasAttribute("data-fold-toggle") && head?.hasAttribute("data-fold-toggle")) {
-    head.setAttribute("aria-expanded", target.getAttribute("aria-expanded") || "false");
+  const head2 = fragment instanceof DocumentFragment ? fragment.firstElementChild : null;
+  if (target instanceof Element && target.hasAttribute("data-fold-toggle") && head2?.hasAttribute("data-fold-toggle")) {
+    head2.setAttribute("aria-expanded", target.getAttribute("aria-expanded") || "false");
   }
 });
 
@@ -282,15 +370,15 @@ document.addEventListener("htmx:oobBeforeSwap", (event) => {
 var KEPT = 3;
 var MARGIN = 400;
 var FAR = 1200;
-var flow = document.querySelector("[data-chat-flow]");
+var flow2 = document.querySelector("[data-chat-flow]");
 var chunks = (
   /** @type {HTMLTemplateElement[]} */
-  flow ? Array.from(flow.querySelectorAll(":scope > template[data-export-window]")) : []
+  flow2 ? Array.from(flow2.querySelectorAll(":scope > template[data-export-window]")) : []
 );
 var earlierEdge = document.createElement("div");
 var laterEdge = document.createElement("div");
 function mounted() {
-  return flow ? Array.from(flow.querySelectorAll(":scope > [data-export-mounted]")) : [];
+  return flow2 ? Array.from(flow2.querySelectorAll(":scope > [data-export-mounted]")) : [];
 }
 function indexOf(win) {
   return Number(win.getAttribute("data-export-mounted"));

@@ -8,6 +8,7 @@
 // stays small however long the session.
 // It is the entry of the export's bundle (static/export.bundle.js, docs/decisions/0027-export-bundle.md).
 import "./inspect.js";
+import "./reading.js";  // the Details switch and the head's turn in view, as on the served page
 import { reveal, step } from "./folds.js";
 
 // At most KEPT windows mounted; one is mounted once its edge is MARGIN near the viewport, and the farthest
