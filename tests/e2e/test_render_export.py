@@ -47,7 +47,8 @@ def scroll_to_end(page: Page) -> list[int]:
     counts = []
     for i in range(1, page.locator("[data-chat-flow] > template[data-export-window]").count()):
         page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-        expect(page.locator(f"[data-export-mounted='{i}']")).to_be_attached()
+        # a window's rows are laid out before the next edge is watched: on a loaded machine that can take seconds
+        expect(page.locator(f"[data-export-mounted='{i}']")).to_be_attached(timeout=15_000)
         counts.append(nodes(page))
     return counts
 
