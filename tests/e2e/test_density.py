@@ -115,6 +115,8 @@ def test_a_long_session_shows_three_and_a_half_turns_at_1440(browser: Browser, s
     assert page.locator(".bubble").last.evaluate("e => getComputedStyle(e).fontSize") == "16px"
     assert page.locator(".assistant-step .markdown").last.evaluate("e => getComputedStyle(e).fontSize") == "16px"
     shot(page, f"density-end-{'-'.join(look)}-1440")
+    # the first screen's budget (docs/product.md Budgets): a Copy link per row costs one node
+    assert page.evaluate("document.getElementsByTagName('*').length") < 1500
     # a turn from one turn line to the next, against the screen under the toolbar
     tops = [box(b)["y"] for b in page.locator("[data-chat-flow-kind='turn']").all()[-6:]]
     pitches = sorted(b - a for a, b in itertools.pairwise(tops))
