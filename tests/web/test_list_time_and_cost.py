@@ -79,6 +79,15 @@ def test_the_overview_sums_what_is_listed(client: httpx.Client) -> None:
     assert zh["median"] == "中位数 156 毫秒"
 
 
+def test_the_first_twin_asked_for_summaries_counts_them_in_its_overview_and_models() -> None:
+    """A script's first `?summaries=true` gets the overview and the model choices of what that request read."""
+    with app_client([str(HOME)]) as fresh:
+        listing = fresh.get("/api/sessions", params={"summaries": "true"}).json()
+    assert (listing["overview"]["sessions"], listing["overview"]["read"]) == (5, 5)
+    assert listing["overview"]["tokens"] == sum(r["summary"]["tokens"] or 0 for r in listing["sessions"]) > 0
+    assert listing["choices"]["models"] == ["deepseek-v4-flash"]
+
+
 def test_a_session_no_price_covers_says_price_unknown_never_zero(tmp_path: Path) -> None:
     timed_log(tmp_path, one_call("our-model", "our-gateway"))  # written to tmp_path/session.jsonl
     with app_client([str(tmp_path)]) as client:

@@ -463,12 +463,16 @@ def api_sessions(
     page: int | None = Query(None, ge=1, description="a page of 50, as `/?page=N` shows; without it, every session"),
     summaries: bool = False,
 ) -> ListingJson:
-    data = listing(state, replace(choice, page=page or 1), who, PAGE_SIZE if page is not None else None)
+    chosen, size = replace(choice, page=page or 1), PAGE_SIZE if page is not None else None
+    data = listing(state, chosen, who, size)
     if summaries:
         for item in data["sessions"]:
             entry = state.registry.entry(item["key"])
             found = summary(state, entry) if entry else None
             item.update(listed_row(entry, found, reads(who, entry)) if entry else {"summary": None})
+        # the overview and the model choices were made before these reads: made again, they count them too
+        counted = listing(state, chosen, who, size)
+        data["overview"], data["choices"] = counted["overview"], counted["choices"]
     return ListingJson.model_validate(data)
 
 
