@@ -370,6 +370,7 @@ document.addEventListener("htmx:oobBeforeSwap", (event) => {
 var KEPT = 3;
 var MARGIN = 400;
 var FAR = 1200;
+var NODES = 2400;
 var flow2 = document.querySelector("[data-chat-flow]");
 var chunks = (
   /** @type {HTMLTemplateElement[]} */
@@ -407,18 +408,37 @@ function far(win, earlier) {
   const box = rows.getBoundingClientRect();
   return earlier ? box.bottom < -FAR : box.top > innerHeight + FAR;
 }
+function nodes(root3) {
+  const walker = document.createTreeWalker(root3);
+  let n = 0;
+  while (walker.nextNode()) n++;
+  return n;
+}
+var weights = /* @__PURE__ */ new Map();
+function weight(i) {
+  if (!weights.has(i)) weights.set(i, nodes(chunks[i].content));
+  return weights.get(i) || 0;
+}
+function inView(el) {
+  const rows = document.createRange();
+  rows.selectNodeContents(el);
+  const box = el === earlierEdge || el === laterEdge ? el.getBoundingClientRect() : rows.getBoundingClientRect();
+  return box.top <= innerHeight && box.bottom >= 0;
+}
 function grow(earlier) {
   const wins = mounted();
-  if (!wins.length) return;
+  if (!wins.length || !flow2) return;
   const next = earlier ? indexOf(wins[0]) - 1 : indexOf(wins[wins.length - 1]) + 1;
   if (next < 0 || next >= chunks.length) return;
+  if (nodes(flow2) + weight(next) > NODES && !inView(earlier ? earlierEdge : laterEdge)) return;
   keepingScroll(() => {
     mount(next);
   });
   let all = mounted();
-  while (all.length > KEPT) {
+  while (all.length > 1) {
     const gone = earlier ? all[all.length - 1] : all[0];
-    if (!far(gone, !earlier)) break;
+    const crowded = all.length > KEPT && far(gone, !earlier);
+    if (!crowded && !(nodes(flow2) > NODES && !inView(gone))) break;
     keepingScroll(() => {
       gone.remove();
     });
@@ -431,14 +451,21 @@ var watcher = new IntersectionObserver((entries) => {
     if (entry.isIntersecting) grow(entry.target === earlierEdge);
   });
 }, { rootMargin: `${MARGIN}px 0px` });
+var seen = new IntersectionObserver((entries) => {
+  entries.forEach((entry) => {
+    if (entry.isIntersecting) grow(entry.target === earlierEdge);
+  });
+});
 function edges() {
   const wins = mounted();
   if (!wins.length) return;
   wins[0].before(earlierEdge);
   wins[wins.length - 1].after(laterEdge);
-  [earlierEdge, laterEdge].forEach((edge) => {
-    watcher.unobserve(edge);
-    watcher.observe(edge);
+  [watcher, seen].forEach((observer) => {
+    [earlierEdge, laterEdge].forEach((edge) => {
+      observer.unobserve(edge);
+      observer.observe(edge);
+    });
   });
 }
 function showWindow(i) {

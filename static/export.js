@@ -13,9 +13,13 @@ import { reveal, step } from "./folds.js";
 
 // At most KEPT windows mounted; one is mounted once its edge is MARGIN near the viewport, and the farthest
 // goes once more than KEPT are, unless it lies within FAR of the viewport (it would come back at once).
+// And no more than NODES nodes in the flow, for windows whose rows take nodes but little height (folded
+// bookkeeping): past it a window comes in only when its edge is in view, and the windows out of view on
+// the other side go.
 const KEPT = 3;
 const MARGIN = 400;  // px
 const FAR = 1200;  // px
+const NODES = 2400;
 
 const flow = document.querySelector("[data-chat-flow]");
 const chunks = /** @type {HTMLTemplateElement[]} */ (flow ? Array.from(flow.querySelectorAll(":scope > template[data-export-window]")) : []);
@@ -65,18 +69,44 @@ function far(win, earlier) {
   return earlier ? box.bottom < -FAR : box.top > innerHeight + FAR;
 }
 
-// The window beyond one edge mounted, then the farthest on the other side dropped while too many are.
+/** @param {Node} root */
+function nodes(root) {
+  const walker = document.createTreeWalker(root);
+  let n = 0;
+  while (walker.nextNode()) n++;
+  return n;
+}
+/** @type {Map<number, number>} */
+const weights = new Map();
+/** @param {number} i the nodes window `i` brings */
+function weight(i) {
+  if (!weights.has(i)) weights.set(i, nodes(chunks[i].content));
+  return weights.get(i) || 0;
+}
+
+/** @param {Element} el */
+function inView(el) {
+  const rows = document.createRange();
+  rows.selectNodeContents(el);
+  const box = el === earlierEdge || el === laterEdge ? el.getBoundingClientRect() : rows.getBoundingClientRect();
+  return box.top <= innerHeight && box.bottom >= 0;
+}
+
+// The window beyond one edge mounted, then the farthest on the other side dropped while too many are: beyond
+// KEPT when far, beyond NODES when out of view.
 /** @param {boolean} earlier */
 function grow(earlier) {
   const wins = mounted();
-  if (!wins.length) return;
+  if (!wins.length || !flow) return;
   const next = earlier ? indexOf(wins[0]) - 1 : indexOf(wins[wins.length - 1]) + 1;
   if (next < 0 || next >= chunks.length) return;
+  if (nodes(flow) + weight(next) > NODES && !inView(earlier ? earlierEdge : laterEdge)) return;
   keepingScroll(() => { mount(next); });
   let all = mounted();
-  while (all.length > KEPT) {
+  while (all.length > 1) {
     const gone = earlier ? all[all.length - 1] : all[0];
-    if (!far(gone, !earlier)) break;
+    const crowded = all.length > KEPT && far(gone, !earlier);
+    if (!crowded && !(nodes(flow) > NODES && !inView(gone))) break;
     keepingScroll(() => { gone.remove(); });
     all = mounted();
   }
@@ -86,6 +116,10 @@ function grow(earlier) {
 const watcher = new IntersectionObserver((entries) => {
   entries.forEach((entry) => { if (entry.isIntersecting) grow(entry.target === earlierEdge); });
 }, { rootMargin: `${MARGIN}px 0px` });
+// an edge already near when the page was full says so again once the reader brings it into view
+const seen = new IntersectionObserver((entries) => {
+  entries.forEach((entry) => { if (entry.isIntersecting) grow(entry.target === earlierEdge); });
+});
 
 // The edges put around what is mounted and watched afresh: an edge still near after a window came in
 // reports so again, and the next window comes in too.
@@ -94,7 +128,9 @@ function edges() {
   if (!wins.length) return;
   wins[0].before(earlierEdge);
   wins[wins.length - 1].after(laterEdge);
-  [earlierEdge, laterEdge].forEach((edge) => { watcher.unobserve(edge); watcher.observe(edge); });
+  [watcher, seen].forEach((observer) => {
+    [earlierEdge, laterEdge].forEach((edge) => { observer.unobserve(edge); observer.observe(edge); });
+  });
 }
 
 // Only window `i` mounted (the others come as the reader scrolls from it).
