@@ -286,7 +286,7 @@ function followReader(head2, flow3) {
   function showVerdict() {
     const verdict = facts?.querySelector("[data-session-facts] [data-verdict]");
     if (!verdictOut || !verdict) return;
-    verdictOut.setAttribute("data-verdict", verdict.getAttribute("data-verdict") || "");
+    verdictOut.setAttribute("data-reading-verdict", verdict.getAttribute("data-verdict") || "");
     verdictOut.textContent = verdict.textContent;
   }
   if (facts) new MutationObserver(showVerdict).observe(facts, { childList: true, subtree: true });
