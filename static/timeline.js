@@ -322,8 +322,10 @@ function niceStep(rough) {
   return steps.find((s) => s >= rough) ?? rough;
 }
 
-/** ms from the session's start as h:mm:ss.mmm, shortened. @param {number} ms */
+/** ms from the session's start as h:mm:ss.mmm, shortened; before it (a clock that ran backwards), signed once.
+ * @param {number} ms @returns {string} */
 function clock(ms) {
+  if (ms < 0) return `−${clock(-ms)}`;
   const whole = Math.floor(ms / 1000);
   const h = Math.floor(whole / 3600);
   const m = Math.floor((whole % 3600) / 60);

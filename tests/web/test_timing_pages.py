@@ -13,7 +13,7 @@ from dsh_inspect.cli import run_check
 
 from tests.support.rows import parse, select, text_of
 from tests.support.server import app_client
-from tests.support.timed_logs import CHILD_TITLES, CHILDREN, PARENT, write_subagent_family
+from tests.support.timed_logs import CHILD_TITLES, CHILDREN, PARENT, one_call, timed_log, write_subagent_family
 
 HOME = Path("/work/shared/corpus/dsh-home/sessions")
 COMPACTED = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"  # three turns, a /compact between the second and third
@@ -54,6 +54,22 @@ def test_the_session_header_says_the_wall_model_and_tool_time(client: httpx.Clie
         for el in select(parse(client.get(f"/sessions/{COMPACTED}/facts", headers=ZH).text), "[data-timing]")
     }
     assert zh["wall"] == "总耗时 25.9 秒"
+
+
+def test_a_clock_that_ran_backwards_is_said_in_the_header(tmp_path: Path) -> None:
+    """A second turn resumed on a machine whose clock is an hour behind: the header and the timeline say so."""
+    behind = [(at - 3_600_000, event) for at, event in one_call()]
+    timed_log(tmp_path, [*one_call(), *behind])
+    with app_client([str(tmp_path)]) as client:
+        (key,) = [s["key"] for s in client.get("/api/sessions").json()["sessions"]]
+        pages = [f"/sessions/{key}/facts", f"/sessions/{key}/timeline"]
+        said = [
+            {el.get("data-timing"): text_of(el) for el in select(parse(client.get(p).text), "[data-timing]")}
+            for p in pages
+        ]
+        zh = text_of(select(parse(client.get(pages[0], headers=ZH).text), "[data-timing=backwards]")[0])
+    assert [s["backwards"] for s in said] == ["clock ran backwards 1 time"] * 2 and zh == "时钟倒退 1 次"
+    assert said[0]["wall"] == "Wall time 8 ms", "each machine's own stretch; the jump back counts as nothing"
 
 
 def test_the_timeline_twin_gives_every_span_with_the_row_it_opens(client: httpx.Client) -> None:

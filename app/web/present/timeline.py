@@ -83,15 +83,19 @@ class Figure:
 
 
 def header_figures(timing: Timing) -> list[Figure]:
-    """Wall, model, tool and waiting-for-the-user time, those the log's times give."""
+    """Wall, model, tool and waiting-for-the-user time, those the log's times give; and how often the clock ran
+    backwards (a session resumed on another machine), which the wall time counts as nothing."""
     if timing.wall_ms is None:
         return []
     totals = [("wall", timing.wall_ms), *((kind, timing.total(kind)) for kind in HEADER_KINDS)]
-    return [
+    figures = [
         Figure(name, phrase(WORDS.timings[name]), value)
         for name, ms in totals
         if (value := duration(ms)) is not None and (ms or name == "wall")
     ]
+    if timing.backwards:
+        figures.append(Figure("backwards", phrase("timing.backwards"), phrase("timing.times", count=timing.backwards)))
+    return figures
 
 
 def span_json(span: Span, anchor: str | None) -> dict[str, Any]:
