@@ -366,6 +366,23 @@ document.addEventListener("htmx:oobBeforeSwap", (event) => {
   }
 });
 
+// static/scrolling.js
+function keepingScroll(rows, change) {
+  let ref = null;
+  for (const row of rows) {
+    if (row.getBoundingClientRect().bottom > 0) {
+      ref = row;
+      break;
+    }
+  }
+  const before = ref ? ref.getBoundingClientRect().top : 0;
+  change();
+  if (ref?.isConnected) {
+    const moved = ref.getBoundingClientRect().top - before;
+    if (moved) window.scrollBy(0, moved);
+  }
+}
+
 // static/export.js
 var KEPT = 3;
 var MARGIN = 400;
@@ -384,14 +401,8 @@ function mounted() {
 function indexOf(win) {
   return Number(win.getAttribute("data-export-mounted"));
 }
-function keepingScroll(change) {
-  const ref = Array.from(document.querySelectorAll("[data-export-mounted] .flow-item")).find((row) => row.getClientRects().length && row.getBoundingClientRect().bottom > 0);
-  const before = ref ? ref.getBoundingClientRect().top : 0;
-  change();
-  if (ref?.isConnected) {
-    const moved = ref.getBoundingClientRect().top - before;
-    if (moved) window.scrollBy(0, moved);
-  }
+function keepingScroll2(change) {
+  keepingScroll(document.querySelectorAll("[data-export-mounted] .flow-item"), change);
 }
 function mount(i) {
   const win = document.createElement("div");
@@ -431,7 +442,7 @@ function grow(earlier) {
   const next = earlier ? indexOf(wins[0]) - 1 : indexOf(wins[wins.length - 1]) + 1;
   if (next < 0 || next >= chunks.length) return;
   if (nodes(flow2) + weight(next) > NODES && !inView(earlier ? earlierEdge : laterEdge)) return;
-  keepingScroll(() => {
+  keepingScroll2(() => {
     mount(next);
   });
   let all = mounted();
@@ -439,7 +450,7 @@ function grow(earlier) {
     const gone = earlier ? all[all.length - 1] : all[0];
     const crowded = all.length > KEPT && far(gone, !earlier);
     if (!crowded && !(nodes(flow2) > NODES && !inView(gone))) break;
-    keepingScroll(() => {
+    keepingScroll2(() => {
       gone.remove();
     });
     all = mounted();

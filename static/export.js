@@ -10,6 +10,7 @@
 import "./inspect.js";
 import "./reading.js";  // the Details switch and the head's turn in view, as on the served page
 import { reveal, step } from "./folds.js";
+import { keepingScroll as keepingPlace } from "./scrolling.js";
 
 // At most KEPT windows mounted; one is mounted once its edge is MARGIN near the viewport, and the farthest
 // goes once more than KEPT are, unless it lies within FAR of the viewport (it would come back at once).
@@ -37,16 +38,7 @@ function indexOf(win) { return Number(win.getAttribute("data-export-mounted")); 
 
 // The first row on screen keeps its place on screen while `change` adds and drops windows around it.
 /** @param {() => void} change */
-function keepingScroll(change) {
-  const ref = Array.from(document.querySelectorAll("[data-export-mounted] .flow-item"))
-    .find((row) => row.getClientRects().length && row.getBoundingClientRect().bottom > 0);
-  const before = ref ? ref.getBoundingClientRect().top : 0;
-  change();
-  if (ref?.isConnected) {
-    const moved = ref.getBoundingClientRect().top - before;
-    if (moved) window.scrollBy(0, moved);
-  }
-}
+function keepingScroll(change) { keepingPlace(document.querySelectorAll("[data-export-mounted] .flow-item"), change); }
 
 // Window `i` in the page, after its template (so the windows keep their order), wrapped like a served window.
 /** @param {number} i */

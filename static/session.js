@@ -6,6 +6,7 @@
 // in place; only when that fails is the page opened at row `index` (with `params`).
 import { reveal } from "./folds.js";
 import { request } from "./request.js";
+import { keepingScroll as keepingPlace } from "./scrolling.js";
 import { fill } from "./wording.js";
 
 /**
@@ -198,18 +199,7 @@ function showSession(head, flow) {
 
   // The first row on screen keeps its place on screen while `change` adds and drops rows around it.
   /** @param {() => void} change */
-  function keepingScroll(change) {
-    const rows = flow.querySelectorAll(".flow-item");
-    /** @type {Element | null} */
-    let ref = null;
-    for (let i = 0; i < rows.length && !ref; i++) if (rows[i].getBoundingClientRect().bottom > 0) ref = rows[i];
-    const before = ref ? ref.getBoundingClientRect().top : 0;
-    change();
-    if (ref?.isConnected) {
-      const moved = ref.getBoundingClientRect().top - before;
-      if (moved) window.scrollBy(0, moved);
-    }
-  }
+  function keepingScroll(change) { keepingPlace(flow.querySelectorAll(".flow-item"), change); }
 
   // A loader's window in its place, then the farthest window on the other side dropped.
   /** @param {Element} el a loader */
