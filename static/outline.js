@@ -89,20 +89,33 @@ function showOutline(nav, list) {
     draw();
   }
 
+  let stale = false;  // rows came while the outline was being read: read it again once that is in
   function load() {
     if (asked || !nav.getClientRects().length) return;  // hidden: no room for it
     asked = true;
+    stale = false;
     request(nav.getAttribute("data-outline-url") || "")
       .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
       .then((/** @type {{ entries: Entry[] }} */ data) => {
         entries = data.entries;
         list.style.setProperty("--outline-entries", String(entries.length));
         nav.setAttribute("data-outline-ready", "");
+        current = -1;
+        drawn = "";
         follow();
         draw();
+        asked = false;
+        if (stale) load();
       })
       .catch(() => { asked = false; });  // the next resize or scroll asks again
   }
+  // A live session's new rows may bring turns, errors, compactions or subagents: the outline is read again.
+  document.body.addEventListener("htmx:sseMessage", (event) => {
+    if (!(event.target instanceof Element && event.target.hasAttribute("data-live-rows"))) return;
+    if (!entries.length && !nav.hasAttribute("data-outline-ready")) return;  // not read yet: it will be whole
+    stale = true;
+    load();
+  });
 
   // The outline starts under the toolbar, which spans the margin too where the window is wide (it stays at the top
   // once the page scrolls, so the outline grows to its full height there).
@@ -119,7 +132,7 @@ function showOutline(nav, list) {
     requestAnimationFrame(() => {
       pending = false;
       place();
-      if (entries.length) { follow(); draw(); } else load();
+      if (nav.hasAttribute("data-outline-ready")) { follow(); draw(); } else load();
     });
   }
 

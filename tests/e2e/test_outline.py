@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from dsh_inspect.demo.generate import SESSIONS
+from dsh_inspect.log.writer import append_batch, write_artifact
 from playwright.sync_api import Page, expect
 
 from tests.e2e.test_render_export import nodes
-from tests.support.builders import numbered_turns
+from tests.support.builders import LogBuilder, header, numbered_turns
 from tests.support.server import live_server
 
 pytestmark = pytest.mark.browser
@@ -25,9 +26,15 @@ SHOTS = Path("/tmp/shots/39b")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("outline")
     numbered_turns(root / "long" / "session.jsonl", TURNS)
+    (root / "live").mkdir()
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[str]:
     with live_server([str(root), str(SESSIONS)]) as url:
         yield url
 
@@ -103,6 +110,22 @@ def test_a_demo_s_outline_lists_its_errors_compactions_and_subagents(
     subagent = page.locator("[data-outline] a[data-outline-kind='subagent']")
     said = ("Subagent" if lang == "en" else "子代理") + " · subagent · Find the flaky test"
     expect(subagent).to_have_accessible_name(re.compile("^" + re.escape(said)))
+
+
+def test_a_live_session_s_new_turn_joins_its_outline(page: Page, server: str, root: Path) -> None:
+    page.set_viewport_size({"width": 1440, "height": 900})
+    log = LogBuilder()
+    for turn in (1, 2):
+        log.turn(turn, f"live prompt {turn}")
+    first = next(i for i, e in enumerate(log.events) if e["type"] == "turn/end") + 1
+    path = write_artifact(root / "live", header("live-outline"), [log.events[:first]], "none")
+    page.goto(f"{server}/sessions/live-outline")
+    entries = page.locator("[data-outline] a.outline-item")
+    expect(entries).to_have_count(1)
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
+    append_batch(path, log.events[first:])
+    expect(entries).to_have_count(2, timeout=10_000)
+    expect(entries.nth(1)).to_have_attribute("data-label", "Turn 2 · live prompt 2")
 
 
 def test_at_390_px_the_outline_is_hidden_and_nothing_is_fetched(page: Page, server: str) -> None:
