@@ -36,8 +36,8 @@ def test_accepted_logs_exit_zero_with_one_json_document(tmp_path: Path) -> None:
     (session,) = doc["sessions"]
     durations = session.pop("durations")  # where the time went: each event a millisecond after the one before
     assert durations["wallMs"] == len(two_turns().events) - 1 and durations["openSpans"] == 0
-    cost = session.pop("cost")  # two answers without a logged usage: nothing to price, nothing unknown
-    assert (cost["total"], cost["currency"], cost["unknownCalls"]) == (0, "USD", 0)
+    cost = session.pop("cost")  # four answers without a logged usage: each at an unknown price, never 0
+    assert (cost["total"], cost["currency"], cost["unknownCalls"]) == (None, "USD", 4)
     assert session == {
         "path": str(path),
         "id": "session-test",

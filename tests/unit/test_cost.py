@@ -6,11 +6,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dsh_inspect.history.spend.cost import PriceOverride, Prices, session_cost
+from dsh_inspect.testing import events as ev
 
 from tests.support.logs import load_path
+from tests.support.prices import COMPACTED, COMPACTION_USAGE, HOME, corpus_compaction, library_price
 from tests.support.timed_logs import one_call, timed_log
 
 NOON = int(datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp() * 1000)  # DeepSeek's standard hours
@@ -80,8 +83,7 @@ def test_steps_and_turns_add_up_to_the_session(tmp_path: Path) -> None:
 
 
 def test_every_corpus_call_with_usage_is_priced() -> None:
-    corpus = Path("/work/shared/corpus/dsh-home/sessions")
-    for path in corpus.glob("*/*/session.jsonl.zstd"):
+    for path in HOME.glob("*/*/session.jsonl.zstd"):
         cost = session_cost(load_path(path), Prices())
         assert cost.unknown == 0 and all(c.total is not None and c.total > 0 for c in cost.calls)
 
@@ -92,3 +94,55 @@ def test_a_route_whose_base_url_the_log_names_is_priced_by_that_url(tmp_path: Pa
     calls = one_call(provider="my-gateway")
     cost = session_cost(timed_log(tmp_path, [*calls[:3], (1, route), *calls[3:]], start=NOON), Prices())
     assert [(c.priced_by, c.total) for c in cost.calls] == [("url", per_million("0.15", "0.003", "0.6"))]
+
+
+def summarised(manual: bool) -> list[dict[str, Any]]:
+    """A compaction whose summary a model call wrote and logged (`llmStreamCall`, its usage `COMPACTION_USAGE`):
+    `manual` the `/compact` command between turns, else an automatic one inside the open turn."""
+    return [
+        {
+            **e,
+            "data": {**e["data"], "usage": COMPACTION_USAGE, "llmStreamCall": True, "rawOutput": e["data"]["summary"]},
+        }
+        if e["type"] == "compaction/summary"
+        else e
+        for e in ev.compaction("The file says alpha.", manual=manual)
+    ]
+
+
+def test_a_compactions_own_call_is_priced_in_its_turn_or_between_turns(tmp_path: Path) -> None:
+    second = one_call()
+    timed = [*one_call(), *((5, e) for e in summarised(manual=True))]
+    timed += [second[0], second[1], *((6, e) for e in summarised(manual=False)), *second[2:]]
+    cost = session_cost(
+        timed_log(tmp_path, [(at + 10 * i, e) for i, (at, e) in enumerate(timed)], start=NOON), Prices()
+    )
+    compactions = [c for c in cost.calls if c.step is None]
+    assert [c.turn for c in compactions] == [None, 2]
+    expected = library_price(COMPACTION_USAGE, NOON)
+    assert [(c.priced_by, c.total) for c in compactions] == [("route", expected)] * 2
+    detail = cost.detail_json()
+    assert detail["compactions"] == [{"seq": compactions[0].seq, "total": float(expected), "unknownCalls": 0}]
+    turns = {t["turn"]: Decimal(str(t["total"])) for t in detail["turns"]}
+    steps = {s["key"]: Decimal(str(s["total"])) for s in detail["steps"]}
+    assert turns[2] == pytest.approx(steps["2.1"] + expected)
+    assert sum(turns.values()) + expected == pytest.approx(Decimal(str(detail["total"])))
+
+
+def test_the_corpus_compaction_is_priced_from_its_logged_usage() -> None:
+    (path,) = HOME.glob(f"*/{COMPACTED}/session.jsonl.zstd")
+    cost = session_cost(load_path(path), Prices())
+    seq, expected = corpus_compaction()
+    assert [(c.seq, c.step, c.turn, c.total) for c in cost.calls if c.step is None] == [(seq, None, None, expected)]
+    assert expected > 0
+
+
+def test_an_answered_call_that_logged_no_usage_is_price_unknown_never_zero(tmp_path: Path) -> None:
+    unmeasured = [
+        (at + 10, ev.answer("cut", interrupted=True) if e["type"] == "assistant/message" else e) for at, e in one_call()
+    ]
+    alone = session_cost(timed_log(tmp_path / "alone", unmeasured, start=NOON), Prices())
+    assert [(c.priced_by, c.total) for c in alone.calls] == [("no-usage", None)]
+    assert (alone.to_json()["total"], alone.unknown) == (None, 1)
+    mixed = session_cost(timed_log(tmp_path / "mixed", [*one_call(), *unmeasured], start=NOON), Prices())
+    assert (mixed.to_json()["total"], mixed.unknown) == (float(per_million("0.15", "0.003", "0.6")), 1)

@@ -10,12 +10,12 @@ import httpx
 import orjson
 import pytest
 from dsh_inspect.cli import main, run_check
+from dsh_inspect.web.present.cost import amount
 
+from tests.support.prices import COMPACTED, HOME, corpus_compaction
 from tests.support.rows import parse, select, text_of
 from tests.support.server import app_client
 
-HOME = Path("/work/shared/corpus/dsh-home/sessions")
-COMPACTED = "session-2d63c78e-16f5-4333-ae51-0ea39805a2a6"  # five answered calls of deepseek-v4-flash
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
 
 
@@ -34,18 +34,23 @@ def test_the_twin_gives_the_cost_check_json_gives_with_each_step_and_turn(client
     assert cost["currency"] == "USD" and cost["unknownCalls"] == 0 and cost["total"] > 0
     assert [s["key"] for s in cost["steps"]] == ["1.1", "1.2", "2.1", "3.1", "3.2"]
     assert [t["turn"] for t in cost["turns"]] == [1, 2, 3]
-    assert sum(t["total"] for t in cost["turns"]) == pytest.approx(cost["total"])
+    # its compaction between turns 2 and 3 is a model call of its own: no step's, no turn's
+    seq, compaction = corpus_compaction()
+    assert cost["compactions"] == [{"seq": seq, "total": float(compaction), "unknownCalls": 0}]
+    assert sum(t["total"] for t in cost["turns"]) + float(compaction) == pytest.approx(cost["total"])
+    assert sum(s["total"] for s in cost["steps"]) + float(compaction) == pytest.approx(cost["total"])
     assert cost["routes"] == [
-        {"route": "deepseek-official", "model": "deepseek-v4-flash", "pricedBy": "route", "calls": 5}
+        {"route": "deepseek-official", "model": "deepseek-v4-flash", "pricedBy": "route", "calls": 6}
     ]
 
 
 def test_the_header_says_the_cost_and_which_prices_it_used(client: httpx.Client) -> None:
+    total = client.get(f"/api/sessions/{COMPACTED}").json()["cost"]["total"]
     shown = select(parse(client.get(f"/sessions/{COMPACTED}/facts").text), "[data-session-cost]")[0]
-    assert text_of(shown).startswith("cost 0.000224 USD (genai-prices 0.")
+    assert text_of(shown).startswith(f"cost {amount(total, 'USD')} (genai-prices 0.")
     assert "each call at its own time" in text_of(select(shown, "[data-price-source]")[0])
     zh = select(parse(client.get(f"/sessions/{COMPACTED}/facts", headers=ZH).text), "[data-session-cost]")[0]
-    assert text_of(zh).startswith("费用 0.000224 USD")
+    assert text_of(zh).startswith(f"费用 {amount(total, 'USD')}")
 
 
 def test_another_currency_at_its_stated_rate(client: httpx.Client) -> None:
@@ -54,7 +59,7 @@ def test_another_currency_at_its_stated_rate(client: httpx.Client) -> None:
         eur = euros.get(f"/api/sessions/{COMPACTED}").json()["cost"]
         shown = text_of(select(parse(euros.get(f"/sessions/{COMPACTED}/facts").text), "[data-session-cost]")[0])
     assert eur["currency"] == "EUR" and eur["total"] == pytest.approx(usd["total"] / 2)
-    assert "0.000112 EUR" in shown and "1 USD = 0.5 EUR" in shown
+    assert f"cost {amount(eur['total'], 'EUR')} (" in shown and "1 USD = 0.5 EUR" in shown
 
 
 def test_check_prices_with_the_prices_and_currency_a_server_is_given(

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from dsh_inspect.testing import events as ev
+from dsh_inspect.web.present.cost import amount
 
+from tests.support.prices import COMPACTED, HOME, corpus_compaction
 from tests.support.rows import parse, select, text_of
 from tests.support.server import app_client
 from tests.support.timed_logs import one_call, timed_log
 
-HOME = Path("/work/shared/corpus/dsh-home/sessions")
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
 
 
@@ -69,7 +71,9 @@ def test_the_overview_sums_what_is_listed(client: httpx.Client) -> None:
     assert overview["slowest"] == {"key": slowest["key"], "url": slowest["url"]}
     page = parse(client.get("/").text)
     parts = {el.get("data-overview"): text_of(el) for el in select(page, "[data-overview]")}
-    assert parts["cost"] == "cost 0.000517 USD" and parts["slowest"] == "slowest 1 min 1 s"
+    assert (
+        parts["cost"] == f"cost {amount(overview['cost']['total'], 'USD')}" and parts["slowest"] == "slowest 1 min 1 s"
+    )
     assert parts["source"].startswith("genai-prices 0.") and "each call at its own time" in parts["source"]
     assert select(page, "[data-overview=slowest] a")[0].get("href") == overview["slowest"]["url"]
     zh = {
@@ -97,3 +101,25 @@ def test_a_session_no_price_covers_says_price_unknown_never_zero(tmp_path: Path)
     assert row["summary"]["cost"]["total"] is None and row["summary"]["cost"]["unknownCalls"] == 1
     assert text_of(cell) == "price unknown" and cell.has_attr("data-price-unknown")
     assert overview["cost"]["total"] is None and overview["cost"]["unknownCalls"] == 1
+
+
+def test_a_compactions_own_call_counts_in_its_row(client: httpx.Client) -> None:
+    (row,) = [r for r in rows(client) if r["key"].endswith(COMPACTED)]
+    steps = client.get(f"/api/sessions/{row['key']}").json()["cost"]["steps"]
+    _, compaction = corpus_compaction()
+    assert row["summary"]["cost"]["total"] == pytest.approx(sum(s["total"] for s in steps) + float(compaction))
+
+
+def test_a_session_whose_calls_logged_no_usage_says_price_unknown_not_zero(tmp_path: Path) -> None:
+    cut = [(at, ev.answer("cut", interrupted=True) if e["type"] == "assistant/message" else e) for at, e in one_call()]
+    timed_log(tmp_path, cut)
+    with app_client([str(tmp_path)]) as client:
+        (row,) = rows(client)
+        cell = select(parse(client.get("/").text), "[data-cost]")[0]
+    assert row["summary"]["cost"] | {"source": ""} == {
+        "total": None,
+        "currency": "USD",
+        "source": "",
+        "unknownCalls": 1,
+    }
+    assert text_of(cell) == "price unknown" and cell.has_attr("data-price-unknown")

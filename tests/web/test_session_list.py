@@ -69,8 +69,9 @@ def test_the_list_pages_searches_and_fills_summaries(tmp_path: Path) -> None:
             "tokens": None,
             "errors": 0,
             "durations": {"wallMs": 23, "clockBackwards": 0},  # 24 events, a millisecond apart
-            "cost": {**filled["summary"]["cost"], "total": 0.0, "currency": "USD", "unknownCalls": 0},  # no usage
-            "models": [],
+            # four answers that logged no usage: each at an unknown price, never 0
+            "cost": {**filled["summary"]["cost"], "total": None, "currency": "USD", "unknownCalls": 4},
+            "models": ["deepseek-v4-flash"],
         }
         assert client.get("/api/sessions").json()["sessions"][0]["summary"]["turns"] == 2, "cached"
         third = client.get("/api/sessions", params={"page": 3}).json()

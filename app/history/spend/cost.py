@@ -4,13 +4,15 @@ call ran, cache reads priced as cache reads (docs/decisions/0030-time-and-prices
 
 dsh names a provider *route*, not a price list's provider: the official DeepSeek route is the library's
 `deepseek`; a route whose base URL the log names is found by that URL; any other by the model name alone.
-A team's own prices (`Prices.overrides`) come first. A call no price covers is "price unknown", never 0.
+A team's own prices (`Prices.overrides`) come first. A call no price covers, or that logged no usage, is "price
+unknown", never 0. A compaction's summary is a model call of its own (`compaction/summary` logs its route, model
+and usage) and is priced like the steps' calls.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -19,7 +21,7 @@ from typing import Any, Literal
 from ..calls import CallIndex, call_index
 from ..row_facts import wall_clock
 from ..session import SessionLog
-from .tokens import Usage
+from .tokens import Usage, usage_from
 
 LIBRARY = "genai-prices"
 LIBRARY_CURRENCY = "USD"
@@ -27,7 +29,8 @@ MILLION = Decimal(1_000_000)
 # dsh's routes that are a price list's provider by another name
 ROUTES = {"deepseek-official": "deepseek"}
 
-PricedBy = Literal["override", "route", "url", "model", "unknown"]
+# how a call was priced; `no-usage`: it logged no usage (an interrupted call), so nothing says what it cost
+PricedBy = Literal["override", "route", "url", "model", "unknown", "no-usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +75,12 @@ LIBRARY_PRICES = Prices()  # genai-prices' own, in its currency: what `check` pr
 
 @dataclass(frozen=True, slots=True)
 class CallCost:
-    """One answered model call's price: `total` in the library's currency, None when no price covers it."""
+    """One answered model call's price: `total` in the library's currency, None when no price covers it or it
+    logged no usage."""
 
-    seq: int  # its assistant/message
-    step: str
-    turn: int
+    seq: int  # its assistant/message, or a compaction's compaction/summary
+    step: str | None  # None: a compaction's call, which is no step's
+    turn: int | None  # None: a compaction between turns (its `compaction/start` names no turn)
     route: str
     model: str
     priced_by: PricedBy
@@ -112,11 +116,16 @@ class Cost:
         }
 
     def detail_json(self) -> dict[str, Any]:
-        """`to_json` with each step's and turn's sums, and how each route and model was priced."""
+        """`to_json` with each step's and turn's sums, each compaction's between turns, and how each route and
+        model was priced. A turn holds its steps and the compactions made inside it, so the turns and the
+        compactions between them add up to the total; the steps add up to it less every compaction."""
+        stepped = (c for c in self.calls if c.step is not None)
+        in_turns = (c for c in self.calls if c.turn is not None)
         return {
             **self.to_json(),
-            "steps": [self._sum_json("key", key, calls) for key, calls in _grouped(self.calls, "step").items()],
-            "turns": [self._sum_json("turn", turn, calls) for turn, calls in _grouped(self.calls, "turn").items()],
+            "steps": [self._sum_json("key", key, calls) for key, calls in _grouped(stepped, "step").items()],
+            "turns": [self._sum_json("turn", turn, calls) for turn, calls in _grouped(in_turns, "turn").items()],
+            "compactions": [self._sum_json("seq", c.seq, [c]) for c in self.calls if c.turn is None],
             "routes": [
                 {"route": route, "model": model, "pricedBy": by, "calls": count}
                 for (route, model, by), count in _counted((c.route, c.model, c.priced_by) for c in self.calls).items()
@@ -163,22 +172,52 @@ def price_data() -> tuple[str, str, str]:
 
 
 def session_cost(log: SessionLog, prices: Prices, calls: CallIndex | None = None) -> Cost:
-    """Every answered call of `log` with a logged usage, priced; `calls` its model calls when the caller keeps
-    them."""
+    """Every answered call of `log`, its steps' and its compactions', priced in the order they ran; `calls` its
+    model calls when the caller keeps them."""
     url = _base_url(log)
     fallback = log.header.created_at if log.header and log.header.created_at else None
-    out = []
-    for step in (calls or call_index(log)).steps:
-        for call in step.calls:
-            if call.message is None or call.usage is None:
-                continue
-            event = log.event(call.message)
-            source = event.message.source.raw if event.message is not None else {}
-            route, model = str(source.get("provider", "")), str(source.get("model", ""))
-            at = wall_clock(event.time) or fallback
-            by, total = _price(prices, route, model, url, call.usage, at)
-            out.append(CallCost(call.message, step.key, step.turn, route, model, by, total))
-    return Cost(tuple(out), prices)
+
+    def priced(
+        seq: int, source: Mapping[str, Any], usage: Usage | None, step: str | None, turn: int | None
+    ) -> CallCost:
+        route, model = str(source.get("provider", "")), str(source.get("model", ""))
+        at = wall_clock(log.event(seq).time) or fallback
+        by, total = ("no-usage", None) if usage is None else _price(prices, route, model, url, usage, at)
+        return CallCost(seq, step, turn, route, model, by, total)
+
+    out = [
+        priced(call.message, _message_source(log, call.message), call.usage, step.key, step.turn)
+        for step in (calls or call_index(log)).steps
+        for call in step.calls
+        if call.message is not None
+    ]
+    out += [priced(seq, data, usage_from(data.get("usage")), None, turn) for seq, data, turn in _compaction_calls(log)]
+    return Cost(tuple(sorted(out, key=lambda c: c.seq)), prices)
+
+
+def _message_source(log: SessionLog, seq: int) -> Mapping[str, Any]:
+    """An `assistant/message`'s source: the route and model that answered."""
+    message = log.event(seq).message
+    return message.source.raw if message is not None else {}
+
+
+def _compaction_calls(log: SessionLog) -> Iterator[tuple[int, Mapping[str, Any], int | None]]:
+    """Each `compaction/summary` a model call made (it logs usage, or says `llmStreamCall`): its seq, its data
+    (route, model, usage) and the turn its `compaction/start` names (None between turns)."""
+    turns: dict[str, int] = {}  # compactionId → the turn it ran in
+    for seq, kind in enumerate(log.types):
+        if kind not in ("compaction/start", "compaction/summary"):
+            continue
+        data = log.event(seq).data
+        if not isinstance(data, Mapping):
+            continue
+        named = data.get("compactionId")
+        if kind == "compaction/start":
+            turn = data.get("turn")
+            if isinstance(named, str) and isinstance(turn, int) and not isinstance(turn, bool):
+                turns[named] = turn
+        elif "usage" in data or data.get("llmStreamCall") is True:
+            yield seq, data, turns.get(named) if isinstance(named, str) else None
 
 
 def _price(
