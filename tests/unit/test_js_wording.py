@@ -60,7 +60,7 @@ def test_patterns_are_filled_as_the_server_fills_them() -> None:
 
 
 # the English patterns whose noun follows its count, filled by a script (upload.js) or by the server alike
-COUNTED = ("upload.stored", "list.turnsSteps", "export.imagesLeftOut", "upload.done")
+COUNTED = ("upload.stored", "list.turnsSteps", "export.imagesLeftOut", "upload.done", "search.elsewhere")
 
 
 def test_a_count_of_one_takes_the_singular_on_both_sides() -> None:
@@ -82,5 +82,14 @@ def test_a_count_of_one_takes_the_singular_on_both_sides() -> None:
     assert server[5] == "1 turn · 2 steps" and server[4] == "0 turns · 1 step"
     assert server[11].startswith("1,001 images (1 KiB) are not")
     assert server[13] == "1 of 1 file stored" and server[14] == "2 of 2 files stored"
+    assert server[17] == "1 match: Enter goes to the first" and server[18] == "2 matches: Enter goes to the first"
     assert ENGLISH(phrase("session.turns", count=count(1))) == "1 turn"
     assert CHINESE(phrase("session.turns", count=count(1))) == "1 轮"
+
+
+def test_the_server_counts_of_one_take_the_singular_too() -> None:
+    one, two = count(1), count(2)
+    assert ENGLISH(phrase("overview.tokens", tokens=one)) == "1 token"
+    assert ENGLISH(phrase("diff.shadowedTokens", tokens=one)) == "~1 token"
+    assert ENGLISH(phrase("versions.facts", events=one, size=two)) == "1 event · 2 bytes"
+    assert ENGLISH(phrase("versions.facts", events=two, size=one)) == "2 events · 1 byte"
