@@ -7,25 +7,25 @@ function rootOf(header) {
     header.closest("[data-context-row], .disclosure")
   );
 }
-function slotOf(root3) {
-  for (let el = root3.firstElementChild; el; el = el.nextElementSibling) {
+function slotOf(root4) {
+  for (let el = root4.firstElementChild; el; el = el.nextElementSibling) {
     if (el.hasAttribute("data-disclosure-slot")) return el;
   }
   return null;
 }
 function setOpen(header, open) {
-  const root3 = rootOf(header);
+  const root4 = rootOf(header);
   header.setAttribute("aria-expanded", open ? "true" : "false");
-  if (open) root3.setAttribute("data-open", "true");
-  else root3.removeAttribute("data-open");
-  const slot = slotOf(root3);
+  if (open) root4.setAttribute("data-open", "true");
+  else root4.removeAttribute("data-open");
+  const slot = slotOf(root4);
   if (!slot) return;
   if (!open) {
     slot.replaceChildren();
     return;
   }
   let inline = null;
-  for (let el = root3.firstElementChild; el; el = el.nextElementSibling) {
+  for (let el = root4.firstElementChild; el; el = el.nextElementSibling) {
     if (el instanceof HTMLTemplateElement && el.hasAttribute("data-disclosure-body")) inline = el;
   }
   if (inline) {
@@ -47,11 +47,11 @@ function toggleJson(button) {
   if (pre) pre.hidden = !open;
 }
 function switchTheme() {
-  const root3 = document.documentElement;
-  const dark = root3.dataset.theme ? root3.dataset.theme === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
-  root3.dataset.theme = dark ? "light" : "dark";
+  const root4 = document.documentElement;
+  const dark = root4.dataset.theme ? root4.dataset.theme === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
+  root4.dataset.theme = dark ? "light" : "dark";
   try {
-    localStorage.setItem("dsh-inspect-theme", root3.dataset.theme);
+    localStorage.setItem("dsh-inspect-theme", root4.dataset.theme);
   } catch {
   }
 }
@@ -178,9 +178,9 @@ function localClock(time) {
   ).format(at)} (${time.getAttribute("datetime")})`;
   time.removeAttribute("data-local-time");
 }
-function localClocks(root3) {
-  if (root3 instanceof HTMLElement && root3.matches("time[data-local-time]")) localClock(root3);
-  root3.querySelectorAll("time[data-local-time]").forEach(localClock);
+function localClocks(root4) {
+  if (root4 instanceof HTMLElement && root4.matches("time[data-local-time]")) localClock(root4);
+  root4.querySelectorAll("time[data-local-time]").forEach(localClock);
 }
 if (document.readyState === "loading") {
   document.addEventListener("DOMContentLoaded", () => {
@@ -410,17 +410,40 @@ function mount(i) {
   win.setAttribute("data-window", "");
   win.setAttribute("data-export-mounted", String(i));
   win.appendChild(chunks[i].content.cloneNode(true));
+  if (!root3.hasAttribute("data-show-bookkeeping")) win.querySelectorAll("[data-fold]:not([data-open]) > [data-fold-rows]").forEach(pack);
   chunks[i].after(win);
   return win;
 }
+var root3 = document.documentElement;
+function pack(rows) {
+  const kept = document.createElement("template");
+  kept.setAttribute("data-fold-kept", "");
+  kept.content.append(...rows.childNodes);
+  rows.append(kept);
+}
+function unpack(rows) {
+  const kept = rows.querySelector(":scope > template[data-fold-kept]");
+  if (kept instanceof HTMLTemplateElement) kept.replaceWith(kept.content);
+}
+function unpackAll() {
+  document.querySelectorAll("[data-fold-rows]").forEach(unpack);
+}
+document.addEventListener("click", (event) => {
+  const head2 = event.target instanceof Element ? event.target.closest("[data-fold-toggle]") : null;
+  const rows = head2?.parentElement?.querySelector(":scope > [data-fold-rows]");
+  if (rows) unpack(rows);
+}, true);
+new MutationObserver(() => {
+  if (root3.hasAttribute("data-show-bookkeeping")) unpackAll();
+}).observe(root3, { attributes: true, attributeFilter: ["data-show-bookkeeping"] });
 function far(win, earlier) {
   const rows = document.createRange();
   rows.selectNodeContents(win);
   const box = rows.getBoundingClientRect();
   return earlier ? box.bottom < -FAR : box.top > innerHeight + FAR;
 }
-function nodes(root3) {
-  const walker = document.createTreeWalker(root3);
+function nodes(root4) {
+  const walker = document.createTreeWalker(root4);
   let n = 0;
   while (walker.nextNode()) n++;
   return n;
@@ -523,6 +546,11 @@ function revealTarget() {
     const at = windowHolding((rows) => rows.getElementById(id) || runHolding(id, rows));
     if (at >= 0) showWindow(at);
   }
+  document.querySelectorAll("template[data-fold-kept]").forEach((kept) => {
+    if (kept instanceof HTMLTemplateElement && (kept.content.getElementById(id) || runHolding(id, kept.content))) {
+      if (kept.parentElement) unpack(kept.parentElement);
+    }
+  });
   const row = document.getElementById(id);
   const run = !row && runHolding(id, document);
   if (run) {

@@ -48,9 +48,35 @@ function mount(i) {
   win.setAttribute("data-window", "");
   win.setAttribute("data-export-mounted", String(i));
   win.appendChild(chunks[i].content.cloneNode(true));
+  if (!root.hasAttribute("data-show-bookkeeping")) win.querySelectorAll("[data-fold]:not([data-open]) > [data-fold-rows]").forEach(pack);
   chunks[i].after(win);
   return win;
 }
+
+// A closed fold's rows wait in a template of their own while their window is mounted: hidden, they would
+// cost their nodes all the same, and a stretch of bookkeeping is many folds to a screen. They come out as the
+// fold opens (before folds.js opens it), as "Show bookkeeping" shows every fold, or as a permalink names one.
+const root = document.documentElement;
+/** @param {Element} rows a fold's `[data-fold-rows]` */
+function pack(rows) {
+  const kept = document.createElement("template");
+  kept.setAttribute("data-fold-kept", "");
+  kept.content.append(...rows.childNodes);
+  rows.append(kept);
+}
+/** @param {Element} rows */
+function unpack(rows) {
+  const kept = rows.querySelector(":scope > template[data-fold-kept]");
+  if (kept instanceof HTMLTemplateElement) kept.replaceWith(kept.content);
+}
+function unpackAll() { document.querySelectorAll("[data-fold-rows]").forEach(unpack); }
+document.addEventListener("click", (event) => {
+  const head = event.target instanceof Element ? event.target.closest("[data-fold-toggle]") : null;
+  const rows = head?.parentElement?.querySelector(":scope > [data-fold-rows]");
+  if (rows) unpack(rows);
+}, true);
+new MutationObserver(() => { if (root.hasAttribute("data-show-bookkeeping")) unpackAll(); })
+  .observe(root, { attributes: true, attributeFilter: ["data-show-bookkeeping"] });
 
 // A window lies far beyond the viewport on one side; measured over its rows, since it draws no box itself.
 /** @param {HTMLElement} win @param {boolean} earlier */
@@ -169,6 +195,11 @@ function revealTarget() {
     const at = windowHolding((rows) => rows.getElementById(id) || runHolding(id, rows));
     if (at >= 0) showWindow(at);
   }
+  document.querySelectorAll("template[data-fold-kept]").forEach((kept) => {  // in a fold's rows: out with them
+    if (kept instanceof HTMLTemplateElement && (kept.content.getElementById(id) || runHolding(id, kept.content))) {
+      if (kept.parentElement) unpack(kept.parentElement);
+    }
+  });
   const row = document.getElementById(id);
   const run = !row && runHolding(id, document);
   if (run) {  // opened, and scrolled to even when shown: no element has the anchor for the browser to go to

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from dsh_inspect.cli import main
 from dsh_inspect.demo.generate import SESSIONS
 from playwright.sync_api import Page, expect
 
 from tests.e2e.test_render_export import nodes, open_offline, scroll_to_end
-from tests.support.builders import numbered_turns
+from tests.support.builders import LogBuilder, header, numbered_turns
 
 pytestmark = pytest.mark.browser
 
@@ -112,3 +113,42 @@ def test_the_bundled_demos_export_light_in_both_languages_and_themes(
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     shot(page, f"export-demo-tools-{lang}-{'dark' if dark else 'light'}-{width}")
     assert requests == []
+
+
+@pytest.fixture(scope="module")
+def bookkeeping_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A session whose 4,500 bookkeeping events lie between two turns: windows of folds, a few pixels tall each."""
+    log = LogBuilder()
+    log.turn(1)
+    for i in range(4_500):  # two kinds in turn: like events in a row would make one run row instead
+        log.add(*(("session/title", {"title": f"title {i}"}) if i % 2 else ("sandbox/mode", {"mode": f"m{i}"})))
+    log.turn(2)
+    folder = tmp_path_factory.mktemp("export-bookkeeping")
+    path = folder / "titles.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("titles"), *log.events]))
+    out = folder / "titles.html"
+    assert main(["render", str(path), "-o", str(out)]) == 0
+    return out
+
+
+def test_a_long_stretch_of_folded_bookkeeping_stays_small_and_opens(page: Page, bookkeeping_export: Path) -> None:
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_offline(page, bookkeeping_export)
+    page.locator("[data-details-toggle]").check()  # the reading view leaves closed folds out; Details shows them
+    head = page.locator("[data-fold-toggle][data-fold-count='120']").first
+    rows = page.locator(f"[id='{head.get_attribute('aria-controls')}'] > .flow-item")
+    expect(rows).to_have_count(0)  # folded: its rows wait in a template
+    head.click()
+    expect(rows).to_have_count(120)
+    expect(rows.first).to_be_visible()
+    head.click()  # folded again
+    assert max([nodes(page), *scroll_to_end(page)]) < DOM_LIMIT
+    # a permalink to a row folded away in a window not mounted: its window comes, its fold opens
+    far = page.evaluate(
+        """() => { const chunk = document.querySelectorAll('template[data-export-window]')[3];
+                   return chunk.content.querySelector('[data-fold-rows] > .flow-item').id; }"""
+    )
+    page.goto("about:blank")
+    page.goto(f"{bookkeeping_export.as_uri()}#{far}")
+    expect(page.locator(f"[id='{far}']")).to_be_in_viewport()
+    assert nodes(page) < DOM_LIMIT
