@@ -54,6 +54,11 @@ def one_call(model: str = "deepseek-v4-flash", provider: str = "deepseek-officia
     ]
 
 
+def unmeasured_call() -> list[Timed]:
+    """`one_call`, its answer interrupted before it logged a usage (usage is optional on `assistant/message`)."""
+    return [(at, ev.answer("cut", interrupted=True) if e["type"] == "assistant/message" else e) for at, e in one_call()]
+
+
 PARENT, CHILDREN = "parent-timed", ("child-flaky", "child-docs")
 CHILD_TITLES = ("Find the flaky test", "Write the release notes")
 

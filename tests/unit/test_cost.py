@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from dsh_inspect.history.spend.cost import PriceOverride, Prices, session_cost
 from dsh_inspect.testing import events as ev
+from dsh_inspect.web.present.cost import RULES_SAID, priced_by
 
 from tests.support.logs import load_path
 from tests.support.prices import COMPACTED, COMPACTION_USAGE, HOME, corpus_compaction, library_price
-from tests.support.timed_logs import one_call, timed_log
+from tests.support.timed_logs import one_call, timed_log, unmeasured_call
 
 NOON = int(datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp() * 1000)  # DeepSeek's standard hours
 PEAK = int(datetime(2026, 12, 1, 2, 0, tzinfo=UTC).timestamp() * 1000)  # 01:00-04:00 UTC: twice the price
@@ -138,11 +139,15 @@ def test_the_corpus_compaction_is_priced_from_its_logged_usage() -> None:
 
 
 def test_an_answered_call_that_logged_no_usage_is_price_unknown_never_zero(tmp_path: Path) -> None:
-    unmeasured = [
-        (at + 10, ev.answer("cut", interrupted=True) if e["type"] == "assistant/message" else e) for at, e in one_call()
-    ]
+    unmeasured = [(at + 10, e) for at, e in unmeasured_call()]
     alone = session_cost(timed_log(tmp_path / "alone", unmeasured, start=NOON), Prices())
     assert [(c.priced_by, c.total) for c in alone.calls] == [("no-usage", None)]
     assert (alone.to_json()["total"], alone.unknown) == (None, 1)
     mixed = session_cost(timed_log(tmp_path / "mixed", [*one_call(), *unmeasured], start=NOON), Prices())
     assert (mixed.to_json()["total"], mixed.unknown) == (float(per_million("0.15", "0.003", "0.6")), 1)
+
+
+def test_the_header_names_a_few_rules_and_counts_the_rest(tmp_path: Path) -> None:
+    routes = [(at + 10 * i, e) for i in range(RULES_SAID + 2) for at, e in one_call(provider=f"gateway-{i}")]
+    said = [str(p) for p in priced_by(session_cost(timed_log(tmp_path, routes, start=NOON), Prices()))]
+    assert said == [f"route gateway-{i} priced by model name alone" for i in range(RULES_SAID)] + ["and 2 more"]

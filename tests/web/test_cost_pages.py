@@ -15,6 +15,7 @@ from dsh_inspect.web.present.cost import amount
 from tests.support.prices import COMPACTED, HOME, corpus_compaction
 from tests.support.rows import parse, select, text_of
 from tests.support.server import app_client
+from tests.support.timed_logs import one_call, timed_log, unmeasured_call
 
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
 
@@ -76,3 +77,32 @@ def test_check_prices_with_the_prices_and_currency_a_server_is_given(
     assert report["cost"]["currency"] == "EUR" and "1 own prices" in report["cost"]["source"]
     assert main(["check", "--json", "--currency", "EUR=nothing", log]) == 2
     assert capsys.readouterr().err.startswith("dsh-inspect check: ")
+
+
+def test_the_header_says_which_rule_priced_each_route(client: httpx.Client, tmp_path: Path) -> None:
+    said = select(parse(client.get(f"/sessions/{COMPACTED}/facts").text), "[data-session-cost] [data-priced-by]")
+    assert [text_of(s) for s in said] == ["priced by route deepseek-official → deepseek"]
+    zh = select(parse(client.get(f"/sessions/{COMPACTED}/facts", headers=ZH).text), "[data-priced-by]")
+    assert [text_of(s) for s in zh] == ["按路由 deepseek-official → deepseek 计价"]
+    three = [*one_call(provider="my-gateway"), *one_call("our-model", "our-gateway"), *unmeasured_call()]
+    timed_log(tmp_path, [(at + 10 * i, e) for i, (at, e) in enumerate(three)])
+    with app_client([str(tmp_path)]) as own:
+        (row,) = own.get("/api/sessions").json()["sessions"]
+        routes = own.get(f"/api/sessions/{row['key']}").json()["cost"]["routes"]
+        shown = text_of(select(parse(own.get(f"/sessions/{row['key']}/facts").text), "[data-priced-by]")[0])
+        shown_zh = text_of(
+            select(parse(own.get(f"/sessions/{row['key']}/facts", headers=ZH).text), "[data-priced-by]")[0]
+        )
+    assert [(r["route"], r["pricedBy"]) for r in routes] == [
+        ("my-gateway", "model"),
+        ("our-gateway", "unknown"),
+        ("deepseek-official", "no-usage"),
+    ]
+    assert shown == (
+        "route my-gateway priced by model name alone · no price for our-model on route our-gateway"
+        " · 1 call on route deepseek-official logged no usage"
+    )
+    assert shown_zh == (
+        "路由 my-gateway 仅按模型名计价 · 路由 our-gateway 上的 our-model 无价格"
+        " · 路由 deepseek-official 有 1 次调用未记录用量"
+    )

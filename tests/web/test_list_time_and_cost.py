@@ -9,13 +9,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dsh_inspect.testing import events as ev
 from dsh_inspect.web.present.cost import amount
 
 from tests.support.prices import COMPACTED, HOME, corpus_compaction
 from tests.support.rows import parse, select, text_of
 from tests.support.server import app_client
-from tests.support.timed_logs import one_call, timed_log
+from tests.support.timed_logs import one_call, timed_log, unmeasured_call
 
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
 
@@ -111,8 +110,7 @@ def test_a_compactions_own_call_counts_in_its_row(client: httpx.Client) -> None:
 
 
 def test_a_session_whose_calls_logged_no_usage_says_price_unknown_not_zero(tmp_path: Path) -> None:
-    cut = [(at, ev.answer("cut", interrupted=True) if e["type"] == "assistant/message" else e) for at, e in one_call()]
-    timed_log(tmp_path, cut)
+    timed_log(tmp_path, unmeasured_call())
     with app_client([str(tmp_path)]) as client:
         (row,) = rows(client)
         cell = select(parse(client.get("/").text), "[data-cost]")[0]

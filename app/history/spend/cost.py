@@ -128,9 +128,13 @@ class Cost:
             "compactions": [self._sum_json("seq", c.seq, [c]) for c in self.calls if c.turn is None],
             "routes": [
                 {"route": route, "model": model, "pricedBy": by, "calls": count}
-                for (route, model, by), count in _counted((c.route, c.model, c.priced_by) for c in self.calls).items()
+                for (route, model, by), count in self.routes().items()
             ],
         }
+
+    def routes(self) -> dict[tuple[str, str, PricedBy], int]:
+        """How many calls of each route and model each rule priced, in the order first met."""
+        return _counted((c.route, c.model, c.priced_by) for c in self.calls)
 
     def _sum_json(self, name: str, value: Any, calls: list[CallCost]) -> dict[str, Any]:
         return {name: value, "total": _number(self.total(calls)), "unknownCalls": sum(c.total is None for c in calls)}
@@ -147,8 +151,8 @@ def _grouped(calls: Iterable[CallCost], field: str) -> dict[Any, list[CallCost]]
     return out
 
 
-def _counted(keys: Iterator[tuple[str, str, str]]) -> dict[tuple[str, str, str], int]:
-    out: dict[tuple[str, str, str], int] = {}
+def _counted(keys: Iterator[tuple[str, str, PricedBy]]) -> dict[tuple[str, str, PricedBy], int]:
+    out: dict[tuple[str, str, PricedBy], int] = {}
     for key in keys:
         out[key] = out.get(key, 0) + 1
     return out

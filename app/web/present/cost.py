@@ -7,11 +7,15 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from ...history.spend.cost import Prices, price_data
+from ...history.spend.cost import ROUTES, Cost, PricedBy, Prices, price_data
 from .strings import Phrase, phrase
 
 SIGNIFICANT = 3  # digits an amount keeps below a cent: a session of a few calls costs fractions of one
 CENT = Decimal("0.01")
+# the rules the header names at most: a log may name any number of routes and models, the header stays a line
+RULES_SAID = 5
+# a rule that names its route alone, by how it priced (`route`, `unknown` and `no-usage` say more)
+_RULES = {"url": "cost.byUrl", "model": "cost.byModel", "override": "cost.byOverride"}
 
 
 def amount(total: Decimal | float, currency: str | None = None) -> str:
@@ -53,3 +57,26 @@ def cost_cell(found: dict[str, object]) -> Phrase | None:
         return phrase("cost.unknownShort") if unknown else None
     shown = amount(total if isinstance(total, Decimal | float | int) else 0)  # its currency heads the column
     return phrase("cost.amountPartly", amount=shown, count=unknown) if unknown else phrase("cost.amount", amount=shown)
+
+
+def priced_by(cost: Cost) -> tuple[Phrase, ...]:
+    """Which rule priced each route (`Cost.routes`, the twin's `cost.routes[].pricedBy`), worded once per route
+    and rule, a model no price covers named: the first `RULES_SAID`, then how many more."""
+    calls: dict[tuple[PricedBy, str, str], int] = {}
+    for (route, model, by), count in cost.routes().items():
+        said = (by, route, model if by == "unknown" else "")
+        calls[said] = calls.get(said, 0) + count
+    rules = [_rule(by, route, model, count) for (by, route, model), count in calls.items()]
+    if len(rules) <= RULES_SAID:
+        return tuple(rules)
+    return (*rules[:RULES_SAID], phrase("cost.byMore", count=len(rules) - RULES_SAID))
+
+
+def _rule(by: PricedBy, route: str, model: str, calls: int) -> Phrase:
+    if by == "route":
+        return phrase("cost.byRoute", route=route, provider=ROUTES[route])
+    if by == "unknown":
+        return phrase("cost.byNothing", route=route, model=model)
+    if by == "no-usage":
+        return phrase("cost.byNoUsage", route=route, count=calls)
+    return phrase(_RULES[by], route=route)

@@ -18,7 +18,7 @@ from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ...sessions.session_search import search
 from ...sessions.transcript import END, Paging, Transcript
-from ..present.cost import cost_phrase, source_phrase
+from ..present.cost import cost_phrase, priced_by, source_phrase
 from ..present.entries import entry_json, related_sessions, versions_json
 from ..present.facts import session_json
 from ..present.generation_facts import generation_json, generation_of, newer_format_json
@@ -95,6 +95,7 @@ def facts_context(
         "timing": header_figures(timing_of(state, entry)),
         "cost": cost_phrase(cost_of(state, entry).to_json()),
         "cost_source": source_phrase(state.settings.prices()),
+        "priced_by": priced_by(cost_of(state, entry)),
         "base_url": session_url(entry.key),
     }
 
