@@ -177,3 +177,15 @@ def test_a_deleted_or_emptied_log_answers_404_at_once_and_the_open_page_is_told(
         notice = stream.until("notice")
     assert one(notice, "[data-live-rewritten]") and "back again" in parse(notice).get_text()
     assert httpx.get(f"{server}/api/sessions/tail").status_code == 200
+
+
+def test_the_open_page_header_redrawn_by_a_turn_keeps_its_times_and_cost(server: str, root: Path) -> None:
+    """The live tail redraws the header the page was rendered with: every part of it, not the counts alone."""
+    page = httpx.get(f"{server}/sessions/tail").text
+    shown = {part: one(page, f"[data-session-facts] [{part}]") for part in ("data-session-timing", "data-session-cost")}
+    with live_tail(server, "tail") as stream:
+        (root / "tail.jsonl").write_bytes(log_bytes("tail", ["old prompt one", "old prompt two", "a third prompt"]))
+        head = stream.until("facts")
+    assert "3 turns" in text(head, "[data-session-facts] .facts")
+    for part, before in shown.items():
+        assert one(head, f"[data-session-facts] [{part}]") is not None, f"{part} left the header: {before}"

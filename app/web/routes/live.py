@@ -24,7 +24,6 @@ from starlette.concurrency import run_in_threadpool
 
 from ...access import Identity
 from ...history.session import SessionLog
-from ...history.spend.tokens import session_usage
 from ...log.records import NotASessionLog
 from ...log.sources import RecordChanged, SessionSource
 from ...sessions.archive import media_of
@@ -43,8 +42,7 @@ from ...sessions.registry import (
 from ...sessions.transcript import Transcript
 from ..access import client_of, still_valid
 from ..fair_share import charged, over_share
-from ..present.entries import related_sessions
-from ..present.facts import session_json
+from ..present.facts import facts_context
 from ..present.folds import Fold
 from ..present.rows import RowView
 from ..present.strings import Strings
@@ -162,15 +160,10 @@ def kept_fold(script: Transcript, end: int, first: int) -> tuple[RowView, ...]:
 
 
 def head_html(state: WebState, entry: Entry, log: SessionLog, script: Transcript, t: Strings, who: Identity) -> str:
-    """The page's title and facts as the log reads now, each to be swapped in out of band (relatives: those
-    `who` may see)."""
+    """The page's title and facts as the log reads now, each to be swapped in out of band: what the page's header
+    shows (relatives: those `who` may see), times and cost included."""
     return state.templates.get_template("rows/live_head.html").render(
-        t=t,
-        lang=t.lang,
-        session=session_json(entry, log, script),
-        base_url=session_url(entry.key),
-        related=related_sessions(state, entry, log, who),
-        usage=state.registry.derived(entry.key, "usage", session_usage),
+        t=t, lang=t.lang, **facts_context(state, entry, log, script, who)
     )
 
 

@@ -18,12 +18,11 @@ from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ...sessions.session_search import search
 from ...sessions.transcript import END, Paging, Transcript
-from ..present.cost import cost_phrase, priced_by, source_phrase
 from ..present.entries import entry_json, related_sessions, versions_json
-from ..present.facts import session_json
+from ..present.facts import facts_context, session_json
 from ..present.generation_facts import generation_json, generation_of, newer_format_json
 from ..present.rows import RowView
-from ..present.timeline import cost_of, header_figures, timing_of
+from ..present.timeline import cost_of, timing_of
 from ..present.twins import (
     ContextRowJson,
     EventJson,
@@ -81,23 +80,6 @@ def run_json(t: Transcript, index: int, start: int, size: int, stop: int | None 
     the rest count its rows)."""
     views, paging = run_window(t, index, start, size, stop)
     return WindowJson.model_validate({**paging, "rows": [row_json(v) for v in views], "run": t.rows[index].key})
-
-
-def facts_context(
-    state: WebState, entry: Entry, log: SessionLog, t: Transcript, who: Identity = OPEN
-) -> dict[str, Any]:
-    """The session's facts, relatives (those `who` may see) and token totals, as the page's header shows them
-    (`sessions/facts.html`)."""
-    return {
-        "session": session_json(entry, log, t),
-        "related": related_sessions(state, entry, log, who),
-        "usage": state.registry.derived(entry.key, "usage", session_usage),
-        "timing": header_figures(timing_of(state, entry)),
-        "cost": cost_phrase(cost_of(state, entry).to_json()),
-        "cost_source": source_phrase(state.settings.prices()),
-        "priced_by": priced_by(cost_of(state, entry)),
-        "base_url": session_url(entry.key),
-    }
 
 
 def page_context(
