@@ -32,8 +32,9 @@ LOOKS = [("light", "en-US"), ("dark", "zh-CN")]
 
 
 def long_session(turns: int = TURNS) -> list[dict[str, Any]]:
-    """W1's long session, as the test kit writes it: each turn a prompt, a step that thinks and reads a file, and
-    a step that answers; instructions and a notice every 10 turns; a Markdown title."""
+    """W1's long session, as the test kit writes it: each turn a prompt (queued in dsh's inbox and taken out of
+    it), a step that thinks and reads a file, and a step that answers; instructions and a notice every 10 turns;
+    a Markdown title."""
     rng = random.Random(39)
 
     def sentence(words: int) -> str:
@@ -41,10 +42,14 @@ def long_session(turns: int = TURNS) -> list[dict[str, Any]]:
 
     out: list[dict[str, Any]] = []
     for turn in range(1, turns + 1):
-        out += [ev.turn_start(), ev.step_start()]
+        # dsh queues the prompt in its inbox, opens the turn, takes the prompt out: bookkeeping on either side
+        prompt = ev.prompt(f"Task {turn}: {sentence(10)}")
+        inbox = {"target": "next-turn", "start": 0}
+        out += [{"type": "agent/inbox/spliced", "data": {**inbox, "inserted": [prompt["data"]]}}, ev.turn_start()]
+        out += [{"type": "agent/inbox/spliced", "data": {**inbox, "removedCount": 1, "inserted": []}}, ev.step_start()]
         if turn % 10 == 1:
             out += [ev.instructions(f"# Rules (turn {turn})", baseline=turn == 1), ev.notice(f"Job {turn} finished")]
-        out.append(ev.prompt(f"Task {turn}: {sentence(10)}"))
+        out.append(prompt)
         if turn == 1:
             out.append(ev.title("**Long** reading session"))
         path = f"src/module_{turn % 37}.py"
@@ -234,12 +239,18 @@ def test_turn_and_step_lines_take_no_height_of_their_own(browser: Browser, serve
 def test_no_sideways_scroll_and_latest_never_covers_text(browser: Browser, server: str, look: Any, width: int) -> None:
     page = opened(browser, look, width, 844 if width == 390 else 900)
     at_end(page, server)
-    page.mouse.wheel(0, -3000)  # into the session, its rows under the toolbar
+    page.evaluate("window.scrollBy(0, -3000)")  # into the session, its rows under the toolbar
     expect(page.locator("[data-user-text]", has_text=f"Task {TURNS}:")).not_to_be_in_viewport()
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    latest, bar, flow = (box(page.locator(s)) for s in ("[data-latest]", "[data-toolbar]", "[data-chat-flow]"))
+    shot(page, f"density-middle-{'-'.join(look)}-{width}")
+    # measured at once: a window loading meanwhile moves the rows
+    latest, bar, flow = page.evaluate(
+        """() => ["[data-latest]", "[data-toolbar]", "[data-chat-flow]"].map(s => {
+            const r = document.querySelector(s).getBoundingClientRect();
+            return {x: r.left, y: r.top, width: r.width, height: r.height};
+        })"""
+    )
     in_bar = bar["y"] <= latest["y"] and latest["y"] + latest["height"] <= bar["y"] + bar["height"]
     beside = latest["x"] >= flow["x"] + flow["width"] or latest["x"] + latest["width"] <= flow["x"]
     assert in_bar or beside, f"Latest at {latest}, the column at {flow}, the toolbar at {bar}"
-    shot(page, f"density-middle-{'-'.join(look)}-{width}")
     page.context.close()

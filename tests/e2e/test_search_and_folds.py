@@ -48,6 +48,14 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("search-folds")
 
 
+@pytest.fixture
+def details(page: Page) -> Page:
+    """The page in Details: a closed fold's head shows there (the reading view leaves closed folds out, as dsh
+    shows no bookkeeping; docs/decisions/0036-reading-view.md), remembered as a reader's choice is."""
+    page.add_init_script("localStorage.setItem('dsh-inspect-details', 'shown')")
+    return page
+
+
 @pytest.fixture(scope="module")
 def server(root: Path) -> Iterator[str]:
     write_artifact(root, header("searched"), [searched_log().events], "none")
@@ -171,7 +179,8 @@ def test_the_hidden_submit_button_takes_no_tab_stop(page: Page, server: str) -> 
     assert any(f.startswith("checkbox") for f in focused)  # the walk went through the form
 
 
-def test_a_fold_opens_to_show_each_of_its_rows(page: Page, server: str) -> None:
+def test_a_fold_opens_to_show_each_of_its_rows(details: Page, server: str) -> None:
+    page = details
     page.goto(f"{server}/sessions/searched")
     fold = page.locator("[data-fold]").first
     head = fold.get_by_role("button", name="3 events: permission/preset, sandbox/mode, approval/policy")
@@ -216,8 +225,9 @@ def test_a_permalink_into_a_fold_opens_it(page: Page, server: str) -> None:
 
 
 def test_a_real_sessions_first_screen_shows_no_unfolded_bookkeeping_row(
-    page: Page, server: str, corpus_dir: Path
+    details: Page, server: str, corpus_dir: Path
 ) -> None:
+    page = details
     listed = httpx.get(f"{server}/api/sessions").json()["sessions"]
     keys = [s["key"] for s in listed if s["key"] != "searched"]
     assert len(keys) >= 4
@@ -234,10 +244,11 @@ def test_a_real_sessions_first_screen_shows_no_unfolded_bookkeeping_row(
 
 
 @pytest.mark.parametrize("when", ["while-following", "before-the-tail-connected"])
-def test_bookkeeping_rows_arriving_live_fold_too(page: Page, server: str, root: Path, when: str) -> None:
+def test_bookkeeping_rows_arriving_live_fold_too(details: Page, server: str, root: Path, when: str) -> None:
     """Rows appended while the page follows fold as they arrive. Appended before the tail connected (or
     while it reconnected), the tail sends the last turn again, its own fold with it: each run of rows is
     still folded once, in its own fold, as the server draws it."""
+    page = details
     b = LogBuilder()
     b.turn(1, "first prompt")
     first = len(b.events)
@@ -286,10 +297,11 @@ def fresh_page(page: Page, url: str) -> Page:
     return fresh
 
 
-def test_a_fold_followed_live_reads_as_a_fresh_page_draws_it(page: Page, server: str, root: Path) -> None:
+def test_a_fold_followed_live_reads_as_a_fresh_page_draws_it(details: Page, server: str, root: Path) -> None:
     """Bookkeeping rows arriving live join the fold the page's last row is in, a run row among them (65 like
     events: one row, sent again whole as it grows) counting each of its events; the head the server words
     for it reads as on a fresh page, and a fold the reader opened stays open."""
+    page = details
     b = LogBuilder()
     b.turn(1, "first prompt")
     b.add("session/title", {"title": "Live"})  # the page ends in a fold of one
@@ -328,6 +340,7 @@ def test_folds_open_in_a_one_file_export_and_a_permalink_opens_its_fold(page: Pa
     assert main(["render", str(root), "--session", "exported", "-o", str(out)]) == 0
     page.context.set_offline(True)
     page.goto(out.as_uri())
+    page.get_by_label("Details").check()  # a closed fold's head shows in Details (the export's switch works too)
     fold = page.locator("[data-fold]").first
     expect(fold.locator(".flow-item").first).to_be_hidden()
     fold.locator("[data-fold-toggle]").click()
