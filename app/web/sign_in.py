@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib
 import os
 import time
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 from fastapi import Request
 
 from ..access import GroupMap, Identity
@@ -44,6 +46,15 @@ def rejections() -> tuple[type[Exception], ...]:
         from authlib.integrations.base_client.errors import OAuthError
         from authlib.jose.errors import JoseError
     return (OAuthError, JoseError, ValueError, KeyError)
+
+
+def unreachable() -> tuple[type[Exception], ...]:
+    """What the HTTP client Authlib talks to the provider with raises when the provider cannot be reached: httpx2's
+    where it is installed (Authlib prefers it, and `genai-prices` brings it), else httpx's."""
+    errors: list[type[Exception]] = [httpx.HTTPError]
+    with suppress(ImportError):
+        errors.append(importlib.import_module("httpx2").HTTPError)
+    return tuple(errors)
 
 
 class SignInUnset(ValueError):

@@ -8,13 +8,12 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-import httpx
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..access import PERSON, SIGN_IN, TOKEN_COOKIE, client_of
-from ..sign_in import SignIn, rejections
+from ..sign_in import SignIn, rejections, unreachable
 from ..state import State, WebState
 
 router = APIRouter()
@@ -90,7 +89,7 @@ async def login(request: Request, state: State, next: Next = "/") -> Response:
     request.session[NEXT] = local_path(next)
     try:
         redirect: Response = await sign_in.oauth.authorize_redirect(request, sign_in.redirect_uri(request))
-    except httpx.HTTPError as exc:
+    except unreachable() as exc:
         return _provider_down(request, state, sign_in, exc)
     return redirect
 
@@ -107,7 +106,7 @@ async def callback(request: Request, state: State) -> Response:
         return _failed(request, state, 429, "too many failed sign-ins from this client: wait a minute")
     try:
         token = await sign_in.oauth.authorize_access_token(request)
-    except httpx.HTTPError as exc:
+    except unreachable() as exc:
         return _provider_down(request, state, sign_in, exc)
     except rejections() as exc:
         access.attempts.failed(client)
