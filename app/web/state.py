@@ -31,10 +31,10 @@ from ..sessions.registry import Entry, Registry
 from ..settings import Settings
 from ..store import UploadStore
 from .present.clock import WallClock
-from .present.cost import cost_cell
 from .present.folds import Fold, fold_runs
 from .present.model_views import message_url
 from .present.rows import duration
+from .present.spend.cost import cost_cell
 from .present.strings import LANGUAGES, Strings, count, strings_for
 from .present.wording import WORDS
 from .read_ahead import ReadAhead

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from dsh_inspect.history.spend.cost import PriceOverride, Prices, session_cost
 from dsh_inspect.testing import events as ev
-from dsh_inspect.web.present.cost import RULES_SAID, priced_by
+from dsh_inspect.web.present.spend.cost import RULES_SAID, priced_by
 
 from tests.support.logs import load_path
 from tests.support.prices import COMPACTED, COMPACTION_USAGE, HOME, corpus_compaction, library_price

@@ -10,7 +10,7 @@ import httpx
 import orjson
 import pytest
 from dsh_inspect.cli import main, run_check
-from dsh_inspect.web.present.cost import amount
+from dsh_inspect.web.present.spend.cost import amount
 
 from tests.support.prices import COMPACTED, HOME, corpus_compaction
 from tests.support.rows import parse, select, text_of

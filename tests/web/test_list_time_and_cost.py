@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dsh_inspect.web.present.cost import amount
+from dsh_inspect.web.present.spend.cost import amount
 
 from tests.support.prices import COMPACTED, HOME, corpus_compaction
 from tests.support.rows import parse, select, text_of

@@ -152,7 +152,7 @@ def test_the_timeline_opens_the_subagents_sessions_each_on_its_own_timeline() ->
 
 
 def test_the_page_carries_a_bounded_number_of_spans_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("dsh_inspect.web.present.timeline.DRAWN_MOST", 3)
+    monkeypatch.setattr("dsh_inspect.web.present.spend.timeline.DRAWN_MOST", 3)
     demos = Path(__file__).resolve().parents[2] / "app/demo/sessions"
     with app_client([str(demos)]) as client:
         page = parse(client.get("/sessions/demo-tools/timeline").text)

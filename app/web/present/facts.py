@@ -13,9 +13,9 @@ from ...sessions.keys import session_url
 from ...sessions.registry import Entry
 from ...sessions.transcript import Transcript
 from ..state import WebState
-from .cost import cost_phrase, priced_by, source_phrase
 from .entries import entry_json, related_sessions, versions_json
-from .timeline import cost_of, header_figures, timing_of
+from .spend.cost import cost_phrase, priced_by, source_phrase
+from .spend.timeline import cost_of, header_figures, timing_of
 from .windows import file_size
 
 

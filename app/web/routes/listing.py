@@ -50,7 +50,7 @@ from ..present.listed import (
     stamp,
     withheld,
 )
-from ..present.overview import models_read, overview, overview_phrases
+from ..present.spend.overview import models_read, overview, overview_phrases
 from ..present.twins import ListingJson
 from ..present.wording import UNREADABLE, WORDS
 from ..state import State, WebState, Who

@@ -22,7 +22,7 @@ from ..present.entries import entry_json, related_sessions, versions_json
 from ..present.facts import facts_context, session_json
 from ..present.generation_facts import generation_json, generation_of, newer_format_json
 from ..present.rows import RowView
-from ..present.timeline import cost_of, timing_of
+from ..present.spend.timeline import cost_of, timing_of
 from ..present.twins import (
     ContextRowJson,
     EventJson,

@@ -29,9 +29,9 @@ from ..present.model_views import (
 )
 from ..present.request_index import page_head, requests_of, transcript_anchors, transcript_link
 from ..present.rows import duration
+from ..present.spend.timeline import cost_of, timing_of
 from ..present.step_models import StepModel, rendered_messages, step_model
 from ..present.strings import Strings
-from ..present.timeline import cost_of, timing_of
 from ..present.twins import BudgetJson, MessageBodyJson, MessagesJson, StepJson
 from ..state import Lang, ReadSession, State, WebState
 from ..views import Direction, From, MaybeFrom, Served, To, page_and_twin, wants_twin

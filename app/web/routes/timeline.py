@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 
 from ..present.entries import related_sessions
 from ..present.request_index import page_head
-from ..present.timeline import (
+from ..present.spend.timeline import (
     anchors_of,
     header_figures,
     nested_sessions,

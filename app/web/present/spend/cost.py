@@ -1,5 +1,5 @@
 """What a session cost, worded for the header, the list and the model-calls table (history/spend/cost.py prices
-the calls; present/timeline.py `cost_of` keeps them priced per file version). The state names two of these for
+the calls; present/spend/timeline.py `cost_of` keeps them priced per file version). The state names two of these for
 its templates, so this module imports no state."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from ...history.spend.cost import ROUTES, Cost, PricedBy, Prices, price_data
-from .strings import Phrase, phrase
+from ....history.spend.cost import ROUTES, Cost, PricedBy, Prices, price_data
+from ..strings import Phrase, phrase
 
 SIGNIFICANT = 3  # digits an amount keeps below a cent: a session of a few calls costs fractions of one
 CENT = Decimal("0.01")

@@ -9,17 +9,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...history.calls import CallIndex, call_index
-from ...history.spend.cost import Cost, session_cost
-from ...history.spend.timing import SPAN_KINDS, Span, SpanKind, Timing, session_timing
-from ...model.plain_text import title_text
-from ...sessions.registry import Entry, SessionGone
-from ...sessions.transcript import Transcript
-from ..state import WebState
-from .rows import duration
-from .strings import Phrase, Strings, phrase
-from .windows import transcript
-from .wording import WORDS
+from ....history.calls import CallIndex, call_index
+from ....history.spend.cost import Cost, session_cost
+from ....history.spend.timing import SPAN_KINDS, Span, SpanKind, Timing, session_timing
+from ....model.plain_text import title_text
+from ....sessions.registry import Entry, SessionGone
+from ....sessions.transcript import Transcript
+from ...state import WebState
+from ..rows import duration
+from ..strings import Phrase, Strings, phrase
+from ..windows import transcript
+from ..wording import WORDS
 
 SLOWEST = 10  # steps and tool runs the ranking names
 # spans the page carries at most (about 100 bytes each): a log's length may not make a page of any size; the

@@ -8,14 +8,14 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
-from ...history.spend.cost import Prices, price_source
-from ...sessions.keys import session_url
-from ...sessions.registry import Entry
-from ..state import WebState
+from ....history.spend.cost import Prices, price_source
+from ....sessions.keys import session_url
+from ....sessions.registry import Entry
+from ...state import WebState
+from ..listed import cached_summary
+from ..rows import duration
+from ..strings import Phrase, count, phrase
 from .cost import cost_phrase, source_phrase
-from .listed import cached_summary
-from .rows import duration
-from .strings import Phrase, count, phrase
 
 
 def overview(state: WebState, entries: Iterable[Entry]) -> dict[str, Any]:
