@@ -410,6 +410,18 @@ class SessionLog:
                 self._decoded[seq] = event
         return event
 
+    @contextmanager
+    def keeping_decoded(self, most: int) -> Iterator[None]:
+        """Up to `most` decoded events kept while a reader that asks for every event twice is at work (the
+        one-file export: its facts, then its rows), so each is decoded once; then the usual few again."""
+        with self._decoded_lock:
+            self._decoded = LRUCache(max(most, EVENTS_KEPT))
+        try:
+            yield
+        finally:
+            with self._decoded_lock:
+                self._decoded = LRUCache(EVENTS_KEPT)
+
     def events(self, start: int = 0, stop: int | None = None) -> Iterator[Event]:
         stop = self.event_count if stop is None else min(stop, self.event_count)
         for seq in range(start, stop):

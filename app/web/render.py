@@ -26,6 +26,7 @@ import re
 import secrets
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +35,10 @@ from jinja2 import Environment
 from jinja2.filters import do_filesizeformat, do_urlencode
 from markupsafe import Markup, escape
 
+from ..history.session import SessionLog
 from ..history.transcript import Row
 from ..sessions.archive import InlineImages, inline_images, media_of
-from ..sessions.registry import Registry
+from ..sessions.registry import Entry, Registry
 from ..sessions.transcript import Transcript
 from ..settings import Settings
 from .present.rows import RowView
@@ -52,6 +54,10 @@ MODULE_SCRIPT = "export.bundle.js"
 # Image bytes one file carries in all: base64 makes them a third larger again, and a page
 # much past 30 MB is slow to open; the images past it are named where they appeared.
 MEDIA_BUDGET = 24 << 20
+# Decoded events a log keeps while its export is written: its facts read every event, then its rows read them
+# again, and the log otherwise keeps only its latest few. Enough for W1 long (24,804); each from a record of at
+# most KEPT_RECORD_BYTES, so a few tens of MB at most, and the usual few again once the file is written.
+EXPORT_EVENTS_KEPT = 1 << 15
 
 
 class RenderError(Exception):
@@ -105,6 +111,16 @@ def session_export(
         where = found.source.label if found else key
         what = "not a dsh session log: " if exc.status_code == 422 else ""
         raise RenderError(f"{where}: {what}{exc.detail}") from None
+    with ExitStack() as kept:
+        kept.enter_context(log.keeping_decoded(EXPORT_EVENTS_KEPT))
+        head, windows, draw, tail = _export_parts(state, entry, log, lang, media_budget)
+        return _pieces(head, windows, draw, tail, kept.pop_all())
+
+
+def _export_parts(
+    state: WebState, entry: Entry, log: SessionLog, lang: str, media_budget: int
+) -> tuple[str, Iterator[list[RowView]], Callable[[list[RowView]], str], str]:
+    """The export's head and tail, its windows of rows and how each is drawn."""
     script = transcript(state, entry)
     every_row = script.paging(0, len(script.rows), len(script.rows))  # paging counts rows, a run row as one
     assets = export_assets()
@@ -150,15 +166,16 @@ def session_export(
         )
         .partition(rows_at)
     )
-    return _pieces(head, _row_windows(script), lambda rows: _export_rows(env, page, rows, carried, images), tail)
+    return head, _row_windows(script), lambda rows: _export_rows(env, page, rows, carried, images), tail
 
 
 def _pieces(
-    head: str, windows: Iterator[list[RowView]], draw: Callable[[list[RowView]], str], tail: str
+    head: str, windows: Iterator[list[RowView]], draw: Callable[[list[RowView]], str], tail: str, kept: ExitStack
 ) -> Iterator[str]:
-    yield head
-    yield from map(draw, windows)
-    yield tail
+    with kept:  # the log's decoded events, kept until the last piece
+        yield head
+        yield from map(draw, windows)
+        yield tail
 
 
 def _export_rows(

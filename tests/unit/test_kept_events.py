@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from dsh_inspect.history.session import SessionLog, load_session
-from dsh_inspect.log.sources import discover
+import pytest
+from dsh_inspect.history.session import EVENTS_KEPT, SessionLog, load_session
+from dsh_inspect.log.sources import RecordChanged, discover
 
 from tests.support.builders import LogBuilder, header
 
@@ -58,3 +59,18 @@ def test_a_growing_log_read_on_keeps_nothing_and_reads_its_new_events(tmp_path: 
     assert log.extend()
     assert log._kept is None
     assert every_event(log) == every_event(read(path, 0))
+
+
+def test_a_log_keeping_decoded_events_decodes_each_once_while_it_keeps_them(tmp_path: Path) -> None:
+    """The one-file export reads every event for its facts, then again for its rows: past the few a log keeps."""
+    path = tmp_path / "twice.jsonl"
+    path.write_bytes(b"".join(lines_of(range(1, 40))))
+    log = read(path, 0)
+    assert log.stored_count > EVENTS_KEPT
+    expected = every_event(log)
+    with log.keeping_decoded(log.stored_count):
+        assert every_event(log) == expected
+        path.write_bytes(b"")  # read again now, an event would not decode
+        assert every_event(log) == expected
+    with pytest.raises(RecordChanged):  # let go: the first events are read from the file again
+        log.event(0)
