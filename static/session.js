@@ -43,7 +43,7 @@ function showSession(head, flow) {
   const KEPT = 4;
   const NODES = 2400;
   const MARGIN = 400;  // px
-  const FAR = 1200;  // px
+  const FAR = 1000;  // px
 
   function anchorFromHash() {
     if (location.hash.length < 2) return null;
