@@ -20,13 +20,15 @@ from ..web.serving import bind, bound_port
 # how often a test's server looks whether it is told to stop: uvicorn's own tenth of a second, paid at every
 # stop of some 250 servers a run, was seconds of the suite
 STOP_POLL_SECONDS = 0.01
+# how long the requests a stop interrupts may take to end as their clients' disconnects (they take milliseconds)
+STOP_GRACE_SECONDS = 1.0
 
 
 class QuickStop(uvicorn.Server):
     """uvicorn's server as a test's: it stops within milliseconds of `should_exit`, without a grace period.
 
     A test's requests are answered by the time it stops its server; what is still open then (a live tail,
-    a keep-alive connection) is closed, and the tasks left are cancelled as `asyncio.run` ends."""
+    a keep-alive connection) is closed, and ends as a client's disconnect."""
 
     async def main_loop(self) -> None:
         tick = 0
@@ -39,6 +41,15 @@ class QuickStop(uvicorn.Server):
             listener.close()
         for connection in list(self.server_state.connections):
             connection.shutdown()
+            # a response still under way (a live tail) sees its client leave and ends as it would then, rather than
+            # being cancelled when the loop closes, which uvicorn logs as a traceback in the test's output
+            transport = getattr(connection, "transport", None)
+            if transport is not None:
+                transport.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STOP_GRACE_SECONDS
+        while self.server_state.tasks and loop.time() < deadline:
+            await asyncio.sleep(STOP_POLL_SECONDS)
 
 
 @contextmanager
