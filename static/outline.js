@@ -90,12 +90,18 @@ function showOutline(nav, list) {
   }
 
   let stale = false;  // rows came while the outline was being read: read it again once that is in
+  let missing = false;  // the session is not there (gone from disk, or never was): nothing more to ask
   function load() {
-    if (asked || !nav.getClientRects().length) return;  // hidden: no room for it
+    if (asked || missing || !nav.getClientRects().length) return;  // hidden: no room for it
+    if (document.querySelector("[data-live-gone]")) return;  // the live tail said the log is gone
     asked = true;
     stale = false;
     request(nav.getAttribute("data-outline-url") || "")
-      .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+      .then((r) => {
+        if (r.status === 404) missing = true;
+        if (!r.ok) throw new Error(String(r.status));
+        return r.json();
+      })
       .then((/** @type {{ entries: Entry[] }} */ data) => {
         entries = data.entries;
         list.style.setProperty("--outline-entries", String(entries.length));

@@ -39,6 +39,8 @@ def open_live(page: Page, url: str) -> None:
     """Open a session page, wait for its live tail, and mark the page so that a reload would show."""
     page.goto(url)
     expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
+    if page.locator("[data-outline]").is_visible():  # the outline has read the session before the test changes it
+        expect(page.locator("[data-outline-ready]")).to_be_attached()
     page.evaluate("window.dshNotReloaded = true")
 
 
