@@ -78,9 +78,10 @@ def test_rows_the_page_has_are_not_doubled_when_its_log_moved_on_before_the_tail
 
     page.route("**/sessions/live-moved/live?*", torn_before_connecting)
     page.goto(f"{server}/sessions/live-moved")
+    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()  # the page's scripts are up
     context = page.get_by_role("button", name="Context injection fixture", exact=True)
     context.click()
-    expect(page.locator("[data-live][data-live-connected]")).to_be_attached()
+    expect(context).to_have_attribute("aria-expanded", "true")
     expect(page.locator("[data-verdict]")).to_have_text("repaired", timeout=10000)  # the torn frame, read
     expect(context).to_have_attribute("aria-expanded", "true")
     with path.open("ab") as f:
