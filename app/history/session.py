@@ -34,6 +34,7 @@ from ..log.sources import (
 )
 from ..model.frozen import freeze
 from ..model.messages import freeze_message
+from ..model.payloads import decode_payload
 from ..model.rules import (
     DSH_RELEASE,
     SURFACE_TYPES,
@@ -515,6 +516,7 @@ def _read_as(event: dict[str, Any], kind: str) -> bool:
 
 def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
     frozen = freeze(raw)  # once: its data, envelope and message are the frozen event's own parts
+    data = frozen.get("data")
     kind = raw.get("type")
     kind = kind if isinstance(kind, str) else ""
     message = None
@@ -530,7 +532,8 @@ def to_event(raw: dict[str, Any], *, synthetic: bool = False) -> Event:
         seq=int(raw.get("seq", -1)),
         time=int(raw["time"]) if isinstance(raw.get("time"), (int, float)) and math.isfinite(raw["time"]) else 0,
         type=kind,
-        data=frozen.get("data"),
+        data=data,
+        payload=decode_payload(kind, data),
         surface_op=frozen.get("surfaceOp"),
         source_event_seqs=seqs,
         ignorable=raw.get("ignorable") is True,

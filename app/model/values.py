@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .frozen import FrozenDict, freeze, thaw
+from .payloads import Payload
 
 # What shape of information a context message declares it is (`source.form`, docs/format.md §4.4).
 ContextForm = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
@@ -190,15 +191,17 @@ class Header:
 class Event:
     """One session event after legacy upgrades (docs/format.md §2.2).
 
-    `message` is the frozen message of a surface event; `source_event_seqs`
-    is decoded from either the list or the range form; `raw` is the event as
-    stored (after upgrades), for the raw-JSON view.
+    `payload` is `data` typed (`payloads.decode_payload`), what every view reads; `data` is the stored
+    value itself, for the views that show it as JSON. `message` is the frozen message of a surface event;
+    `source_event_seqs` is decoded from either the list or the range form; `raw` is the event as stored
+    (after upgrades), for the raw-JSON view.
     """
 
     seq: int
     time: int
     type: str
     data: Any
+    payload: Payload | None
     surface_op: Any
     source_event_seqs: tuple[int, ...] | None
     ignorable: bool
