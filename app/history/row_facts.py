@@ -18,6 +18,31 @@ from typing import Any, Literal
 
 from ..log.diagnostics import Diagnostic
 from ..log.jsonvalues import parse_json
+from ..model.payloads import (
+    ApprovalAsked as ApprovalAskedData,
+)
+from ..model.payloads import (
+    ApprovalDecided as ApprovalDecidedData,
+)
+from ..model.payloads import (
+    AssistantChunk,
+    AssistantMessage,
+    CodeDispatch,
+    CommandDone,
+    CommandRun,
+    Compaction,
+    Hook,
+    Payload,
+    Retry,
+    Step,
+    StreamChunk,
+    ToolCall,
+    ToolError,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    failure_of,
+)
 from ..model.rules import BOOKKEEPING_TYPES
 from ..model.values import ContentBlock, Event, Message, TextBlock, ToolResultBlock, block_from_json
 from .readable import ReadableLog
@@ -286,24 +311,27 @@ def row_facts(log: ReadableLog, row: Row, *, words_only: bool = False) -> RowFac
         raw = row.tail.raw if row.tail is not None else None
         return FindingFacts(row.diagnostic, row.tail, raw.decode("utf-8", "replace") if raw else "")
     event = log.event(row.seq)
-    at = _Row(log, row, event, event.data if isinstance(event.data, dict) else {}, words_only)
+    at = _Row(log, row, event, words_only)
     facts = _BY_KIND[row.kind](at) if row.kind in _BY_KIND else None
     if facts is not None:
         return facts
-    fields = tuple((k, v) for k, v in at.data.items() if isinstance(v, str | int | float) and not isinstance(v, bool))
+    data = event.data if isinstance(event.data, dict) else {}  # shown as logged, every scalar field
+    fields = tuple((k, v) for k, v in data.items() if isinstance(v, str | int | float) and not isinstance(v, bool))
     return EventFacts(event.type, fields, event.raw, event.type in BOOKKEEPING_TYPES)
 
 
 @dataclass(frozen=True, slots=True)
 class _Row:
-    """A row whose facts are being read: its log, the row, its event and that event's data (`{}` when not an
-    object), and whether only its words are asked for."""
+    """A row whose facts are being read: its log, the row, its event, and whether only its words are asked for."""
 
     log: ReadableLog
     row: Row
     event: Event
-    data: dict[str, Any]
     words_only: bool
+
+    @property
+    def payload(self) -> Payload | None:
+        return self.event.payload
 
 
 def _message_facts(at: _Row) -> RowFacts | None:
@@ -318,10 +346,11 @@ def _assistant_facts(at: _Row) -> RowFacts | None:
     event = at.event
     if event.message is None:
         return None
-    usage = usage_counts(at.data.get("usage"))
+    payload = at.payload if isinstance(at.payload, AssistantMessage) else AssistantMessage()
+    usage = usage_counts(payload.usage)
     chunks = at.row.link("chunks")
     timing = None if at.words_only else stream_timing(at.log, chunks, event, dict(usage).get("outputTokens"))
-    return AssistantFacts(event.message, at.data.get("interrupted") is True, usage, wall_clock(event.time), timing)
+    return AssistantFacts(event.message, payload.interrupted is True, usage, wall_clock(event.time), timing)
 
 
 def _stream_facts(at: _Row) -> RowFacts:
@@ -329,22 +358,21 @@ def _stream_facts(at: _Row) -> RowFacts:
 
 
 def _stop_facts(at: _Row) -> RowFacts:
-    error = _object(_object(at.data.get("reason")).get("error"))
-    return TurnStopFacts(
-        "error" if at.row.kind == "turn-error" else "max-tokens", str(error.get("message", "")), error.get("code")
-    )
+    reason = at.payload.reason if isinstance(at.payload, TurnEnd) else None
+    error = failure_of(reason.error if reason is not None else None)
+    return TurnStopFacts("error" if at.row.kind == "turn-error" else "max-tokens", error.message or "", error.code)
 
 
 def _turn_facts(at: _Row) -> RowFacts:
-    event, data = at.event, at.data
+    event = at.event
+    turn = at.payload.turn if isinstance(at.payload, TurnStart) else None
     if at.words_only:
-        return BoundaryFacts(data.get("turn"), None, None, time=wall_clock(event.time))
+        return BoundaryFacts(turn, None, None, time=wall_clock(event.time))
     end = _first(at.log, at.row.link("end"))
-    end_data = end.data if end is not None and isinstance(end.data, dict) else {}
-    outcome = _object(end_data.get("reason")).get("kind")
-    outcome = outcome if isinstance(outcome, str) else None
+    reason = end.payload.reason if end is not None and isinstance(end.payload, TurnEnd) else None
+    outcome = reason.kind if reason is not None else None
     return BoundaryFacts(
-        data.get("turn"),
+        turn,
         _duration(at.log, event, end),
         outcome or ("open" if end is None else None),
         time=wall_clock(event.time),
@@ -352,12 +380,13 @@ def _turn_facts(at: _Row) -> RowFacts:
 
 
 def _step_facts(at: _Row) -> RowFacts:
-    event, data = at.event, at.data
+    event = at.event
+    step = at.payload.step if isinstance(at.payload, Step) else None
     if at.words_only:
-        return BoundaryFacts(data.get("step"), None, None, time=wall_clock(event.time))
+        return BoundaryFacts(step, None, None, time=wall_clock(event.time))
     end = _first(at.log, at.row.link("end"))
     usage = _logged_usage(at.log, at.row.link("usage-only"))
-    return BoundaryFacts(data.get("step"), _duration(at.log, event, end), None, usage, wall_clock(event.time))
+    return BoundaryFacts(step, _duration(at.log, event, end), None, usage, wall_clock(event.time))
 
 
 _BY_KIND: dict[RowKind, Callable[[_Row], RowFacts | None]] = {
@@ -367,10 +396,10 @@ _BY_KIND: dict[RowKind, Callable[[_Row], RowFacts | None]] = {
     "assistant-step": _assistant_facts,
     "partial-stream": _stream_facts,
     "tool-call": lambda at: _tool(at.log, at.row, at.event),
-    "command": lambda at: _command(at.log, at.row, at.data),
-    "manual-compaction": lambda at: _command(at.log, at.row, at.data),
+    "command": lambda at: _command(at.log, at.row, at.payload),
+    "manual-compaction": lambda at: _command(at.log, at.row, at.payload),
     "compaction": lambda at: _compaction(at.log, at.row),
-    "model-retry": lambda at: _retry(at.log, at.row, at.data),
+    "model-retry": lambda at: _retry(at.log, at.row, at.payload),
     "turn-error": _stop_facts,
     "turn-max-tokens": _stop_facts,
     "turn": _turn_facts,
@@ -402,7 +431,7 @@ def stored_end(log: ReadableLog, end: Event | None) -> int | None:
 def stream_timing(log: ReadableLog, chunks: tuple[int, ...], message: Event, output_tokens: Any) -> StreamTiming | None:
     """Time to first token and tokens per second of the answer `message` closed, from the times of its
     chunks: None when it streamed no delta, or its request's start carries no time."""
-    first = next((chunk for chunk in map(log.event, chunks) if _is_delta(chunk)), None)  # each decoded once
+    first = next((chunk for chunk in map(log.event, chunks) if _delta(chunk)), None)  # each decoded once
     if first is None:
         return None
     start = request_start(log.types, first.seq)
@@ -422,9 +451,10 @@ def request_start(types: Sequence[str], seq: int) -> int | None:
     return start if start is not None and types[start] in REQUEST_STARTS else None
 
 
-def _is_delta(event: Event) -> bool:
-    chunk = event.data.get("chunk") if isinstance(event.data, dict) else None
-    return isinstance(chunk, dict) and chunk.get("type") in STREAMED_CHUNKS
+def _delta(event: Event) -> StreamChunk | None:
+    """The chunk an `assistant/chunk` event streamed, if it is a delta."""
+    chunk = event.payload.chunk if isinstance(event.payload, AssistantChunk) else None
+    return chunk if chunk is not None and chunk.type in STREAMED_CHUNKS else None
 
 
 def usage_counts(usage: Any) -> UsageCounts:
@@ -438,15 +468,9 @@ def stream_text(log: ReadableLog, chunks: tuple[int, ...]) -> str:
     """What a run of `assistant/chunk` events streamed, text, reasoning and tool-call arguments alike."""
     out: list[str] = []
     for event in map(log.event, chunks):
-        if _is_delta(event):
-            text = event.data["chunk"].get("text", event.data["chunk"].get("argumentsDelta", ""))
-            out.append(text if isinstance(text, str) else "")
+        if (chunk := _delta(event)) is not None:
+            out.append(chunk.text if chunk.text is not None else chunk.arguments_delta or "")
     return "".join(out)
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """A logged value read as an object: itself if it is one, else empty."""
-    return value if isinstance(value, dict) else {}
 
 
 def _first(log: ReadableLog, seqs: tuple[int, ...]) -> Event | None:
@@ -460,7 +484,11 @@ def _duration(log: ReadableLog, start: Event, end: Event | None) -> int | None:
 def _logged_usage(log: ReadableLog, seqs: tuple[int, ...]) -> UsageCounts:
     """The usage an assistant message logged: a partial stream's, or a step's that hosts only usage."""
     message = _first(log, seqs)
-    return usage_counts(message.data.get("usage")) if message is not None and isinstance(message.data, dict) else ()
+    return (
+        usage_counts(message.payload.usage)
+        if message is not None and isinstance(message.payload, AssistantMessage)
+        else ()
+    )
 
 
 def _result(message: Message | None) -> tuple[tuple[ContentBlock, ...] | None, bool]:
@@ -474,22 +502,23 @@ def _result(message: Message | None) -> tuple[tuple[ContentBlock, ...] | None, b
 
 
 def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
-    data = event.data if isinstance(event.data, dict) else {}
-    if event.type == "tool/call":
-        name, arguments, call_id = str(data.get("name", "")), data.get("arguments", ""), data.get("callId")
+    if isinstance(event.payload, ToolCall):
+        name, arguments, call_id = event.payload.name or "", event.payload.arguments, event.payload.call_id
+    elif event.type == "tool/call":  # a call whose data is no object
+        name, arguments, call_id = "", "", None
     else:  # a result with no logged call
         name, arguments = "", ""
         call_id = event.message.source.get("callId") if event.message else None
     result = _first(log, row.link("result"))
     message = result.message if result is not None else None
     content, is_error = _result(message)
-    error = result.data.get("error") if result is not None and isinstance(result.data, dict) else None
-    error = error if isinstance(error, dict) else {}
-    error_code = error.get("code")
+    logged = result.payload if result is not None and isinstance(result.payload, ToolResult) else ToolResult()
+    error = logged.error or ToolError()
+    error_code = error.code
     outcome: ToolOutcome
     if result is None:
         outcome = "running"
-    elif isinstance(error_code, str) and error_code in STOPPED_CODES:
+    elif error_code in STOPPED_CODES:
         outcome = "stopped"
     else:
         outcome = "error" if is_error or bool(error_code) else "ok"  # any code that says something is a failure
@@ -497,18 +526,18 @@ def _tool(log: ReadableLog, row: Row, event: Event) -> ToolFacts:
     notes += [PrunedAt(seq, _result(log.event(seq).message)[0]) for seq in row.link("pruned")]
     return ToolFacts(
         name=name,
-        call_id=call_id if isinstance(call_id, str) else None,
+        call_id=call_id,
         arguments=arguments,
         outcome=outcome,
         result_id=message.id if message is not None else None,
         result=content,
-        error_name=error.get("name"),
+        error_name=error.name,
         error_code=error_code,
         duration_ms=_duration(log, event, result) if event.type == "tool/call" else None,
         subcalls=_subcalls(log, row.link("subcalls")),
         notes=tuple(notes),
         child_session=_child_session(name, arguments, content),
-        result_meta=result.data.get("meta") if result is not None and isinstance(result.data, dict) else None,
+        result_meta=logged.meta,
     )
 
 
@@ -541,70 +570,66 @@ def _subcalls(log: ReadableLog, seqs: tuple[int, ...]) -> tuple[SubcallFacts, ..
     """Each sub-call once: its start names it, its end (with `isError`) gives its output."""
     found: dict[str, SubcallFacts] = {}
     for seq in seqs:
-        sub = log.event(seq).data
-        if not isinstance(sub, dict):
+        sub = log.event(seq).payload
+        if not isinstance(sub, CodeDispatch):
             continue
-        key = str(sub.get("subCallId"))
-        known = found.get(key) or SubcallFacts(str(sub.get("name", "")), sub.get("arguments"), False, None)
-        if "isError" in sub:
-            blocks = sub.get("content")
-            content = tuple(block_from_json(b) for b in blocks) if isinstance(blocks, tuple) else ()
-            known = SubcallFacts(known.name, known.arguments, sub.get("isError") is True, content)
+        key = str(sub.sub_call_id)
+        known = found.get(key) or SubcallFacts(sub.name or "", sub.arguments, False, None)
+        if sub.is_error is not None:  # the end: it says whether the call failed, and its output
+            content = tuple(block_from_json(b) for b in sub.content or ())
+            known = SubcallFacts(known.name, known.arguments, sub.is_error, content)
         found[key] = known
     return tuple(found.values())
 
 
 def _note(event: Event) -> ToolNote:
     """A hook or approval, as a note on the tool row it concerns."""
-    d = event.data if isinstance(event.data, dict) else {}
+    payload = event.payload
+    hook = payload if isinstance(payload, Hook) else Hook()
     if event.type == "hook/invoked":
-        return HookInvoked(d.get("point"), d.get("handlerId"))
+        return HookInvoked(hook.point, hook.handler_id)
     if event.type == "hook/result":
-        stderr = d.get("stderrSummary")
-        return HookResult(d.get("point"), d.get("decision"), stderr if isinstance(stderr, str) else None)
+        return HookResult(hook.point, hook.decision, hook.stderr_summary)
     if event.type == "approval/asked":
-        return ApprovalAsked(d.get("reason", d.get("toolName")))
-    return ApprovalDecided(d.get("outcome"))
+        asked = payload if isinstance(payload, ApprovalAskedData) else ApprovalAskedData()
+        return ApprovalAsked(asked.reason if asked.reason is not None else asked.tool_name)
+    return ApprovalDecided(payload.outcome if isinstance(payload, ApprovalDecidedData) else None)
 
 
-def _command(log: ReadableLog, row: Row, data: dict[str, Any]) -> CommandFacts:
+def _command(log: ReadableLog, row: Row, payload: Payload | None) -> CommandFacts:
+    run = payload if isinstance(payload, CommandRun) else CommandRun()
     done = _first(log, row.link("done"))
-    done_data = done.data if done is not None and isinstance(done.data, dict) else {}
-    text = done_data.get("text")
-    text = text if isinstance(text, str) else ""
-    outcome: CommandOutcome = "running" if done is None else ("error" if done_data.get("kind") == "error" else "ok")
+    said = done.payload if done is not None and isinstance(done.payload, CommandDone) else CommandDone()
+    outcome: CommandOutcome = "running" if done is None else ("error" if said.kind == "error" else "ok")
     compaction = _compaction(log, row) if row.kind == "manual-compaction" else None
-    return CommandFacts(str(data.get("name", "Command")), data.get("args", ""), outcome, text, compaction)
+    return CommandFacts(run.name if run.name is not None else "Command", run.args, outcome, said.text or "", compaction)
 
 
 def _compaction(log: ReadableLog, row: Row) -> CompactionFacts:
     checkpoint = _first(log, row.link("checkpoint"))  # a /compact command's marker: the row anchors at the command
     checkpoint_id = checkpoint.message.id if checkpoint is not None and checkpoint.message is not None else None
     summary = _first(log, row.link("summary"))
-    data = summary.data if summary is not None and isinstance(summary.data, dict) else None
+    data = summary.payload if summary is not None and isinstance(summary.payload, Compaction) else None
     if data is None:
         return CompactionFacts(None, None, None, checkpoint_id)
-    seqs = data.get("shadowedSeqs")
-    blocks = data.get("summary")
+    seqs = data.shadowed_seqs
     text = "".join(
-        str(b.get("text", ""))
-        for b in (blocks if isinstance(blocks, tuple) else ())
-        if isinstance(b, dict) and b.get("type") == "text"
+        str(b.get("text", "")) for b in data.summary or () if isinstance(b, dict) and b.get("type") == "text"
     )
     return CompactionFacts(
-        len(seqs) if isinstance(seqs, tuple) else None, data.get("shadowedTokenCount"), text or None, checkpoint_id
+        len(seqs) if seqs is not None else None, data.shadowed_token_count, text or None, checkpoint_id
     )
 
 
-def _retry(log: ReadableLog, row: Row, data: dict[str, Any]) -> RetryFacts:
-    failure = _object(data.get("failure"))
-    message, code = failure.get("message", ""), failure.get("code", "")
+def _retry(log: ReadableLog, row: Row, payload: Payload | None) -> RetryFacts:
+    retry = payload if isinstance(payload, Retry) else Retry()
+    failure = failure_of(retry.failure)
     return RetryFacts(
-        retry=data.get("retry"),
-        max_retries=data.get("maxRetries"),
-        delay_ms=data.get("delayMs"),
-        failure_message=message if isinstance(message, str) else str(message),
-        failure_code=code if isinstance(code, str) else str(code),
+        retry=retry.retry,
+        max_retries=retry.max_retries,
+        delay_ms=retry.delay_ms,
+        failure_message=failure.message or "",
+        failure_code=failure.code or "",
         streamed=stream_text(log, row.link("chunks")),
         outcome=_retry_outcome(log, row),
     )

@@ -28,6 +28,21 @@ from itertools import pairwise
 from typing import Any, Literal, get_args
 
 from ..log.diagnostics import Diagnostic, Severity
+from ..model.payloads import (
+    ApprovalAsked,
+    ApprovalDecided,
+    CodeDispatch,
+    CommandDone,
+    CommandRun,
+    Compaction,
+    Hook,
+    InboxSplice,
+    Payload,
+    Retry,
+    ToolCall,
+    TurnEnd,
+    payload_as,
+)
 from ..model.rules import KNOWN_EVENT_TYPES
 from ..model.text import one_line
 from ..model.values import Event
@@ -151,17 +166,15 @@ class _Inbox:
     lists: dict[str, list[str]] = field(default_factory=dict)
     claimed: set[str] = field(default_factory=set)
 
-    def splice(self, data: Any) -> None:
-        if not isinstance(data, dict) or not isinstance(data.get("target"), str):
+    def splice(self, splice: InboxSplice) -> None:
+        if splice.target is None:
             return
-        items = self.lists.setdefault(data["target"], [])
-        start, removed = data.get("start"), data.get("removedCount")
-        start = start if isinstance(start, int) else 0
-        removed = removed if isinstance(removed, int) else 0
-        inserted = [m.get("id") for m in data.get("inserted", ()) if isinstance(m, dict)]
+        items = self.lists.setdefault(splice.target, [])
+        start, removed = splice.start or 0, splice.removed_count or 0
+        inserted = [m.get("id") for m in splice.inserted if isinstance(m, dict)]
         gone = items[start : start + removed]
         items[start : start + removed] = [i for i in inserted if isinstance(i, str)]
-        if data["target"] == "next-step" and data.get("outcome") != "canceled":
+        if splice.target == "next-step" and splice.outcome != "canceled":
             self.claimed.update(gone)
 
 
@@ -212,8 +225,8 @@ class _Lazy:
         return self._event
 
     @property
-    def data(self) -> Any:
-        return self.event.data
+    def payload(self) -> Payload | None:
+        return self.event.payload
 
     @property
     def message(self) -> Any:
@@ -229,10 +242,6 @@ class _Lazy:
     @property
     def ignorable(self) -> bool:
         return self.seq in self.log.ignorable
-
-
-def _get(data: Any, key: str) -> Any:
-    return data.get(key) if isinstance(data, dict) else None
 
 
 @dataclass(slots=True)
@@ -345,8 +354,8 @@ def _turn_start(b: _Builder, e: _Lazy) -> None:
 def _turn_end(b: _Builder, e: _Lazy) -> None:
     _flush_stream(b)
     b.step_key = None  # a turn that ended without closing its step closes it here
-    reason = _get(e.data, "reason")
-    kind = _get(reason, "kind")
+    reason = payload_as(e.payload, TurnEnd).reason
+    kind = reason.kind if reason is not None else None
     if kind == "error":
         b.add("turn-error", e.seq)
         b.attach(b.turn_row, "end", e.seq)
@@ -435,13 +444,13 @@ def _original(b: _Builder, e: _Lazy) -> int | None:
 
 
 def _inbox(b: _Builder, e: _Lazy) -> None:
-    b.inbox.splice(e.data)
+    b.inbox.splice(payload_as(e.payload, InboxSplice))
     b.add("event", e.seq)
 
 
 def _tool_call(b: _Builder, e: _Lazy) -> None:
-    call_id = _get(e.data, "callId")
-    if isinstance(call_id, str):
+    call_id = payload_as(e.payload, ToolCall).call_id
+    if call_id is not None:
         b.calls[call_id] = e.seq
     b.open_call = e.seq
     b.add("tool-call", e.seq)
@@ -468,42 +477,42 @@ def _by_call(name: LinkName) -> Handler:
     """Hooks and approvals belong on the tool row of the call they concern."""
 
     def handle(b: _Builder, e: _Lazy) -> None:
-        call_id = _get(e.data, "callId")
-        approval_id = _get(e.data, "id") if e.type.startswith("approval/") else None
-        target = b.calls.get(call_id) if isinstance(call_id, str) else None
-        if target is None and e.type == "approval/decided" and isinstance(approval_id, str):
+        payload = e.payload
+        call_id = payload.call_id if isinstance(payload, ApprovalAsked | Hook) else None
+        approval_id = payload.id if isinstance(payload, ApprovalAsked | ApprovalDecided) else None
+        target = b.calls.get(call_id) if call_id is not None else None
+        if target is None and isinstance(payload, ApprovalDecided) and approval_id is not None:
             target = b.approvals.get(approval_id)
-        if target is None and e.type.startswith("hook/") and _get(e.data, "point") in ("PreToolUse", "PostToolUse"):
+        if target is None and isinstance(payload, Hook) and payload.point in ("PreToolUse", "PostToolUse"):
             target = b.open_call  # hooks name no call: a tool hook runs around the step's latest call
         if target is None or not b.attach(target, name, e.seq):
             b.add("event", e.seq)
             return
-        if isinstance(approval_id, str):
+        if approval_id is not None:
             b.approvals[approval_id] = target
 
     return handle
 
 
 def _code_dispatch(b: _Builder, e: _Lazy) -> None:
-    parent = _get(e.data, "parentCallId")
-    root = _get(e.data, "rootCallId")
-    target = b.calls.get(parent) if isinstance(parent, str) else None
-    if target is None and isinstance(root, str):
-        target = b.calls.get(root)
+    dispatch = payload_as(e.payload, CodeDispatch)
+    target = b.calls.get(dispatch.parent_call_id) if dispatch.parent_call_id is not None else None
+    if target is None and dispatch.root_call_id is not None:
+        target = b.calls.get(dispatch.root_call_id)
     if not b.attach(target, "subcalls", e.seq):
         b.add("event", e.seq)
 
 
 def _command_run(b: _Builder, e: _Lazy) -> None:
-    command_id = _get(e.data, "commandId")
-    if isinstance(command_id, str):
+    command_id = payload_as(e.payload, CommandRun).command_id
+    if command_id is not None:
         b.commands[command_id] = e.seq
     b.add("command", e.seq)
 
 
 def _command_done(b: _Builder, e: _Lazy) -> None:
-    command_id = _get(e.data, "commandId")
-    if not b.attach(b.commands.get(command_id) if isinstance(command_id, str) else None, "done", e.seq):
+    command_id = payload_as(e.payload, CommandDone).command_id
+    if not b.attach(b.commands.get(command_id) if command_id is not None else None, "done", e.seq):
         b.add("event", e.seq)
 
 
@@ -511,8 +520,9 @@ def _compaction(part: LinkName) -> Handler:
     """The bracket around a checkpoint; an attempt without one joins its /compact command."""
 
     def handle(b: _Builder, e: _Lazy) -> None:
-        compaction_id = _get(e.data, "compactionId")
-        if not isinstance(compaction_id, str):
+        compaction = payload_as(e.payload, Compaction)
+        compaction_id = compaction.compaction_id
+        if compaction_id is None:
             b.add("event", e.seq)
             return
         bracket = b.compactions.setdefault(compaction_id, {})
@@ -521,8 +531,8 @@ def _compaction(part: LinkName) -> Handler:
             return
         if b.attach(b.checkpoints.get(compaction_id), "end", e.seq):
             return
-        command = _get(e.data, "sourceCommandId")
-        run = b.commands.get(command) if isinstance(command, str) else None
+        command = compaction.source_command_id
+        run = b.commands.get(command) if command is not None else None
         for seq in bracket.values():
             if not b.attach(run, "compaction-attempt", seq):
                 b.add("event", seq)
@@ -532,15 +542,15 @@ def _compaction(part: LinkName) -> Handler:
 
 def _retry(b: _Builder, e: _Lazy) -> None:
     chunks, b.step_chunks = b.step_chunks, []  # the failed attempt's stream
-    retry_id = _get(e.data, "retryId")
-    if isinstance(retry_id, str):
+    retry_id = payload_as(e.payload, Retry).retry_id
+    if retry_id is not None:
         b.retries[retry_id] = e.seq
     b.add("model-retry", e.seq, {"chunks": chunks})
 
 
 def _retry_started(b: _Builder, e: _Lazy) -> None:
-    retry_id = _get(e.data, "retryId")
-    if not b.attach(b.retries.get(retry_id) if isinstance(retry_id, str) else None, "started", e.seq):
+    retry_id = payload_as(e.payload, Retry).retry_id
+    if not b.attach(b.retries.get(retry_id) if retry_id is not None else None, "started", e.seq):
         b.add("event", e.seq)
 
 
