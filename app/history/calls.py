@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.payloads import AssistantMessage, decode_payload, payload_as
+from ..model.payloads import Step as StepData
 from ..model.rules import SURFACE_TYPES, decode_source_event_seqs
 from .session import SessionLog
 from .spend.tokens import Usage, usage_from
@@ -141,8 +143,9 @@ class _Splitter:
             draft = _Draft(request_at=seq - 1)
             self.drafts.append(draft)
         draft.message = seq
-        data = raw.get("data")
-        draft.usage = usage_from(data.get("usage")) if isinstance(data, dict) else None
+        draft.usage = usage_from(
+            payload_as(decode_payload("assistant/message", raw.get("data")), AssistantMessage).usage
+        )
         self.open = None
 
 
@@ -182,12 +185,9 @@ def step_key(turn: int, step: int, occurrence: int) -> str:
 
 
 def turn_step(data: Any) -> tuple[int, int] | None:
-    if not isinstance(data, dict):
-        return None
-    turn, step = data.get("turn"), data.get("step")
-    if isinstance(turn, int) and isinstance(step, int) and not isinstance(turn, bool) and not isinstance(step, bool):
-        return turn, step
-    return None
+    """The turn and step a `step/start`'s stored data names, when it names both."""
+    bound = payload_as(decode_payload("step/start", data), StepData)
+    return (bound.turn, bound.step) if bound.turn is not None and bound.step is not None else None
 
 
 @dataclass(frozen=True, slots=True)

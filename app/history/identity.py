@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from ..model.messages import freeze_message
+from ..model.payloads import InboxSplice, decode_payload, payload_as
 from ..model.values import Message
 from .replacements import Replacement, replacement
 from .requests import CallRef, RequestIndex, call_ref
@@ -74,26 +75,26 @@ def _fates(log: SessionLog) -> dict[tuple[int, str], tuple[InboxFate, int]]:
     for seq, kind in enumerate(log.types):
         if kind != "agent/inbox/spliced":
             continue
-        data = log.raw_event(seq).get("data")
-        if not isinstance(data, dict) or not isinstance(data.get("target"), str):
+        splice = _splice(log, seq)
+        if splice.target is None:
             continue
-        items = lists.setdefault(data["target"], [])
-        start, removed = data.get("start"), data.get("removedCount")
-        start = start if isinstance(start, int) else 0
-        removed = removed if isinstance(removed, int) else 0
-        fate: InboxFate = "canceled" if data.get("outcome") == "canceled" else "claimed"
+        items = lists.setdefault(splice.target, [])
+        start, removed = splice.start or 0, splice.removed_count or 0
+        fate: InboxFate = "canceled" if splice.outcome == "canceled" else "claimed"
         for item in items[start : start + removed]:
             out[item] = (fate, seq)
-        inserted = [
-            (seq, m["id"]) for m in data.get("inserted", ()) if isinstance(m, dict) and isinstance(m.get("id"), str)
-        ]
+        inserted = [(seq, m["id"]) for m in splice.inserted if isinstance(m, dict) and isinstance(m.get("id"), str)]
         items[start : start + removed] = inserted
     return out
 
 
+def _splice(log: SessionLog, seq: int) -> InboxSplice:
+    """An `agent/inbox/spliced` event's data, decoded from the stored event (its message not frozen)."""
+    return payload_as(decode_payload("agent/inbox/spliced", log.raw_event(seq).get("data")), InboxSplice)
+
+
 def _inserted(log: SessionLog, seq: int, message_id: str) -> Message | None:
-    data = log.raw_event(seq).get("data")
-    for value in data.get("inserted", ()) if isinstance(data, dict) else ():
+    for value in _splice(log, seq).inserted:
         if isinstance(value, Mapping) and value.get("id") == message_id:
             try:
                 return freeze_message(value)
@@ -141,8 +142,7 @@ def message_identity(log: SessionLog, index: RequestIndex, message_id: str) -> M
     for entry in sorted(entries, key=lambda e: (e.seq, e.role)):
         if entry.role == "inbox":
             fate, taken = fates.get((entry.seq, message_id), unfated)
-            data: Any = log.raw_event(entry.seq).get("data")
-            target = data.get("target") if isinstance(data, dict) and isinstance(data.get("target"), str) else None
+            target = _splice(log, entry.seq).target
             carriers.append(InboxCarrier(entry.seq, target, _inserted(log, entry.seq, message_id), fate, taken))
         else:
             carriers.append(_message_carrier(log, index, entry.seq, message_id))

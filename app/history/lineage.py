@@ -7,6 +7,7 @@ lists only sessions a header or event names as parent and child (issue 41, item 
 
 from __future__ import annotations
 
+from ..model.payloads import WorkflowAgent, payload_as
 from .session import SessionLog
 
 _STARTS_A_CHILD = "tool-workflow/agent-start"
@@ -20,7 +21,7 @@ def named_sessions(log: SessionLog) -> dict[str, str]:
     for seq, kind in enumerate(log.types):
         if kind != _STARTS_A_CHILD:
             continue
-        data = log.event(seq).data
-        if isinstance(data, dict) and isinstance(data.get("childId"), str) and data["childId"]:
-            named.setdefault(data["childId"], "workflow")
+        child = payload_as(log.event(seq).payload, WorkflowAgent).child_id
+        if child:
+            named.setdefault(child, "workflow")
     return named

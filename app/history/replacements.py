@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..model.payloads import Compaction, payload_as
 from .session import SessionLog
 
 ReplaceKind = Literal["compaction", "prune", "rewrite", "replace"]
@@ -46,9 +47,7 @@ def replacement(log: SessionLog, seq: int) -> Replacement | None:
         kind = "compaction" if message is not None and message.is_checkpoint else "replace"
     tokens = None
     if seq > 0 and log.types[seq - 1] in ("compaction/summary", "compaction/prune"):
-        data = log.event(seq - 1).data
-        count = data.get("shadowedTokenCount") if isinstance(data, dict) else None
-        tokens = count if isinstance(count, int) and not isinstance(count, bool) else None
+        tokens = payload_as(log.event(seq - 1).payload, Compaction).shadowed_token_count
     return Replacement(seq, kind, message_id, op[0], op[1], shadowed, shadowed_ids, tokens)
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..model.frozen import FrozenDict
+from ..model.payloads import AssistantChunk, AssistantMessage, FinishReason, Retry, StreamChunk, TurnEnd, payload_as
+from ..model.payloads import RequestHeader as RequestHeaderData
 from ..model.values import Message
 from .calls import CallIndex, ModelCall, Step, call_index
 from .replacements import Replacement, removals, replacement
@@ -96,20 +98,17 @@ def _tool(value: Any) -> ToolSchema:
 
 
 def header_from(log: SessionLog, seq: int) -> RequestHeader:
-    data = log.event(seq).data
-    data = data if isinstance(data, Mapping) else FrozenDict()
-    header = data.get("header")
-    header = header if isinstance(header, Mapping) else FrozenDict()
+    logged = payload_as(log.event(seq).payload, RequestHeaderData)
+    header = logged.header if isinstance(logged.header, Mapping) else FrozenDict()
     config = header.get("config")
     config = config if isinstance(config, FrozenDict) else FrozenDict()
     defaults = header.get("adapterDefaults")
     marked = isinstance(defaults, Mapping) and any(v is True for v in defaults.values())
     system = header.get("system")
     tools = header.get("tools")
-    reason = data.get("reason")
     return RequestHeader(
         seq=seq,
-        reason=reason if isinstance(reason, str) else None,
+        reason=logged.reason,
         config=config,
         adapter_defaults=defaults if marked else None,
         system=system if isinstance(system, str) and system else None,
@@ -298,18 +297,14 @@ class StepRequests:
         return self.calls[answered.number - 1] if answered is not None else None
 
 
-def _get(value: Any, key: str) -> Any:
-    return value.get(key) if isinstance(value, Mapping) else None
-
-
 def _turn_error(log: SessionLog, step: Step) -> FrozenDict | None:
     """The failure of a turn that ended with an error right after this step."""
     for seq in range(step.end + 1, log.event_count):
         kind = log.types[seq]
         if kind == "turn/end":
-            reason = _get(log.event(seq).data, "reason")
-            error = _get(reason, "error")
-            return error if _get(reason, "kind") == "error" and isinstance(error, FrozenDict) else None
+            reason = payload_as(log.event(seq).payload, TurnEnd).reason
+            error = reason.error if reason is not None and reason.kind == "error" else None
+            return error if isinstance(error, FrozenDict) else None
         if kind in ("step/start", "turn/start"):
             return None
     return None
@@ -324,27 +319,27 @@ def _outcome(log: SessionLog, step: Step, call: ModelCall) -> CallOutcome:
         for seq in range(call.last_chunk, call.first_chunk - 1, -1):
             if log.types[seq] != "assistant/chunk":
                 continue
-            chunk = _get(log.event(seq).data, "chunk")
-            kind = _get(chunk, "type")
+            chunk = payload_as(log.event(seq).payload, AssistantChunk).chunk or StreamChunk()
+            kind = chunk.type
             if kind == "finish" and finish is None:
-                reason = _get(chunk, "reason")
-                finish = _get(reason, "kind") if isinstance(_get(reason, "kind"), str) else None
-                failure = _get(reason, "failure") if isinstance(_get(reason, "failure"), FrozenDict) else None
+                reason = chunk.reason or FinishReason()
+                finish = reason.kind
+                failure = reason.failure if isinstance(reason.failure, FrozenDict) else None
             elif kind == "usage" and usage is None:
-                usage = usage_from(_get(chunk, "usage"))
+                usage = usage_from(chunk.usage)
             elif kind not in ("finish", "usage"):
                 break
     if call.message is not None:
         event = log.event(call.message)
         message_id = event.message.id if event.message else None
         kind_: OutcomeKind = "answered"
-        if _get(event.data, "interrupted") is True:
+        if payload_as(event.payload, AssistantMessage).interrupted is True:
             kind_ = "interrupted"
         elif call.message in log.empty_assistant:
             kind_ = "empty"
         return CallOutcome(kind_, finish, failure, call.usage or usage, message_id)
     if call.retry is not None:
-        retry_failure = _get(log.event(call.retry).data, "failure")
+        retry_failure = payload_as(log.event(call.retry).payload, Retry).failure
         return CallOutcome(
             "retried", finish, retry_failure if isinstance(retry_failure, FrozenDict) else failure, usage, None
         )

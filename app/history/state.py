@@ -12,7 +12,9 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.frozen import FrozenDict, freeze
+from ..model.frozen import FrozenDict
+from ..model.payloads import GoalChange, RequestContext, TodoWrite
+from ..model.payloads import Setting as SettingData
 from .session import SessionLog
 
 # The types whose seqs the per-log index keeps: the state settings, the
@@ -87,11 +89,6 @@ def type_index(log: SessionLog) -> TypeIndex:
     return TypeIndex(out)
 
 
-def _data(log: SessionLog, seq: int) -> FrozenDict:
-    data = log.event(seq).data
-    return data if isinstance(data, FrozenDict) else FrozenDict()
-
-
 def _setting(log: SessionLog, name: str, seq: int | None) -> Setting:
     if seq is None:
         if name == "planMode":
@@ -99,28 +96,32 @@ def _setting(log: SessionLog, name: str, seq: int | None) -> Setting:
         if name == "agentPreset" and log.header is not None and log.header.agent_preset is not None:
             return Setting(name, log.header.agent_preset, None, "header")
         return Setting(name, None, None)
-    data = _data(log, seq)
-    source = data.get("source")
-    delegation = f"source: {source}" if isinstance(source, str) else None
-    if name == "planMode":
-        return Setting(name, data.get("active") is True, seq)
-    if name == "sandboxMode":
-        return Setting(name, data.get("mode"), seq, delegation)
-    if name == "approvalPolicy":
-        return Setting(name, data.get("policy"), seq, delegation)
-    if name == "permissionPreset":
-        return Setting(name, data.get("preset"), seq)
-    if name == "agentPreset":
-        return Setting(name, data.get("agentPreset"), seq)
+    payload = log.event(seq).payload
+    if isinstance(payload, TodoWrite):
+        return Setting(name, payload.todos if payload.todos is not None else (), seq)
+    if isinstance(payload, GoalChange):
+        goal = None if payload.operation == "clear" else payload.goal
+        return Setting(name, goal, seq, payload.operation)
+    if isinstance(payload, RequestContext):
+        route = {"provider": payload.provider, "model": payload.model, "contextWindow": payload.context_window}
+        return Setting(name, FrozenDict({k: v for k, v in route.items() if v is not None}), seq)
     if name == "todos":
-        todos = data.get("todos")
-        return Setting(name, todos if isinstance(todos, tuple) else freeze([]), seq)
-    if name == "goal":
-        operation = data.get("operation")
-        goal = None if operation == "clear" else data.get("goal")
-        return Setting(name, goal, seq, operation if isinstance(operation, str) else None)
-    route = FrozenDict({k: data[k] for k in ("provider", "model", "contextWindow") if k in data})
-    return Setting(name, route, seq)
+        return Setting(name, (), seq)
+    if name == "modelRoute":
+        return Setting(name, FrozenDict(), seq)
+    chosen = payload if isinstance(payload, SettingData) else SettingData()
+    delegation = f"source: {chosen.source}" if chosen.source is not None else None
+    if name == "planMode":
+        return Setting(name, chosen.active is True, seq)
+    if name == "sandboxMode":
+        return Setting(name, chosen.mode, seq, delegation)
+    if name == "approvalPolicy":
+        return Setting(name, chosen.policy, seq, delegation)
+    if name == "permissionPreset":
+        return Setting(name, chosen.preset, seq)
+    if name == "agentPreset":
+        return Setting(name, chosen.agent_preset, seq)
+    return Setting(name, None, seq)  # a goal change whose data is no object
 
 
 def state_at(log: SessionLog, types: TypeIndex, at: int) -> SessionState:

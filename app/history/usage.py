@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..model.payloads import RequestContext, payload_as
 from .replacements import Replacement, replacement
 from .requests import RequestIndex
 from .session import SessionLog
@@ -89,7 +90,5 @@ def session_budget(log: SessionLog, requests: RequestIndex) -> Budget:
     route = requests.types.last("request/context", log.event_count - 1)
     window = None
     if route is not None:
-        data = log.event(route).data
-        value = data.get("contextWindow") if isinstance(data, dict) else None
-        window = value if isinstance(value, int) and not isinstance(value, bool) else None
+        window = payload_as(log.event(route).payload, RequestContext).context_window
     return Budget(tuple(steps), tuple(shrinks), window)

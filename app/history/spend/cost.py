@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
+from ...model.payloads import Compaction, RequestContext, payload_as
 from ..calls import CallIndex, call_index
 from ..row_facts import wall_clock
 from ..session import SessionLog
@@ -195,7 +196,10 @@ def session_cost(log: SessionLog, prices: Prices, calls: CallIndex | None = None
         for call in step.calls
         if call.message is not None
     ]
-    out += [priced(seq, data, usage_from(data.get("usage")), None, turn) for seq, data, turn in _compaction_calls(log)]
+    out += [
+        priced(seq, {"provider": data.provider or "", "model": data.model or ""}, usage_from(data.usage), None, turn)
+        for seq, data, turn in _compaction_calls(log)
+    ]
     return Cost(tuple(sorted(out, key=lambda c: c.seq)), prices)
 
 
@@ -205,23 +209,22 @@ def _message_source(log: SessionLog, seq: int) -> Mapping[str, Any]:
     return message.source.raw if message is not None else {}
 
 
-def _compaction_calls(log: SessionLog) -> Iterator[tuple[int, Mapping[str, Any], int | None]]:
+def _compaction_calls(log: SessionLog) -> Iterator[tuple[int, Compaction, int | None]]:
     """Each `compaction/summary` a model call made (it logs usage, or says `llmStreamCall`): its seq, its data
     (route, model, usage) and the turn its `compaction/start` names (None between turns)."""
     turns: dict[str, int] = {}  # compactionId → the turn it ran in
     for seq, kind in enumerate(log.types):
         if kind not in ("compaction/start", "compaction/summary"):
             continue
-        data = log.event(seq).data
-        if not isinstance(data, Mapping):
+        data = log.event(seq).payload
+        if not isinstance(data, Compaction):
             continue
-        named = data.get("compactionId")
+        named = data.compaction_id
         if kind == "compaction/start":
-            turn = data.get("turn")
-            if isinstance(named, str) and isinstance(turn, int) and not isinstance(turn, bool):
-                turns[named] = turn
-        elif "usage" in data or data.get("llmStreamCall") is True:
-            yield seq, data, turns.get(named) if isinstance(named, str) else None
+            if named is not None and data.turn is not None:
+                turns[named] = data.turn
+        elif data.usage is not None or data.llm_stream_call is True:
+            yield seq, data, turns.get(named) if named is not None else None
 
 
 def _price(
@@ -258,9 +261,8 @@ def _base_url(log: SessionLog) -> str | None:
     """The route's base URL, if the log's latest route notice names one (`request/context`'s `baseUrl`)."""
     for seq in range(log.event_count - 1, -1, -1):
         if log.types[seq] == "request/context":
-            data = log.event(seq).data
-            url = data.get("baseUrl") if isinstance(data, dict) else None
-            return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
+            url = payload_as(log.event(seq).payload, RequestContext).base_url
+            return url if url is not None and url.startswith(("https://", "http://")) else None
     return None
 
 

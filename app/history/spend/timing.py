@@ -18,6 +18,19 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
+from ...model.payloads import (
+    ApprovalAsked,
+    ApprovalDecided,
+    AssistantChunk,
+    CommandDone,
+    CommandRun,
+    Compaction,
+    Payload,
+    ToolCall,
+    WorkflowAgent,
+    payload_as,
+)
+from ...model.payloads import Step as StepData
 from ..calls import CallIndex, ModelCall, Step, call_index
 from ..row_facts import STREAMED_CHUNKS, elapsed, request_start, subagent_child, wall_clock
 from ..session import SessionLog
@@ -166,9 +179,8 @@ class _Reader:
     def time(self, seq: int) -> int:
         return self.log.event(seq).time
 
-    def data(self, seq: int) -> dict[str, Any]:
-        data = self.log.event(seq).data
-        return data if isinstance(data, dict) else {}
+    def payload(self, seq: int) -> Payload | None:
+        return self.log.event(seq).payload
 
     def clock(self) -> tuple[int, int, int, int]:
         """First and last time, the wall time forward jumps add up to, and how many jumps went backwards.
@@ -188,7 +200,7 @@ class _Reader:
         for seq in range(self.stored):
             kind = self.types[seq]
             if kind == "step/start":
-                step = _step_key(self.data(seq), steps_seen)
+                step = _step_key(payload_as(self.payload(seq), StepData), steps_seen)
             elif kind == "turn/start" and last_turn_end is not None:
                 # opens the turn the person came back with; timed from the turn before it ended
                 yield Span("idle", seq, self.time(last_turn_end), self.time(seq), "")
@@ -198,8 +210,7 @@ class _Reader:
                 last_turn_end, step = seq, None
             opening = _OPENING.get(kind)
             if opening is not None:
-                data = self.data(seq)
-                key, label, child = opening(data)
+                key, label, child = opening(self.payload(seq))
                 if key is not None:
                     opened[(_FAMILY[kind], key)] = _Opened(seq, label, child, step)
                 continue
@@ -222,8 +233,8 @@ class _Reader:
         """A subagent tool's run with the child session its call or result names (as its tool row links it)."""
         if _tool_kind(opened.label) != "subagent" or self.types[result] != "tool/result":
             return opened
-        call, answer = self.log.event(opened.seq).data, self.log.event(result).message
-        arguments = call.get("arguments") if isinstance(call, dict) else None
+        call, answer = self.log.event(opened.seq).payload, self.log.event(result).message
+        arguments = call.arguments if isinstance(call, ToolCall) else None
         named = subagent_child(opened.label, arguments, answer)
         return opened if named is None else _Opened(opened.seq, opened.label, named, opened.step)
 
@@ -243,9 +254,9 @@ class _Opened:
 _CLOCK_MARKS = frozenset({"turn/start", "turn/end", "step/start", "step/end", "session/end-seed"})
 
 
-def _step_key(data: dict[str, Any], seen: dict[tuple[int, int], int]) -> str | None:
-    turn, step = data.get("turn"), data.get("step")
-    if not isinstance(turn, int) or not isinstance(step, int):
+def _step_key(data: StepData, seen: dict[tuple[int, int], int]) -> str | None:
+    turn, step = data.turn, data.step
+    if turn is None or step is None:
         return None
     seen[(turn, step)] = seen.get((turn, step), 0) + 1
     return f"{turn}.{step}" + (f"~{seen[(turn, step)]}" if seen[(turn, step)] > 1 else "")
@@ -255,43 +266,53 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _tool_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]:
-    return _text(data.get("callId")), str(data.get("name", "")), None
+def _tool_opening(payload: Payload | None) -> tuple[str | None, str, str | None]:
+    call = payload_as(payload, ToolCall)
+    return _text(call.call_id), call.name or "", None
 
 
-def _approval_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]:
-    return _text(data.get("id")), str(data.get("toolName", "")), None
+def _approval_opening(payload: Payload | None) -> tuple[str | None, str, str | None]:
+    asked = payload_as(payload, ApprovalAsked)
+    return _text(asked.id), asked.tool_name or "", None
 
 
-def _command_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]:
-    return _text(data.get("commandId")), "/" + str(data.get("name", "")), None
+def _command_opening(payload: Payload | None) -> tuple[str | None, str, str | None]:
+    run = payload_as(payload, CommandRun)
+    return _text(run.command_id), "/" + (run.name or ""), None
 
 
-def _compaction_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]:
-    return _text(data.get("compactionId")), "", None
+def _compaction_opening(payload: Payload | None) -> tuple[str | None, str, str | None]:
+    return _text(payload_as(payload, Compaction).compaction_id), "", None
 
 
-def _agent_opening(data: dict[str, Any]) -> tuple[str | None, str, str | None]:
-    run, member = _text(data.get("runId")), data.get("seq")
-    key = f"{run}/{member}" if run is not None and isinstance(member, int) else None
-    return key, str(data.get("label", "")), _text(data.get("childId"))
+def _agent_opening(payload: Payload | None) -> tuple[str | None, str, str | None]:
+    agent = payload_as(payload, WorkflowAgent)
+    return _agent_key_of(agent), agent.label or "", _text(agent.child_id)
+
+
+def _agent_key_of(agent: WorkflowAgent) -> str | None:
+    run = _text(agent.run_id)
+    return f"{run}/{agent.seq}" if run is not None and agent.seq is not None else None
 
 
 def _result_key(reader: _Reader, seq: int) -> str | None:
     return reader.log.result_calls.get(seq)
 
 
-def _key_of(field: str) -> Any:
-    def key(reader: _Reader, seq: int) -> str | None:
-        return _text(reader.data(seq).get(field))
+def _approval_key(reader: _Reader, seq: int) -> str | None:
+    return _text(payload_as(reader.payload(seq), ApprovalDecided).id)
 
-    return key
+
+def _command_key(reader: _Reader, seq: int) -> str | None:
+    return _text(payload_as(reader.payload(seq), CommandDone).command_id)
+
+
+def _compaction_key(reader: _Reader, seq: int) -> str | None:
+    return _text(payload_as(reader.payload(seq), Compaction).compaction_id)
 
 
 def _agent_key(reader: _Reader, seq: int) -> str | None:
-    data = reader.data(seq)
-    run, member = _text(data.get("runId")), data.get("seq")
-    return f"{run}/{member}" if run is not None and isinstance(member, int) else None
+    return _agent_key_of(payload_as(reader.payload(seq), WorkflowAgent))
 
 
 def _tool_kind(name: str) -> SpanKind:
@@ -309,9 +330,9 @@ _OPENING = {
 }
 _CLOSING = {
     "tool/result": _result_key,
-    "approval/decided": _key_of("id"),
-    "command/done": _key_of("commandId"),
-    "compaction/end": _key_of("compactionId"),
+    "approval/decided": _approval_key,
+    "command/done": _command_key,
+    "compaction/end": _compaction_key,
     "tool-workflow/agent-end": _agent_key,
 }
 _FAMILY = {
@@ -373,8 +394,8 @@ def _first_delta(reader: _Reader, call: ModelCall) -> int | None:
     if call.first_chunk is None or call.last_chunk is None:
         return None
     for seq in range(call.first_chunk, min(call.last_chunk, reader.stored - 1) + 1):
-        chunk = reader.data(seq).get("chunk")
-        if isinstance(chunk, dict) and chunk.get("type") in STREAMED_CHUNKS:
+        chunk = payload_as(reader.payload(seq), AssistantChunk).chunk
+        if chunk is not None and chunk.type in STREAMED_CHUNKS:
             return reader.time(seq)
     return None
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...model.payloads import AssistantMessage, payload_as
+
 
 def _count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -60,8 +62,7 @@ def session_usage(log: Any) -> Usage | None:
     for seq, kind in enumerate(log.types):
         if kind != "assistant/message":
             continue
-        data = log.event(seq).data
-        usage = usage_from(data.get("usage")) if isinstance(data, Mapping) else None
+        usage = usage_from(payload_as(log.event(seq).payload, AssistantMessage).usage)
         if usage is None:
             continue
         seen = True
