@@ -42,16 +42,18 @@ class InvariantChecker:
 
     def check(self, kind: str, data: dict[str, Any], event: dict[str, Any]) -> list[str]:
         """`feed`, for a reader that has read the event's type (one of WATCHED_TYPES) and its data
-        (`{}` if it is no object)."""
-        if kind == "assistant/chunk" and data.get("turn") == self.turn and data.get("step") == self.step:
+        (`{}` if it is no object). It judges the data as stored, whatever its types: a warning names what the log
+        wrote."""
+        turn, step = data.get("turn"), data.get("step")
+        if kind == "assistant/chunk" and turn == self.turn and step == self.step:
             return NONE  # the common case, kept short
         out: list[str] = []
         if kind == "turn/start":
             if self.turn is not None:
-                out.append(f"turn {data.get('turn')} starts inside open turn {self.turn}")
-            if data.get("turn") != self.last_turn + 1 and self.last_turn:
-                out.append(f"turn {data.get('turn')} does not follow turn {self.last_turn}")
-            self.turn, self.step, self.last_step = data.get("turn"), None, 0
+                out.append(f"turn {turn} starts inside open turn {self.turn}")
+            if turn != self.last_turn + 1 and self.last_turn:
+                out.append(f"turn {turn} does not follow turn {self.last_turn}")
+            self.turn, self.step, self.last_step = turn, None, 0
             if isinstance(self.turn, int):
                 self.last_turn = self.turn
         elif kind == "turn/end":
@@ -62,10 +64,10 @@ class InvariantChecker:
             if self.turn is None:
                 out.append("step/start outside a turn")
             if self.step is not None:
-                out.append(f"step {data.get('step')} starts inside open step {self.step}")
-            if data.get("step") != self.last_step + 1:
-                out.append(f"step {data.get('step')} does not follow step {self.last_step}")
-            self.step = data.get("step")
+                out.append(f"step {step} starts inside open step {self.step}")
+            if step != self.last_step + 1:
+                out.append(f"step {step} does not follow step {self.last_step}")
+            self.step = step
             if isinstance(self.step, int):
                 self.last_step = self.step
         elif kind == "step/end":
@@ -73,20 +75,19 @@ class InvariantChecker:
         elif kind in ("assistant/chunk", "assistant/message", "tool/call") or (
             kind == "tool/result" and event.get("surfaceOp") == "append"
         ):
-            if (data.get("turn"), data.get("step")) != (self.turn, self.step):
+            if (turn, step) != (self.turn, self.step):
                 out.append(
-                    f"{kind} names turn {data.get('turn')} step {data.get('step')}, "
-                    f"but the open step is turn {self.turn} step {self.step}"
+                    f"{kind} names turn {turn} step {step}, but the open step is turn {self.turn} step {self.step}"
                 )
             if kind == "tool/call":
-                self.calls.add(_call_key(data.get("turn"), data.get("step"), data.get("callId")))
+                self.calls.add(_call_key(turn, step, data.get("callId")))
             elif kind == "tool/result":
                 message, error = data.get("message"), data.get("error")
                 message = message if isinstance(message, dict) else {}
                 source = message.get("source")
                 source = source if isinstance(source, dict) else {}
                 error = error if isinstance(error, dict) else {}
-                key = _call_key(data.get("turn"), data.get("step"), source.get("callId"))
+                key = _call_key(turn, step, source.get("callId"))
                 if key not in self.calls and error.get("code") != "TOOL_NOT_STARTED":
                     out.append(f"tool result for call {source.get('callId')!r} has no tool/call in its step")
         elif kind in ("todo/write", "request/header", "request/context") and self.turn is None:

@@ -21,6 +21,7 @@ from ..log.sources import (
     open_scan,
 )
 from ..log.sqlite_store import StoreRefused
+from ..model.payloads import InboxSplice, SessionTitle, decode_payload, payload_as
 from ..model.rules import (
     KNOWN_EVENT_TYPES,
     LEGACY_TYPES,
@@ -531,7 +532,7 @@ class Reader:
         """The messages an inbox splice inserts, each a carrier of its message id."""
         log = self.log
         assert log is not None
-        for message in data.get("inserted", ()) if isinstance(data, dict) else ():
+        for message in payload_as(decode_payload("agent/inbox/spliced", data), InboxSplice).inserted:
             if isinstance(message, dict) and isinstance(message.get("id"), str):
                 log._carriers.setdefault(message["id"], []).append(~seq)
 
@@ -541,10 +542,13 @@ class Reader:
         """Move the running facts on by one real event (with this type and data, ABSENT for none; located
         by `where(i)`): the title, the open turn crash closers would close; returns what the writer
         invariants say of it."""
-        if kind == "session/title" and isinstance(data, dict) and isinstance(data.get("title"), str):
+        if (
+            kind == "session/title"
+            and (title := payload_as(decode_payload(kind, data), SessionTitle).title) is not None
+        ):
             log = self.log
             assert log is not None
-            log.title = data["title"]
+            log.title = title
         if kind in TRACKED_TYPES:
             error = self.tracker.follow(kind, data, event)
             if error:
