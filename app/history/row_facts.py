@@ -629,7 +629,7 @@ def _retry(log: ReadableLog, row: Row, payload: Payload | None) -> RetryFacts:
         max_retries=retry.max_retries,
         delay_ms=retry.delay_ms,
         failure_message=failure.message or "",
-        failure_code=failure.code or "",
+        failure_code=str(failure.code) if failure.code is not None else "",
         streamed=stream_text(log, row.link("chunks")),
         outcome=_retry_outcome(log, row),
     )

@@ -28,7 +28,7 @@ class LlmFailure(Payload, frozen=True):
     it whole."""
 
     message: str | None = None
-    code: str | None = None
+    code: str | int | float | None = None  # a string in dsh's types; a log may write the HTTP status
 
 
 class TurnEndReason(Payload, frozen=True):
@@ -84,7 +84,7 @@ class ToolCall(Step, frozen=True):
 
 class ToolError(Payload, frozen=True):
     name: str | None = None
-    code: str | None = None
+    code: str | int | float | None = None  # a string in dsh's types; a tool may write a number (HTTP 500)
 
 
 class ToolResult(Step, frozen=True):
