@@ -2,14 +2,13 @@
 page's own font sizes, as dsh's web app does; a message's meta line shows on hover, on focus and always in
 "Details", which the page remembers; Copy link copies the permalink; an open Think does not repeat its first
 line; turn and step boundaries take no height of their own. In both themes and languages, at 1440 and 390 px,
-with screenshots under /tmp/shots/39a/."""
+with screenshots (`DSH_INSPECT_SHOTS`, tests/support/shots.py) under its `39a/`."""
 
 from __future__ import annotations
 
 import itertools
 import random
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,12 +18,12 @@ from dsh_inspect.testing.seeding import seed_events, write_seed
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.support.server import live_server
+from tests.support.shots import shot as screenshot
 
 pytestmark = pytest.mark.browser
 
 TURNS = 500
 KEY = "long-reading"
-SHOTS = Path("/tmp/shots/39a")
 # words of the lengths W1's are (benchmarks/generate.py), a few of them Chinese
 WORDS = "the a of to in for with from file test build module value result error cache index window header row "
 WORDS += "session event message tool call read write edit patch diff commit config path parse decode check 测试 文件"
@@ -79,8 +78,7 @@ def opened(browser: Browser, look: tuple[str, str], width: int, height: int = 90
 
 
 def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    screenshot(page, f"39a/{name}")
 
 
 def box(locator: Locator) -> dict[str, float]:

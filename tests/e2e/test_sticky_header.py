@@ -1,7 +1,8 @@
 """Where am I (issue 39, item 2): wherever the reader is in a 500-turn session, a head that stays in view names
 the session (its title as text), its project and verdict, and the turn in view, which follows the scroll. In
 both themes and languages, at 1440 px (beside the column, costing it no height) and 390 px (at the top of the
-toolbar, the page no wider than the screen), with screenshots under /tmp/shots/39a/."""
+toolbar, the page no wider than the screen), with screenshots (`DSH_INSPECT_SHOTS`, tests/support/shots.py)
+under its `39a/`."""
 
 from __future__ import annotations
 

@@ -14,14 +14,13 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from benchmarks.generate import FULL, LONG_ID, build_long
 from tests.support.server import live_server
+from tests.support.shots import shot
 from tests.support.timed_logs import CHILD_TITLES, CHILDREN, PARENT, write_subagent_family
 
 pytestmark = pytest.mark.browser
 
 DEMOS = Path(__file__).resolve().parents[2] / "app" / "demo" / "sessions"
 DOM_LIMIT = 3000
-SHOTS = Path("/tmp/shots/40")
-NESTED_SHOTS = Path("/tmp/shots/40b")
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +128,7 @@ def test_both_themes_and_languages(browser: Browser, server: str, theme: str, la
             return inked;
         }""")
         assert painted > 1000
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"timeline-{theme}-{lang}-{width}.png"), full_page=True)
+        shot(page, f"40/timeline-{theme}-{lang}-{width}", full_page=True)
         context.close()
 
 
@@ -227,6 +225,5 @@ def test_opened_lanes_in_both_themes_and_languages(browser: Browser, server: str
         canvas_box = page.locator("[data-timeline-canvas]").bounding_box()
         assert toggle_box is not None and canvas_box is not None
         assert toggle_box["x"] + toggle_box["width"] <= canvas_box["x"] + min(132, canvas_box["width"] * 0.28)
-        NESTED_SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(NESTED_SHOTS / f"nested-{theme}-{lang}-{width}.png"), full_page=True)
+        shot(page, f"40b/nested-{theme}-{lang}-{width}", full_page=True)
         context.close()
