@@ -2,8 +2,9 @@
 // compactions and subagents, from the outline's twin (/api/sessions/{key}/outline). It stays small at any
 // length: the list is as tall as all its entries, but only those in and near its view are drawn, each one node: a
 // link whose words the stylesheet draws from its `data-label`, as the copy buttons' are. A click opens the row in place as `?at=` would (`open`, session.js), and the entry of the row
-// at the top of the transcript is marked as the reader scrolls. Where the window has no room the stylesheet
-// hides the outline, and nothing is fetched or drawn.
+// at the top of the transcript is marked as the reader scrolls. Where the window has no room for it in the margin,
+// the reading head's Outline button ([data-outline-open]) opens it over the page, under the button, until the
+// button, Esc, a jump or a click elsewhere closes it; closed there, nothing is fetched or drawn.
 import { open } from "./session.js";
 import { request } from "./request.js";
 import { fill } from "./wording.js";
@@ -124,11 +125,15 @@ function showOutline(nav, list) {
   });
 
   // The outline starts under the toolbar, which spans the margin too where the window is wide (it stays at the top
-  // once the page scrolls, so the outline grows to its full height there).
+  // once the page scrolls, so the outline grows to its full height there); opened over a narrow page, under its
+  // button, which stays in reach to close it.
+  const opener = document.querySelector("[data-outline-open]");
   function place() {
     const toolbar = document.querySelector("[data-toolbar]");
     const under = toolbar ? Math.round(toolbar.getBoundingClientRect().bottom) + 12 : 0;
     nav.style.setProperty("--outline-top", `${Math.max(under, 0)}px`);
+    const button = opener?.getBoundingClientRect().bottom ?? 0;
+    nav.style.setProperty("--outline-opener", `${Math.max(Math.round(button) + 6, 0)}px`);
   }
 
   let pending = false;
@@ -142,11 +147,39 @@ function showOutline(nav, list) {
     });
   }
 
+  // Opened over a narrow page: read (once) and drawn around the entry in view. The list takes the focus (its
+  // entries are drawn again as it scrolls), and Esc gives it back to the button.
+  /** @param {boolean} shown @param {boolean} [refocus] */
+  function toggle(shown, refocus = false) {
+    if (!(opener instanceof HTMLElement) || shown === nav.hasAttribute("data-outline-open")) return;
+    opener.setAttribute("aria-expanded", String(shown));
+    if (!shown) {
+      nav.removeAttribute("data-outline-open");
+      if (refocus) opener.focus();
+      return;
+    }
+    nav.setAttribute("data-outline-open", "");
+    place();
+    current = -1;  // its list's scroll was lost while it was hidden: put the entry in view in view again
+    drawn = "";
+    if (nav.hasAttribute("data-outline-ready")) { follow(); draw(); } else load();
+    list.focus({ preventScroll: true });
+  }
+  opener?.addEventListener("click", () => { toggle(!nav.hasAttribute("data-outline-open")); });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && nav.hasAttribute("data-outline-open")) { event.preventDefault(); toggle(false, true); }
+  });
+  document.addEventListener("click", (event) => {  // a click elsewhere on the page closes it
+    const on = event.target instanceof Node ? event.target : null;
+    if (on && !nav.contains(on) && !opener?.contains(on)) toggle(false);
+  });
+
   list.addEventListener("scroll", () => { requestAnimationFrame(draw); });
   list.addEventListener("click", (event) => {
     const link = event.target instanceof Element ? event.target.closest("a[data-outline-index]") : null;
     if (!link || event.ctrlKey || event.metaKey || event.shiftKey) return;
     const entry = entries[Number(link.getAttribute("data-outline-index"))];
+    toggle(false);  // a jump closes the outline opened over the page
     if (entry && open(entry.anchor, entry.index)) event.preventDefault();  // opened in place, or loading there
   });
   window.addEventListener("scroll", soon, { passive: true });

@@ -1,7 +1,8 @@
 """The outline in the session page's margin (issue 39, item 3), in Chromium: where the window has room, the
 turns with their first prompts and the errors, compactions and subagents; a click opens the row in place, the
 entry of the row in view is marked as the reader scrolls, and a 500-turn session's outline stays a few dozen
-links. Hidden at 390 px. Screenshots go to /tmp/shots/39b/ for a person to look at."""
+links. At 390 px it waits behind the reading head's Outline button, which opens it over the page until a jump,
+Esc or the button closes it. Screenshots (`DSH_INSPECT_SHOTS`, tests/support/shots.py) go to its `39b/`."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ from playwright.sync_api import Page, expect
 from tests.e2e.test_render_export import nodes
 from tests.support.builders import LogBuilder, header, numbered_turns
 from tests.support.server import live_server
+from tests.support.shots import shot
 
 pytestmark = pytest.mark.browser
 
 TURNS = 500
 DOM_LIMIT = 3000
-SHOTS = Path("/tmp/shots/39b")
+LOADED = 20_000  # ms: a far row's window comes from the server, seconds on a loaded machine
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +41,16 @@ def server(root: Path) -> Iterator[str]:
         yield url
 
 
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+def visit(page: Page, url: str, width: int, dark: bool) -> None:
+    """The page at `url` in a window of that width (a laptop's height, or a phone's) and theme."""
+    page.set_viewport_size({"width": width, "height": 900 if width > 1000 else 844})
+    page.emulate_media(color_scheme="dark" if dark else "light")
+    page.goto(url)
 
 
-def entries(page: Page) -> object:
-    return page.locator("[data-outline] a.outline-item")
+def read(page: Page) -> None:
+    """Once the outline has read its twin: a server's first one reads the whole log, seconds on a loaded machine."""
+    expect(page.locator("[data-outline][data-outline-ready]")).to_be_attached(timeout=30_000)
 
 
 def test_a_long_session_s_outline_stays_small_and_jumps_to_a_far_turn(page: Page, server: str) -> None:
@@ -53,6 +58,7 @@ def test_a_long_session_s_outline_stays_small_and_jumps_to_a_far_turn(page: Page
     page.goto(f"{server}/sessions/long")
     outline = page.locator("[data-outline]")
     expect(outline).to_be_visible()
+    read(page)
     first = page.locator("[data-outline] a.outline-item").first
     expect(first).to_have_accessible_name("Turn 1 · prompt number 1")
     expect(first).to_have_attribute("aria-current", "location")
@@ -66,18 +72,19 @@ def test_a_long_session_s_outline_stays_small_and_jumps_to_a_far_turn(page: Page
     page.evaluate("window.__outlineMark = true")
     far.click()
     row = page.locator("[data-chat-flow] .flow-item", has_text="prompt number 400").first
-    expect(row).to_be_in_viewport()
+    expect(row).to_be_in_viewport(timeout=LOADED)
     assert page.evaluate("window.__outlineMark === true"), "opened in place, no page load"
     expect(page.locator("[data-outline] a.outline-item[aria-current]")).to_have_attribute(
         "data-label", "Turn 400 · prompt number 400"
     )
     assert nodes(page) < DOM_LIMIT
-    shot(page, "outline-long-1440")
+    shot(page, "39b/outline-long-1440")
 
 
 def test_the_outline_follows_the_scroll(page: Page, server: str) -> None:
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(f"{server}/sessions/long")
+    read(page)
     marked = page.locator("[data-outline] a.outline-item[aria-current]")
     expect(marked).to_have_attribute("data-label", "Turn 1 · prompt number 1")
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")  # the next window comes in
@@ -101,14 +108,13 @@ def test_the_outline_follows_the_scroll(page: Page, server: str) -> None:
 def test_a_demo_s_outline_lists_its_errors_compactions_and_subagents(
     page: Page, server: str, lang: str, dark: bool
 ) -> None:
-    page.set_viewport_size({"width": 1440, "height": 900})
-    page.emulate_media(color_scheme="dark" if dark else "light")
-    page.goto(f"{server}/sessions/demo-tools?lang={lang}")
+    visit(page, f"{server}/sessions/demo-tools?lang={lang}", 1440, dark)
+    read(page)
     errors = page.locator("[data-outline] a[data-outline-kind='error']")
     expect(errors).to_have_count(2)
     said = ("Error" if lang == "en" else "错误") + " · Error: old_string not found in README.md"
     expect(errors.first).to_have_accessible_name(said)
-    shot(page, f"outline-demo-tools-{lang}-{'dark' if dark else 'light'}-1440")
+    shot(page, f"39b/outline-demo-tools-{lang}-{'dark' if dark else 'light'}-1440")
     errors.nth(1).click()
     expect(page.locator("[data-chat-flow] .flow-item[data-current]")).to_be_in_viewport()
     page.goto(f"{server}/sessions/demo-compaction?lang={lang}")
@@ -135,14 +141,55 @@ def test_a_live_session_s_new_turn_joins_its_outline(page: Page, server: str, ro
     expect(entries.nth(1)).to_have_attribute("data-label", "Turn 2 · live prompt 2")
 
 
-def test_at_390_px_the_outline_is_hidden_and_nothing_is_fetched(page: Page, server: str) -> None:
+def test_at_390_px_the_outline_waits_behind_its_button_and_nothing_is_fetched(page: Page, server: str) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url) if r.url.endswith("/outline") else None)
     page.goto(f"{server}/sessions/demo-tools")
     expect(page.locator("[data-chat-flow] .flow-item").first).to_be_attached()
     expect(page.locator("[data-outline]")).to_be_hidden()
+    expect(page.get_by_role("button", name="Outline")).to_have_attribute("aria-expanded", "false")
     assert page.locator("[data-outline] a").count() == 0
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert asked == []
-    shot(page, "outline-demo-tools-390")
+    shot(page, "39b/outline-demo-tools-390")
+
+
+@pytest.mark.parametrize(("lang", "dark"), [("en", False), ("zh", True)])
+def test_at_390_px_the_outline_button_opens_it_over_the_page_and_a_jump_closes_it(
+    page: Page, server: str, lang: str, dark: bool
+) -> None:
+    visit(page, f"{server}/sessions/long?lang={lang}", 390, dark)
+    button = page.get_by_role("button", name="Outline" if lang == "en" else "大纲")
+    outline = page.get_by_role("navigation", name="Outline" if lang == "en" else "大纲")
+    turn = "Turn {n} · prompt number {n}" if lang == "en" else "第 {n} 轮 · prompt number {n}"
+    latest = page.locator("[data-latest]").bounding_box()
+    toolbar = page.locator("[data-toolbar]").bounding_box()
+    assert latest and toolbar and latest["y"] + latest["height"] <= toolbar["y"] + toolbar["height"], (
+        "Latest is in the bar"
+    )
+    button.click()
+    expect(button).to_have_attribute("aria-expanded", "true")
+    expect(outline).to_be_visible()
+    read(page)
+    expect(outline.get_by_role("link", name=turn.format(n=1))).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways scroll
+    shot(page, f"39b/outline-long-open-{lang}-{'dark' if dark else 'light'}-390")
+    page.locator("[data-outline-list]").evaluate("list => { list.scrollTop = 299 * 28; }")
+    page.evaluate("window.__outlineMark = true")
+    outline.get_by_role("link", name=turn.format(n=300)).click()
+    expect(outline).to_be_hidden()  # a jump closes it
+    expect(button).to_have_attribute("aria-expanded", "false")
+    row = page.locator("[data-chat-flow] .flow-item", has_text="prompt number 300").first
+    expect(row).to_be_in_viewport(timeout=LOADED)
+    assert page.evaluate("window.__outlineMark === true"), "opened in place, no page load"
+    button.click()  # opened again, at the turn in view
+    expect(outline.locator("a[aria-current]")).to_have_attribute("data-label", turn.format(n=300))
+    expect(outline.locator("a[aria-current]")).to_be_in_viewport()
+    page.keyboard.press("Escape")
+    expect(outline).to_be_hidden()
+    expect(button).to_be_focused()
+    button.click()
+    expect(outline).to_be_visible()
+    button.click()  # its button closes it too
+    expect(outline).to_be_hidden()
