@@ -8,7 +8,10 @@ reads them from here, over the transcript built once per file version (`transcri
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from jinja2 import Environment
 from markupsafe import Markup
 
 from ...history.session import SessionLog
@@ -148,6 +151,13 @@ def _window_html(
             opened_run=opened,
         )
     )
+
+
+def row_macro(env: Environment, template: str, name: str, context: Mapping[str, Any]) -> Callable[..., Markup]:
+    """Macro `name` of the rows' `template`, its module built once with `context`, for drawing many rows: the
+    module builds the module of every row kind it imports (rows/_row.html) once, not once per row."""
+    macro: Callable[..., Markup] = getattr(env.get_template(template).make_module(dict(context)), name)
+    return macro
 
 
 def searchables(state: WebState, entry: Entry, t: Transcript) -> SearchIndex:

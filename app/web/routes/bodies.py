@@ -1,4 +1,4 @@
-"""A row body whole: what "Show all" swaps in where a page showed only its head (rows/_body.html)."""
+"""A row body whole: what "Show all" swaps in where a page showed only its head (`capped` in rows/_parts.html)."""
 
 from __future__ import annotations
 

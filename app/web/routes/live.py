@@ -46,7 +46,7 @@ from ..present.facts import facts_context
 from ..present.folds import Fold
 from ..present.rows import RowView
 from ..present.strings import Strings
-from ..present.windows import rendered_window, transcript
+from ..present.windows import rendered_window, row_macro, transcript
 from ..present.windows import view as row_view_of
 from ..state import Lang, SessionEntry, State, WebState, Who
 from ..views import From
@@ -141,10 +141,10 @@ def update(
     )
     # A renamed row is swapped in place too, found by its key: its id is not the one the page has.
     # Keys are `seq-`, `outside-` and `diag-` with digits, safe in a quoted selector.
-    row = state.templates.get_template("rows/_row.html")
-    moved = "".join(
-        row.render(**context, view=view(i), oob=f'outerHTML:[data-chat-flow-key="{now[i].key}"]') for i in renamed
-    ).strip()
+    moved = ""
+    if renamed:  # the row module builds every kind's module: only when a row is to be drawn with it
+        row = row_macro(state.templates.env, "rows/_row.html", "row", context)
+        moved = "".join(row(view(i), oob=f'outerHTML:[data-chat-flow-key="{now[i].key}"]') for i in renamed).strip()
     return html + moved, now
 
 
