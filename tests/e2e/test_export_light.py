@@ -1,6 +1,6 @@
 """A one-file export that opens light (issue 39, item 4): however long the session, the page holds a few
 windows of its rows, mounted from the file's inert templates as the reader nears them, from file:// with the
-network cut. Screenshots of it go to /tmp/shots/39b/ for a person to look at."""
+network cut. Screenshots of it (`DSH_INSPECT_SHOTS`, tests/support/shots.py) go to its `39b/`."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.test_render_export import nodes, open_offline, scroll_to_end
 from tests.support.builders import LogBuilder, header, numbered_turns
+from tests.support.shots import shot
 
 pytestmark = pytest.mark.browser
 
 TURNS = 500
 DOM_LIMIT = 3000
-SHOTS = Path("/tmp/shots/39b")
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +31,6 @@ def long_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
-
-
 @pytest.mark.parametrize("width", [1440, 390])
 def test_a_long_export_stays_small_from_its_first_row_to_its_last_and_back(
     page: Page, long_export: Path, width: int
@@ -45,11 +40,10 @@ def test_a_long_export_stays_small_from_its_first_row_to_its_last_and_back(
     expect(page.locator("[data-export-mounted='0']")).to_be_attached()
     expect(page.locator("[data-chat-flow]")).to_contain_text("prompt number 1")
     assert nodes(page) < DOM_LIMIT
+    assert page.locator("template[data-export-window]").count() > 20  # long enough for windows to matter
     counts = scroll_to_end(page)
-    last = len(counts)
-    assert last > 20  # the session is long enough for windows to matter
     expect(page.locator("[data-chat-flow] .flow-item", has_text=f"prompt number {TURNS}")).to_be_visible()
-    shot(page, f"export-long-end-{width}")
+    shot(page, f"39b/export-long-end-{width}")
     for _ in range(8):  # and to the top, again and again: each time an earlier window comes back
         lowest = min(
             int(i)
@@ -111,7 +105,7 @@ def test_the_bundled_demos_export_light_in_both_languages_and_themes(
     assert page.evaluate("document.documentElement.lang") == ("zh-CN" if lang == "zh" else "en")
     assert nodes(page) < DOM_LIMIT
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    shot(page, f"export-demo-tools-{lang}-{'dark' if dark else 'light'}-{width}")
+    shot(page, f"39b/export-demo-tools-{lang}-{'dark' if dark else 'light'}-{width}")
     assert requests == []
 
 

@@ -43,12 +43,19 @@ def nodes(page: Page) -> int:
 
 
 def scroll_to_end(page: Page) -> list[int]:
-    """Scrolled to the end, window after window as each comes in (static/export.js); the page's nodes after each."""
+    """Scrolled to the end as static/export.js mounts the windows beyond what it holds; the page's nodes at each
+    step. A step waits for a later last window than the step before, not for a given window: one scroll may bring
+    several short windows, and one brought may go again before it is looked for (past 2,400 nodes, those out of
+    view go), never to come back while the reader goes on down."""
+    last = page.locator("[data-chat-flow] > template[data-export-window]").count() - 1
+    latest = page.locator("[data-chat-flow] > [data-export-mounted]").last
+    reached = int(latest.get_attribute("data-export-mounted") or 0)
     counts = []
-    for i in range(1, page.locator("[data-chat-flow] > template[data-export-window]").count()):
+    while reached < last:
         page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
         # a window's rows are laid out before the next edge is watched: on a loaded machine that can take seconds
-        expect(page.locator(f"[data-export-mounted='{i}']")).to_be_attached(timeout=15_000)
+        expect(latest).not_to_have_attribute("data-export-mounted", str(reached), timeout=15_000)
+        reached = int(latest.get_attribute("data-export-mounted") or 0)
         counts.append(nodes(page))
     return counts
 
