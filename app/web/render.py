@@ -43,7 +43,7 @@ from ..sessions.transcript import Transcript
 from ..settings import Settings
 from .present.rows import RowView
 from .present.strings import Phrase, phrase, strings_for
-from .present.windows import transcript, views
+from .present.windows import row_macro, transcript, views
 from .routes.sessions import page_context
 from .state import STATIC, WebState
 
@@ -139,15 +139,11 @@ def _export_parts(
     base_url = page["base_url"]
     archive = media_of(entry)
     # which images go inline is known once every row is drawn: the budget keeps those a reader meets first
-    shown = (
-        [
-            a
-            for rows in _row_windows(script)
-            for a in _images_shown(_render_rows(env, page, rows, archive), base_url, archive)
-        ]
-        if archive
-        else []
-    )
+    if archive:
+        draw_all = _rows_drawer(env, page, archive)
+        shown = [a for rows in _row_windows(script) for a in _images_shown(draw_all(rows), base_url, archive)]
+    else:
+        shown = []
     images = inline_images(entry, shown, media_budget)
     carried = {a: archive[a] for a in images.uris} if images.left_out else archive  # the others show their names
     rows_at = secrets.token_hex(16)  # where the rows go: no text of the log can hold it
@@ -166,7 +162,8 @@ def _export_parts(
         )
         .partition(rows_at)
     )
-    return head, _row_windows(script), lambda rows: _export_rows(env, page, rows, carried, images), tail
+    draw = _rows_drawer(env, page, carried)
+    return head, _row_windows(script), lambda rows: _export_rows(draw(rows), base_url, images), tail
 
 
 def _pieces(
@@ -178,13 +175,10 @@ def _pieces(
         yield tail
 
 
-def _export_rows(
-    env: Environment, page: dict[str, Any], rows: list[RowView], media: dict[str, str], images: InlineImages
-) -> str:
-    """`rows` drawn with their images inline and no link to a server page."""
-    html = _render_rows(env, page, rows, media)
+def _export_rows(html: str, base_url: str, images: InlineImages) -> str:
+    """A window's rows, drawn, with their images inline and no link to a server page."""
     for attachment, uri in images.uris.items():
-        html = html.replace(_image_src(page["base_url"], attachment), f'src="{uri}"')
+        html = html.replace(_image_src(base_url, attachment), f'src="{uri}"')
     # inert until static/export.js mounts it near the viewport: the page holds a few windows, as the served one
     return f"<template data-export-window>{unlink_server_pages(html)}</template>"  # by the autoescaping templates
 
@@ -224,8 +218,12 @@ def _text_lines(script: Transcript) -> Callable[[Row], Markup]:
     return lines
 
 
-def _render_rows(env: Environment, page: dict[str, Any], rows: list[RowView], media: dict[str, str]) -> str:
-    return env.get_template("rows/window.html").render(**page, rows=rows, media=media)
+def _rows_drawer(env: Environment, page: dict[str, Any], media: dict[str, str]) -> Callable[[list[RowView]], str]:
+    """How a window's rows are drawn: the folds of rows/window.html, which is all a `standalone` window holds,
+    from one module built for every window of the file with the modules of the row kinds it imports, rather
+    than some thirty modules built again for each of W1 long's 161 windows (docs/decisions/0039-row-macros.md)."""
+    folded = row_macro(env, "rows/_fold.html", "folded", {**page, "media": media})
+    return lambda rows: str(folded(rows))
 
 
 def _image_src(base_url: str, attachment: str) -> str:
