@@ -43,6 +43,7 @@ from ..store.unavailable import Unavailable
 from .caches import CACHE_MB, SessionCache, approx_bytes
 from .generation_keys import earlier_claims, held_apart
 from .keys import Claim, Held, assign
+from .known_versions import KnownVersions
 
 T = TypeVar("T")
 _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
@@ -340,6 +341,8 @@ class Registry:
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
         self._forgetting: list[Callable[[list[SessionSource]], object]] = []  # told of the sources that went
         self._version = 0  # moves when the entries or a file's version change (`version`)
+        # uploaded sessions' file versions, looked at once per upload (`known_version`)
+        self._uploaded = KnownVersions(file_version, store.size_of if store is not None else lambda _: None)
         self.refresh()
 
     def on_forget(self, hook: Callable[[list[SessionSource]], object]) -> None:
@@ -393,14 +396,19 @@ class Registry:
         with self._lock:
             keys = assign(claims, {**held_apart(self._held, earlier), **catalog_keys(uploaded)})
         entries: dict[str, Entry] = {}
-        for claim, (source, header, digest, group) in zip(claims, headers, strict=True):
-            key = keys.primary[claim.source]
-            entries[key] = Entry(key, source, header, digest, group, claim.unique)
         states: dict[str, Entry] = {}  # each upload of an uploaded session, at `key@digest12`
-        for claim, history in zip(claims[on_disk:], stored, strict=True):
+        histories = [None] * on_disk + stored
+        # each made once, with its uploads' history: a refresh follows every upload
+        for claim, (source, header, digest, group), history in zip(claims, headers, histories, strict=True):
             key = keys.primary[claim.source]
-            entries[key] = replace(entries[key], versions=_versions(key, history), labels=history.labels)
-            states |= _states(entries[key], history)
+            if history is None:
+                entries[key] = Entry(key, source, header, digest, group, claim.unique)
+                continue
+            entry = Entry(
+                key, source, header, digest, group, claim.unique, _versions(key, history), labels=history.labels
+            )
+            entries[key] = entry
+            states |= _states(entry, history)
         by_source = {source_identity(e.source): e for e in entries.values()}
         aliases = {key: by_source[source] for key, source in keys.aliases.items()}
         aliases |= states
@@ -417,6 +425,7 @@ class Registry:
             self._held = {source_identity(e.source): Held(e.key, e.session_id) for e in entries.values()}
             self._refused = refused
             self._headers = seen  # vanished sources drop out
+            self._uploaded.retain({(e.source, e.upload) for e in entries.values() if e.upload is not None})
             paths = {s.path for s in seen}
             self._kinds = {p: k for p, k in self._kinds.items() if p in paths}
             # all a key kept goes with its session: deleted, vanished, or the key moved to another source
@@ -484,6 +493,19 @@ class Registry:
         with self._lock:
             listed = [e for e in self._entries.values() if e.upload is not None]
             return listed + [e for k, e in self._aliases.items() if e.as_of is not None and e.key == k]
+
+    def known_version(self, entry: Entry) -> FileVersion:
+        """`entry`'s file version: an upload's as first seen holding its bytes (`KnownVersions`: no look at a
+        thousand files for each list or search), a file on disk's as it is now. Raises OSError."""
+        if entry.upload is not None:
+            return self._uploaded.of(entry.source, entry.upload)
+        return file_version(entry.source)
+
+    def look_again(self, entry: Entry) -> FileVersion:
+        """`entry`'s file version as it is now, which `known_version` gives from then on. Raises OSError."""
+        if entry.upload is not None:
+            return self._uploaded.look_again(entry.source, entry.upload)
+        return file_version(entry.source)
 
     def refused(self) -> list[NotASession]:
         with self._lock:

@@ -389,6 +389,11 @@ class CorpusIndex:
         # pass that writes (WAL: each sees the index as last committed); an index in memory has one connection
         self._readers = threading.local()
         self._opened: list[sqlite3.Connection] = []
+        # the indexed versions as last committed, and what told they were current (`versions`): one connection
+        # of its own, since SQLite's data_version counts commits per connection
+        self._held_lock = threading.Lock()
+        self._watch: sqlite3.Connection | None = None
+        self._held: tuple[object, dict[str, FileVersion]] | None = None
 
     def _open(self) -> sqlite3.Connection:
         if self.path != ":memory:":
@@ -421,6 +426,9 @@ class CorpusIndex:
             self._db.close()
             for reader in self._opened:
                 reader.close()
+        with self._held_lock:
+            if self._watch is not None:
+                self._watch.close()
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -489,26 +497,30 @@ class CorpusIndex:
         return found is None or tuple(found) != version
 
     def versions(self) -> dict[str, FileVersion]:
-        """The file version each indexed source was indexed at, by identity: one look for a whole search."""
-        with self._lock:
-            found = self._db.execute("SELECT identity, size, mtime_ns, inode FROM sources").fetchall()
-        return {name: (size, mtime, inode) for name, size, mtime, inode in found}
+        """The file version each indexed source was indexed at, by identity, as last committed (what a search
+        reads). Kept until the index changes (a commit by any connection or process), so a search's count of
+        pending sessions does not read a thousand rows again, each a wait for the GIL on a busy server."""
+        with self._held_lock:
+            if self.path == ":memory:":  # one connection: its own changes, none while a batch is open
+                with self._lock:
+                    mark: object = None if self._batching else self._db.total_changes
+                    if self._held is not None and mark is not None and self._held[0] == mark:
+                        return self._held[1]
+                    held = _versions_in(self._db)
+            else:
+                if self._watch is None:
+                    self._watch = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+                mark = self._watch.execute("PRAGMA data_version").fetchone()[0]  # read before: a commit
+                if self._held is not None and self._held[0] == mark:  # meanwhile is read again next time
+                    return self._held[1]
+                held = _versions_in(self._watch)
+            self._held = (mark, held) if mark is not None else None
+        return held
 
-    def pending(self, entries: Iterable[Entry]) -> list[Entry]:
+    def pending(self, entries: Iterable[Entry], versions: Versions | None = None) -> list[Entry]:
         """Those of `entries` a pass has yet to index: never indexed, or changed since, as a search reads the
         index (the last committed pass)."""
-        with self._reading() as db:
-            found = db.execute("SELECT identity, size, mtime_ns, inode FROM sources").fetchall()
-        held = {name: (size, mtime, inode) for name, size, mtime, inode in found}
-        out = []
-        for entry in entries:
-            try:
-                now = file_version(entry.source)
-            except OSError:
-                continue  # gone: the next refresh drops it
-            if held.get(identity(entry.source)) != now:
-                out.append(entry)
-        return out
+        return [entry for entry, _ in changed(self.versions(), entries, versions or LOOKED_AT)]
 
     def update(self, entry: Entry, t: Transcript | None, mark: Mark) -> IndexUpdate:
         """Index `entry`'s transcript `t`, read at `mark` (taken before the read): only the rows that changed
@@ -715,19 +727,22 @@ def bring_up_to_date(
     read: Reader,
     progress: Callable[[int, int, Entry], None] | None = None,
     fan_out: FanOut | None = None,
+    versions: Versions | None = None,
 ) -> int:
     """Index every entry whose file changed since it was indexed (`read` gives its transcript, and the mark
-    taken before reading it; None when it cannot be read); how many were indexed."""
-    stale = left = _stale(index, entries)
+    taken before reading it; None when it cannot be read); how many were indexed. `versions` tells the
+    entries' file versions (by default, a look at each file)."""
+    told = versions or LOOKED_AT
+    stale = left = changed(index.versions(), entries, told)
     if fan_out is not None and fan_out.workers > 1 and len(stale) >= FAN_OUT_FROM and _FORK_SERVER:
         with index.fanning:  # one pool at a time: a second search waits for it, then finds these indexed
-            left = _stale(index, entries)
+            left = changed(index.versions(), entries, told)
             if len(left) >= FAN_OUT_FROM:
                 try:
                     _index_on_every_core(index, left, fan_out, progress)
                     return len(stale)
                 except BrokenProcessPool:  # a reading process died (killed, out of memory): read the rest here
-                    left = _stale(index, entries)
+                    left = changed(index.versions(), entries, told)
     for start in range(0, len(left), BATCH):
         with index.batch():
             for n, (entry, version) in enumerate(left[start : start + BATCH], start + 1):
@@ -745,18 +760,44 @@ def bring_up_to_date(
     return len(stale)
 
 
-def _stale(index: CorpusIndex, entries: Sequence[Entry]) -> list[tuple[Entry, FileVersion]]:
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """How entries' file versions are told: `known` as their caller keeps them (the registry keeps an upload's),
+    `now` by a look at the file. A known version that differs from the indexed one is looked at again before
+    the entry is taken as changed, so one kept from before a file grew costs a look, never a wrong count."""
+
+    known: Callable[[Entry], FileVersion]
+    now: Callable[[Entry], FileVersion]
+
+
+def _looked_at(entry: Entry) -> FileVersion:
+    return file_version(entry.source)
+
+
+LOOKED_AT = Versions(_looked_at, _looked_at)  # nothing kept: a look at every file
+
+
+def changed(
+    indexed: dict[str, FileVersion], entries: Iterable[Entry], versions: Versions
+) -> list[tuple[Entry, FileVersion]]:
     """The entries whose file changed since they were indexed (or were never), with their file's version."""
-    known = index.versions()
     stale = []
     for entry in entries:
+        held = indexed.get(identity(entry.source))
         try:
-            version = file_version(entry.source)
+            version = versions.known(entry)
+            if version != held and versions.now is not versions.known:
+                version = versions.now(entry)
         except OSError:
             continue  # gone: the registry forgets it when it looks again
-        if known.get(identity(entry.source)) != version:
+        if version != held:
             stale.append((entry, version))
     return stale
+
+
+def _versions_in(db: sqlite3.Connection) -> dict[str, FileVersion]:
+    found = db.execute("SELECT identity, size, mtime_ns, inode FROM sources").fetchall()
+    return {name: (size, mtime, inode) for name, size, mtime, inode in found}
 
 
 # A fork server makes the reading processes (a fork of a server's threads could inherit a lock some thread

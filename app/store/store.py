@@ -130,6 +130,10 @@ class UploadStore:
         self._reading = threading.Lock()
         self._listed: tuple[int, list[ListedHistory]] | None = None  # the catalog version it was read at
         self._uploads: dict[str, Upload] = {}  # every upload as `sessions` last read them, hidden ones too
+        # what each reading of the catalog would otherwise make again for a thousand uploads after any one
+        # changed: the blobs seen on disk (embedded), each listed session's source (`_read_sessions`)
+        self._blobs_seen: set[str] = set()
+        self._sources: dict[tuple[str, str | None, str, str, str | None], SessionSource] = {}
         self.unavailable: Unavailable | None = None  # the catalog's failure to answer, until it answers again
         self._ask_again_at = 0.0  # (monotonic) when a catalog that did not answer is asked again
         self._sweep()
@@ -510,7 +514,11 @@ class UploadStore:
     def _read_sessions(self, version: int) -> list[ListedHistory]:
         uploads = self.catalog.all()
         if not self.shared:
-            uploads = [u for u in uploads if self.blobs.local_path(u.blob).is_file()]
+            # a blob once seen stays (a delete takes its upload out of the catalog first): each read after an
+            # upload looks at the new one's file, not at a thousand, each a wait for the GIL on a busy server
+            seen = self._blobs_seen
+            uploads = [u for u in uploads if u.blob in seen or self.blobs.local_path(u.blob).is_file()]
+            self._blobs_seen = {u.blob for u in uploads}
         found = histories(uploads)
         by_digest = {u.digest: u for u in uploads}
         # each session's newest upload, when it extends another, is read from its version's growing copy
@@ -521,7 +529,8 @@ class UploadStore:
                     growing[h.current.upload.digest] = self._chain(h.current.upload, by_digest.__getitem__)
         with self._lock:
             self._growing = growing
-        out = [self._listed_history(h) for h in found]
+        made, self._sources = self._sources, {}
+        out = [self._listed_history(h, made) for h in found]
         with self._lock:
             before = set(self._uploads)
             self._listed = (version, out)
@@ -532,15 +541,24 @@ class UploadStore:
             self.assembled.forget(digest)
         return list(out)
 
-    def _listed_history(self, history: History) -> ListedHistory:
+    def _listed_history(
+        self, history: History, made: dict[tuple[str, str | None, str, str, str | None], SessionSource]
+    ) -> ListedHistory:
+        """`history` as listed; each session's source taken from `made` (the last reading's) when it is the same,
+        kept for the next reading: a path is made once per upload, not again after every upload."""
         with self._lock:
             growing = dict(self._growing)
 
         def listed(state: State) -> ListedSession:
             u, s = state.upload, state.session
-            source = self.source(u, s)
-            if u.digest in growing:
-                source = replace(source, path=str(self.growing.path(growing[u.digest][0].digest)))
+            root = growing[u.digest][0].digest if u.digest in growing else None
+            key = (u.digest, s.member, s.kind, u.name, root)
+            source = made.get(key)
+            if source is None:
+                source = self.source(u, s)
+                if root is not None:
+                    source = replace(source, path=str(self.growing.path(root)))
+            self._sources[key] = source
             return ListedSession(u.digest, source, s.header, u.name, u.size, u.uploaded_at, s.events, u.labels)
 
         states = sorted((s for v in history.versions for s in v), key=lambda s: s.order)

@@ -8,7 +8,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from ...access import Identity
-from ...sessions.registry import Entry, file_version
+from ...sessions.registry import Entry
 from ..state import WebState
 from .clock import WallClock
 from .entries import entry_json, project_name
@@ -24,18 +24,19 @@ def stamp(ms: Any) -> str | None:
     return clock.utc if clock else None
 
 
-def kept_as(entry: Entry) -> tuple[str, Hashable] | None:
-    """What the session's summary is kept under (`WebState.summaries`): its key and file version; None when its
-    file is not on this machine (a team store's upload out of the read cache): it is read then."""
+def kept_as(state: WebState, entry: Entry) -> tuple[str, Hashable] | None:
+    """What the session's summary is kept under (`WebState.summaries`): its key and file version (an upload's
+    as the registry keeps it: a list of a thousand need not look at a thousand files); None when its file is
+    not on this machine (a team store's upload out of the read cache): it is read then."""
     try:
-        return entry.key, file_version(entry.source)
+        return entry.key, state.registry.known_version(entry)
     except OSError:
         return None
 
 
 def cached_summary(state: WebState, entry: Entry) -> dict[str, Any] | None:
     """The summary when this file version has been read; None when it has not."""
-    kept = kept_as(entry)
+    kept = kept_as(state, entry)
     return state.summaries.peek(kept) if kept is not None else None
 
 

@@ -200,7 +200,7 @@ def summary_of(log: SessionLog, prices: Prices) -> dict[str, Any]:
 
 def summary(state: WebState, entry: Entry) -> dict[str, Any]:
     """The summary, read once per file version (a log that cannot be read: unreadable, and read again next time)."""
-    kept = kept_as(entry)
+    kept = kept_as(state, entry)
     read = partial(summary_of, prices=state.settings.prices())
     try:
         if kept is None:

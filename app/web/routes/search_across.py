@@ -33,6 +33,7 @@ from ...sessions.search_index import (
     FanOut,
     Found,
     Reader,
+    Versions,
     bring_up_to_date,
     identity,
     read_afresh,
@@ -101,7 +102,7 @@ class Finder:
         entries = state.registry.entries()
         local = [e for e in entries if e.upload is None] if self.uploads is not None else entries
         workers = FanOut(state.settings.index_workers, state.registry.limits)
-        indexed = bring_up_to_date(self.index, local, _reader(state), fan_out=workers)
+        indexed = bring_up_to_date(self.index, local, _reader(state), fan_out=workers, versions=_versions(state))
         if self.uploads is not None:
             # every upload, whoever asks: the team index keeps itself to the whole list (what it leaves out of
             # its counts)
@@ -124,9 +125,18 @@ class Finder:
         the team index); raises Unavailable when an index that must be asked does not answer."""
         entries = state.registry.entries() if entries is None else entries
         if self.uploads is None:
-            return self.index.pending(entries)
+            return self.index.pending(entries, _versions(state))
         local = [e for e in entries if e.upload is None]
-        return self.index.pending(local) + self.uploads.pending([e for e in entries if e.upload is not None])
+        return self.index.pending(local, _versions(state)) + self.uploads.pending(
+            [e for e in entries if e.upload is not None]
+        )
+
+
+def _versions(state: WebState) -> Versions:
+    """The sessions' file versions as the registry keeps them: an upload's file is looked at once, not by every
+    search and pass (issue 33: a thousand looks a search, each a wait for the GIL again, made searches the
+    slowest requests under load)."""
+    return Versions(state.registry.known_version, state.registry.look_again)
 
 
 def indexed_soon(state: WebState, pending: list[Entry], seconds: float) -> bool:
@@ -239,7 +249,7 @@ def search_results(state: WebState, finder: Finder, search: Search, who: Identit
     pending = 0
     if not search.empty:
         indexing = finder.pass_after_now(state)
-        waiting = finder.pending(state, entries)  # a look at every session's file and indexed version: once
+        waiting = finder.pending(state, entries)  # every session's known and indexed version, compared once
         pending = len(waiting)
         if waiting and indexed_soon(state, waiting, wait):
             with contextlib.suppress(TimeoutError):  # answered from what is indexed; the pass goes on
