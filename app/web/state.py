@@ -257,9 +257,14 @@ def identity(request: Request) -> Identity:
 
 async def session_entry(request: Request, key: str) -> Entry:
     """The session at `/sessions/{key}`, or 404 (also for one the request's identity may not see): its entry,
-    the log not read. A known key answers at once; only an unknown one looks on disk again, in the thread pool."""
+    the log not read. Without a store a known key answers at once, and only an unknown one looks on disk again,
+    in the thread pool; with one, the look is made there: after any upload it finds every stored session
+    again, and it may bring an upload's bytes to this machine, either of which on the event loop held up every
+    request of the process (issue 33)."""
     state = web(request)
     who = identity(request)
+    if state.store is not None:
+        return await run_in_threadpool(state.entry, key, who)
     entry = state.visible(state.registry.entry(key), who)
     return entry if entry is not None else await run_in_threadpool(state.entry, key, who)
 

@@ -14,7 +14,7 @@ from starlette.requests import ClientDisconnect
 
 from ..access import Identity, project_of
 from ..sessions.registry import Entry
-from ..store import MIB, LimitExceeded, Received, Refusal, StoredSession, Upload, UploadStore, mib
+from ..store import MIB, LimitExceeded, Received, Refusal, Stored, StoredSession, Upload, UploadStore, mib
 from ..store.catalog import LABEL_CHARS, MAX_LABELS, label_problem
 from .access import client_of
 from .present.entries import entry_json
@@ -125,6 +125,13 @@ def entries_by_upload(state: WebState, who: Identity) -> dict[str, list[Entry]]:
             continue
         grouped.setdefault(e.upload or "", []).append(e)
     return grouped
+
+
+def stored_json(state: WebState, stored: Stored, who: Identity) -> dict[str, Any]:
+    """A stored upload as its answer shows it, its sessions found again first. Called in a worker thread: on the
+    event loop, finding a thousand uploads' sessions again held up every request of the process (issue 33)."""
+    state.registry.refresh()
+    return upload_json(state, stored.upload, entries_by_upload(state, who))
 
 
 def upload_json(state: WebState, upload: Upload, grouped: dict[str, list[Entry]]) -> dict[str, Any]:

@@ -26,15 +26,14 @@ from ..uploading import (
     admit,
     audit,
     checked_labels,
-    entries_by_upload,
     no_room,
     over_quota,
     project_full,
     receive_body,
     refusal,
     store_of,
+    stored_json,
     too_much,
-    upload_json,
     upload_url,
     visible,
 )
@@ -155,6 +154,5 @@ async def _push(
         return too_much(state, session_id, exc)
     except OSError as exc:
         return no_room(session_id, exc)
-    state.registry.refresh()
-    body = {"upload": upload_json(state, stored.upload, entries_by_upload(state, who)), "created": stored.created}
+    body = {"upload": await run_in_threadpool(stored_json, state, stored, who), "created": stored.created}
     return JSONResponse(body, status_code=201 if stored.created else 200)

@@ -49,6 +49,7 @@ from ..uploading import (
     receive_body,
     refusal,
     store_of,
+    stored_json,
     too_much,
     upload_json,
     visible,
@@ -149,9 +150,8 @@ async def _create_upload(
         return refusal(422, "not-a-session", exc.message, refused=exc.refused)
     except OSError as exc:
         return no_room(shown, exc)
-    state.registry.refresh()
     body = {
-        "upload": upload_json(state, stored.upload, entries_by_upload(state, who)),
+        "upload": await run_in_threadpool(stored_json, state, stored, who),
         "created": stored.created,
         "refused": [{"path": r.part, "reason": r.reason} for r in stored.refused],
     }
