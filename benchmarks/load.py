@@ -103,10 +103,18 @@ def settle(client: httpx.Client, hosts: list[str], timeout: float = 900) -> None
     """Until neither server's search index has sessions pending: each run starts with nothing left to index."""
     deadline = time.monotonic() + timeout
     for host in hosts:
-        while client.get(f"{host}/api/search", params={"q": "module"}).json()["pending"]:
+        while polite_get(client, f"{host}/api/search", params={"q": "module"}).json()["pending"]:
             if time.monotonic() > deadline:
                 raise RuntimeError("the search indexes did not settle")
             time.sleep(0.5)
+
+
+def polite_get(client: httpx.Client, url: str, **kwargs: Any) -> httpx.Response:
+    """A GET asked again after the wait a 429 names: polling a busy server between runs (the large uploads an
+    abuser left being indexed) can spend the polling client's share of the server's time."""
+    while (answer := client.get(url, **kwargs)).status_code == 429:
+        time.sleep(float(answer.headers.get("retry-after", "1")))
+    return answer
 
 
 def prime(client: httpx.Client, hosts: list[str]) -> None:
