@@ -67,22 +67,22 @@ class FlowRow:
         return self.dot == "error"
 
 
-def flow_rows(html: str) -> list[FlowRow]:
-    """The rows of a page or a window, in order."""
-    return [FlowRow(tag) for tag in parse(html).select(".flow-item")]
-
-
-def flow_items(html: str) -> list[tuple[str, int, str]]:
-    """Each row's kind, seq and markup (the bodies waiting in its <template>s included), in order."""
-    return [(row.kind, row.seq, row.html) for row in flow_rows(html)]
-
-
 Markup = str | Tag
 """A page or fragment as the server answered it, or an element of one already parsed."""
 
 
 def _root(markup: Markup) -> Tag:
     return markup if isinstance(markup, Tag) else parse(markup)
+
+
+def flow_rows(markup: Markup) -> list[FlowRow]:
+    """The rows of a page or a window, in order (a long export's page parsed once and passed as a `Tag`)."""
+    return [FlowRow(tag) for tag in _root(markup).select(".flow-item")]
+
+
+def flow_items(html: str) -> list[tuple[str, int, str]]:
+    """Each row's kind, seq and markup (the bodies waiting in its <template>s included), in order."""
+    return [(row.kind, row.seq, row.html) for row in flow_rows(html)]
 
 
 def _value(value: str | list[str]) -> str:
