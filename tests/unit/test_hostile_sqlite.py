@@ -39,10 +39,11 @@ from tests.support.hostile_sqlite import (
 PROJECT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args: str, timeout: float = 30) -> tuple[subprocess.CompletedProcess[str], float]:
-    """`python -m dsh_inspect ARGS` as a user runs it, and how long it took."""
-    start = time.monotonic()
-    done = subprocess.run(
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`python -m dsh_inspect ARGS` as a user runs it. A store that made it read forever (a recursive view)
+    fails the test at `timeout` instead of holding it: the time it takes is not asserted, since a busy machine
+    stretches it (the reading's own bounds are proved in process, with a tiny time limit)."""
+    return subprocess.run(
         [sys.executable, "-m", "dsh_inspect", *args],
         check=False,
         cwd=PROJECT,
@@ -50,7 +51,6 @@ def cli(*args: str, timeout: float = 30) -> tuple[subprocess.CompletedProcess[st
         text=True,
         timeout=timeout,
     )
-    return done, time.monotonic() - start
 
 
 def check_json(path: Path) -> dict:  # type: ignore[type-arg]
@@ -70,11 +70,10 @@ def test_the_recursive_view_fixture_never_ends_in_plain_sqlite(tmp_path: Path) -
     conn.close()
 
 
-@pytest.mark.slow  # a `check` process, timed
+@pytest.mark.slow  # a `check` process
 def test_check_refuses_a_recursive_sessions_view_at_once_naming_it(tmp_path: Path) -> None:
     path = recursive_view_store(tmp_path / "view.sqlite")
-    done, took = cli("check", "--json", str(path))
-    assert took < 10, f"check took {took:.1f} s"
+    done = cli("check", "--json", str(path))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     (session,) = orjson.loads(done.stdout)["sessions"]
@@ -84,11 +83,10 @@ def test_check_refuses_a_recursive_sessions_view_at_once_naming_it(tmp_path: Pat
     assert "sessions is a view, not a table" in verdict["reason"]
 
 
-@pytest.mark.slow  # a `render` process, timed
+@pytest.mark.slow  # a `render` process
 def test_render_of_a_recursive_sessions_view_writes_the_refusal(tmp_path: Path) -> None:
     path = recursive_view_store(tmp_path / "view.sqlite")
-    done, took = cli("render", str(path), "-o", str(tmp_path / "out.html"))
-    assert took < 10, f"render took {took:.1f} s"
+    done = cli("render", str(path), "-o", str(tmp_path / "out.html"))
     assert done.returncode == 0, done.stderr
     assert "sessions is a view, not a table" in (tmp_path / "out.html").read_text()
 
@@ -264,8 +262,7 @@ DAMAGE = [
 @pytest.mark.parametrize("how", DAMAGE)
 def test_a_damaged_store_is_checked_without_a_traceback(store: Path, tmp_path: Path, how: str) -> None:
     path = _damaged(store, tmp_path, how)
-    done, took = cli("check", "--json", str(path))
-    assert took < 10, f"check took {took:.1f} s"
+    done = cli("check", "--json", str(path))
     assert "Traceback" not in done.stderr, done.stderr
     doc = orjson.loads(done.stdout)
     assert doc["sessions"] or doc["refused"]
