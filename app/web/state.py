@@ -156,7 +156,7 @@ class WebState:
     def __post_init__(self) -> None:
         self.shares = ServerShares(self.settings.server_seconds_per_minute)
         self.slots = ClientSlots(self.settings.requests_per_client)
-        # Row views carry their bodies whole; the row templates cut them to this (rows/_body.html).
+        # Row views carry their bodies whole; the row templates cut them to this (`capped`, rows/_parts.html).
         self.templates.env.globals["body_cap"] = self.settings.body_cap
 
     def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
