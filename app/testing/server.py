@@ -117,7 +117,10 @@ def app_client(paths: list[str], **settings: Any) -> Iterator[httpx.Client]:
     thread.start()
     try:
         # the address the app believes it serves: its Host check accepts it
-        with httpx.Client(transport=InProcess(app, loop), base_url=f"http://127.0.0.1:{config.port}") as client:
+        # 60 s, not httpx's 5: a cold page on a busy machine (a CI run's other worker, a browser) may take
+        # seconds, which is no failure of the page; a request that hangs still fails, at this bound
+        client = httpx.Client(transport=InProcess(app, loop), base_url=f"http://127.0.0.1:{config.port}", timeout=60)
+        with client:
             yield client
     finally:
         asyncio.run_coroutine_threadsafe(_end_tasks(), loop).result(10)
