@@ -163,7 +163,11 @@ def session_timing(log: SessionLog, calls: CallIndex | None = None) -> Timing:
     steps = (calls or call_index(log)).steps
     spans = [*_model_spans(reader, steps), *reader.paired_spans()]
     spans.sort(key=lambda s: (s.start, s.seq))
-    step_times = tuple(_step_time(reader, step, spans) for step in steps if step.start < stored)
+    models: dict[str | None, list[Span]] = {}  # each step's model spans, in order: one pass, not one per step
+    for span in spans:
+        if span.kind == "model":
+            models.setdefault(span.step, []).append(span)
+    step_times = tuple(_step_time(reader, step, models.get(step.key, [])) for step in steps if step.start < stored)
     first, last, wall, backwards = reader.clock()
     return Timing(tuple(spans), step_times, first, last, wall, backwards)
 
@@ -413,12 +417,12 @@ def _model_label(reader: _Reader, call: ModelCall) -> str:
     return model if isinstance(model, str) else ""
 
 
-def _step_time(reader: _Reader, step: Step, spans: list[Span]) -> StepTime:
+def _step_time(reader: _Reader, step: Step, mine: list[Span]) -> StepTime:
+    """`mine`: the step's model spans, in order."""
     ended = step.end  # its step/end, else the turn/end that ended it unclosed
     if reader.types[ended] != "step/end" and ended + 1 < reader.stored and reader.types[ended + 1] == "turn/end":
         ended += 1
     closed = ended < reader.stored and reader.types[ended] in ("step/end", "turn/end")
-    mine = [s for s in spans if s.kind == "model" and s.step == step.key]
     answered = next((s for s in mine if s.seq == step.message), mine[-1] if mine else None)
     return StepTime(
         step.key,
