@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from markupsafe import Markup
 
@@ -24,6 +25,7 @@ from ..log.diagnostics import Diagnostic
 from .caches import Latest
 
 WINDOWS_KEPT = 4  # rendered windows kept per session version: the first screen and the latest scrolled to
+KEPT = 8  # other derived values kept per session version (`Transcript.kept`)
 CONTEXT_ROWS = 5  # rows shown above a row a page is opened at, so the reader sees what led to it
 END = "end"  # the anchor `?at=` takes for a session's last window
 # the seq in a row's anchor (`seq-N`): ASCII digits, few enough for an int of any log (`"²".isdigit()` holds)
@@ -70,6 +72,9 @@ class Transcript:
     windows: Latest[WindowKey, tuple[Markup, Paging]] = field(
         default_factory=lambda: Latest(WINDOWS_KEPT), compare=False, repr=False
     )
+    # what else the web layer derives from this very version (a live tail's row signatures, the header it sends),
+    # kept for as long: forty tails opened at once on a long session walk its rows once, not forty times
+    kept: Latest[Hashable, Any] = field(default_factory=lambda: Latest(KEPT), compare=False, repr=False)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

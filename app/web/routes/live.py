@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
 from itertools import takewhile
 from typing import Any, NamedTuple
@@ -72,12 +72,22 @@ class Signature(NamedTuple):
     anchor: str
 
 
-def signatures(t: Transcript) -> list[Signature]:
-    closers = t.log.closers
-    return [
-        Signature(row.key, row.links, tuple(s for s in (row.seq, *row.related) if s in closers), anchor)
-        for row, anchor in zip(t.rows, t.anchors, strict=True)
-    ]
+Shown = tuple[Signature, ...]  # what a page shows of its rows, in order
+
+
+def signatures(t: Transcript) -> Shown:
+    """Every row's signature, made once per transcript (file version) and kept with it: each tail's start
+    compares them all, and the abuser's forty tails on a long session had each walked its thousands of rows."""
+
+    def make() -> Shown:
+        closers = t.log.closers
+        return tuple(
+            Signature(row.key, row.links, tuple(s for s in (row.seq, *row.related) if s in closers), anchor)
+            for row, anchor in zip(t.rows, t.anchors, strict=True)
+        )
+
+    made: Shown = t.kept.get("signatures", make)
+    return made
 
 
 def resent_from(t: Transcript, rows: int, first: int) -> int:
@@ -98,8 +108,8 @@ def sse(event: str, html: str) -> str:
 
 
 def update(
-    state: WebState, entry: Entry, t: Strings, shown: list[Signature], first: int = 0, taken_back: bool = False
-) -> tuple[str, list[Signature]]:
+    state: WebState, entry: Entry, t: Strings, shown: Sequence[Signature], first: int = 0, taken_back: bool = False
+) -> tuple[str, Shown]:
     """HTML for what changed since `shown`: replaced rows (out of band) and appended ones, bookkeeping rows
     folded as the page's windows fold them (`present.folds`). `first` is the page's first row, where its
     folds begin at the latest; `taken_back`: the page dropped the rows after `shown` itself (a `resend`)."""
@@ -161,10 +171,15 @@ def kept_fold(script: Transcript, end: int, first: int) -> tuple[RowView, ...]:
 
 def head_html(state: WebState, entry: Entry, log: SessionLog, script: Transcript, t: Strings, who: Identity) -> str:
     """The page's title and facts as the log reads now, each to be swapped in out of band: what the page's header
-    shows (relatives: those `who` may see), times and cost included."""
-    return state.templates.get_template("rows/live_head.html").render(
-        t=t, lang=t.lang, **facts_context(state, entry, log, script, who)
-    )
+    shows (relatives: those `who` may see), times and cost included. Rendered once per transcript, language,
+    identity and registry version (relatives are other sessions): every tail's start and update sends it."""
+
+    def render() -> str:
+        facts = facts_context(state, entry, log, script, who)
+        return state.templates.get_template("rows/live_head.html").render(t=t, lang=t.lang, **facts)
+
+    made: str = script.kept.get(("head", t.lang, who, state.registry.version), render)
+    return made
 
 
 def page_mark(state: WebState, key: str, size: int | None) -> str:
@@ -192,7 +207,7 @@ class Tail:
         self.strings = strings
         self.source = entry.source  # the file the shown rows were read from
         self.mark: Mark | None = None  # what was read of it; None while nothing was
-        self.shown: list[Signature] = []
+        self.shown: Shown = ()
         self.first = 0  # the page's first row: its last window's folds begin there at the latest
         self.head = ""  # the title and facts the page has, as `head_html` renders them
         self.showing = True  # the page shows a log that is there (no "gone" notice)
