@@ -17,6 +17,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -46,6 +47,9 @@ from .keys import Claim, Held, assign
 from .known_versions import KnownVersions
 
 T = TypeVar("T")
+# how long an answer of `heard` stands: every open live tail asks it four times a second on the event loop, and
+# forty tails' SQLite reads there, each a wait for the GIL behind the worker threads, held up every request
+HEARD_SECONDS = 0.2
 _URL_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 _UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -338,6 +342,7 @@ class Registry:
         self._readers: dict[str, threading.RLock] = {}
         self._headers: HeaderCache = {}
         self._basis: int | None = None  # the catalog version the entries were made from
+        self._heard: tuple[float, int | None] = (float("-inf"), None)  # (monotonic) when `heard` asked, and its answer
         self._kinds: KindCache = {}  # the carrier of each root artifact, so it is not opened to be sniffed
         self._forgetting: list[Callable[[list[SessionSource]], object]] = []  # told of the sources that went
         self._version = 0  # moves when the entries or a file's version change (`version`)
@@ -456,13 +461,22 @@ class Registry:
 
     def heard(self) -> int | None:
         """A count that moves when the store's catalog was changed by any process (PostgreSQL's notices, SQLite's
-        version row); None while it cannot tell, or without a store: ask `entry` again instead."""
+        version row), as asked at most HEARD_SECONDS ago; None while it cannot tell, or without a store: ask `entry`
+        again instead."""
         if self.store is None:
             return None
+        now = time.monotonic()
+        with self._lock:
+            asked, answer = self._heard
+        if now - asked < HEARD_SECONDS:
+            return answer
         try:
-            return self.store.catalog.heard()
+            answer = self.store.catalog.heard()
         except (Unavailable, sqlite3.Error):
-            return None
+            answer = None
+        with self._lock:
+            self._heard = (now, answer)
+        return answer
 
     @property
     def unavailable(self) -> Unavailable | None:
