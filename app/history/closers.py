@@ -55,9 +55,10 @@ class CrashTracker:
         self.step: Any = None  # the open step's `data.step`; None when none is open
         self.pending: dict[str, _Pending] = {}
 
-    def follow(self, kind: str, data: Any, event: dict[str, Any]) -> str | None:
-        """Move on by one event of a TRACKED_TYPES type with this data (ABSENT for none). Returns the
-        TypeError dsh's pass throws on it, where it reads a field of null or absent data."""
+    def follow(self, kind: str, data: Any, seq: Any) -> str | None:
+        """Move on by one event of a TRACKED_TYPES type with this data (ABSENT for none) and `seq` (as stored,
+        None for none). Returns the TypeError dsh's pass throws on it, where it reads a field of null or absent
+        data."""
         field = _READS.get(kind)
         if field is not None and (data is None or data is ABSENT):
             return f"Cannot read properties of {'null' if data is None else 'undefined'} (reading '{field}')"
@@ -86,7 +87,7 @@ class CrashTracker:
             call_id = _field(data, "callId")
             pending = self.pending.get(call_id) if isinstance(call_id, str) else None
             if pending is not None:
-                pending.call_seq = event.get("seq")
+                pending.call_seq = seq
         elif kind == "tool/result":
             message = data.get("message") if isinstance(data, dict) else None
             source = message.get("source") if isinstance(message, dict) else None

@@ -38,12 +38,12 @@ class InvariantChecker:
         if not isinstance(kind, str) or kind not in WATCHED_TYPES:
             return NONE
         data = event.get("data")
-        return self.check(kind, data if isinstance(data, dict) else {}, event)
+        return self.check(kind, data if isinstance(data, dict) else {}, event.get("surfaceOp"))
 
-    def check(self, kind: str, data: dict[str, Any], event: dict[str, Any]) -> list[str]:
-        """`feed`, for a reader that has read the event's type (one of WATCHED_TYPES) and its data
-        (`{}` if it is no object). It judges the data as stored, whatever its types: a warning names what the log
-        wrote."""
+    def check(self, kind: str, data: dict[str, Any], surface_op: Any) -> list[str]:
+        """`feed`, for a reader that has read the event's type (one of WATCHED_TYPES), its data (`{}` if it
+        is no object) and its `surfaceOp` (None for none). It judges the data as stored, whatever its types: a
+        warning names what the log wrote."""
         turn, step = data.get("turn"), data.get("step")
         if kind == "assistant/chunk" and turn == self.turn and step == self.step:
             return NONE  # the common case, kept short
@@ -73,7 +73,7 @@ class InvariantChecker:
         elif kind == "step/end":
             self.step = None
         elif kind in ("assistant/chunk", "assistant/message", "tool/call") or (
-            kind == "tool/result" and event.get("surfaceOp") == "append"
+            kind == "tool/result" and surface_op == "append"
         ):
             if (turn, step) != (self.turn, self.step):
                 out.append(

@@ -10,7 +10,10 @@ from collections.abc import Callable, Generator, Iterator
 from itertools import islice, repeat
 from typing import Any
 
+from msgspec import UNSET
+
 from ..log.diagnostics import FINDINGS_LISTED, Diagnostic, Findings, Location
+from ..log.jsonl import parse_json_line
 from ..log.jsonvalues import MAX_SAFE_INTEGER
 from ..log.plaintext import DEFAULT_LIMITS, OVER_LIMIT, LineTooLong, ReadLimits
 from ..log.records import EventRun, HeaderlessLog, NotASessionLog, Record, RepeatedLines
@@ -43,6 +46,7 @@ from ..model.rules import (
     upgrade_event,
 )
 from ..model.values import Header
+from ..model.verdict_views import Chunk, Surface, verdict_views
 from .closers import ABSENT, TRACKED_TYPES, CrashTracker
 from .invariants import NONE, WATCHED_TYPES, InvariantChecker
 from .session import (
@@ -80,6 +84,7 @@ _UPGRADABLE_PLAIN_TYPES = (UPGRADED_TYPES - SURFACE_TYPES) & KNOWN_EVENT_TYPES
 # One string object per known type, for the index to hold: not each event's own copy, which would
 # keep every event's type string alive, and make the cycle collector's walks of the index touch each.
 _KINDS = {kind: kind for kind in KNOWN_EVENT_TYPES}
+_CHUNK = _KINDS["assistant/chunk"]
 # the types some rule reads an event of: a copy of any other line moves on nothing but the index and findings
 _RULED_TYPES = KNOWN_EVENT_TYPES | LEGACY_TYPES | UPGRADED_TYPES
 
@@ -177,6 +182,8 @@ class Reader:
         log._reader = self
         if self.keep_bytes > 0 and isinstance(scan, JsonlSessionScan):  # where a record's place is its text's
             log._kept = []
+        elif isinstance(scan, JsonlSessionScan):  # a log that keeps no event: the rules read views of them
+            scan.views = verdict_views
         self.sid = header.id or ""
         self.log = log
         try:
@@ -266,6 +273,10 @@ class Reader:
         log._rec_start.fromlist(run.offsets)
         log._rec_length.fromlist(run.lengths)
         log._event_record.fromlist(list(range(rec, rec + n)))
+        if run.lines is not None:  # views (an artifact's run, which keeps no event): the scan checked each seq
+            self._take_views(run.events, run.location, run.lines)
+            self._note_time(run.events)
+            return
         self._keep(run.events, run.end)
         # each seq its index and each type a string: the scan checked an artifact's run; a fixture's is checked here
         if run.events[0]["seq"] == first and (run.indexed or _indexed(run.events, first)):
@@ -352,9 +363,12 @@ class Reader:
         else:
             log._kept.extend(events)
 
-    def _note_time(self, events: list[dict[str, Any]]) -> None:
+    def _note_time(self, events: list[Any]) -> None:
         """The time of the last event read with an integer one: crash closers are stamped with it."""
         for event in reversed(events):
+            if type(event) is not dict:  # a view: its time is an integer
+                self.last_time = event.time
+                return
             if isinstance(event.get("time"), int):
                 self.last_time = event["time"]
                 return
@@ -392,26 +406,76 @@ class Reader:
                         and data.get("turn") == invariants.turn
                         and data.get("step") == invariants.step
                     )
-                    if not quiet and (warnings := invariants.feed(event)):
+                    if not quiet and (warnings := invariants.check(kind, data if type(data) is dict else {}, None)):
                         self._warn(warnings, where(i))
                     continue
                 if kind in _PLAIN_TYPES or (kind in _UPGRADABLE_PLAIN_TYPES and self._upgrade_keeps(event)):
                     append(_KINDS[kind])
                     if kind == "agent/inbox/spliced":
                         self._index_inbox(data, len(types) - 1)
-                    if warnings := follow(kind, data, event, where, i):
+                    if warnings := follow(kind, data, event["seq"], None, where, i):
                         self._warn(warnings, where(i))
                     continue
             elif kind in SURFACE_TYPES and (message := _current_message(event, kind, len(types))) is not None:
-                seq = len(types)
-                append(_KINDS[kind])
-                self._index_message(kind, seq, message)
-                fold.append(seq)
-                log._surface_ops[seq] = "append"
-                if warnings := follow(kind, data, event, where, i):
-                    self._warn(warnings, where(i))
+                self._append_message(kind, data, message, where, i)
                 continue
             self._take(event, where(i), fold, synthetic=False)
+
+    def _append_message(
+        self, kind: str, data: Any, message: dict[str, Any], where: Callable[[int], Location], i: int
+    ) -> None:
+        """A current surface event (see `_current_message`; its data `data`, its message `message`) appended:
+        into the index, onto the surface, and followed."""
+        log = self.log
+        assert log is not None
+        seq = len(log._types)
+        log._types.append(_KINDS[kind])
+        self._index_message(kind, seq, message)
+        self.fold.append(seq)
+        log._surface_ops[seq] = "append"
+        if warnings := self._follow(kind, data, seq, "append", where, i):
+            self._warn(warnings, where(i))
+
+    def _take_views(self, events: list[Any], where: Callable[[int], Location], lines: list[bytes]) -> None:
+        """`_take_indexed` of events each a view (`model.verdict_views`) of the event `lines[i]` holds, or a dict
+        where the line has none. A view is in the shape dsh writes (its envelope plain, its time a safe integer):
+        only what it moves on is done here, as `_take_indexed` does; any view that a rule must judge further,
+        its line parsed whole, goes through `_take_indexed` or `_take`."""
+        log = self.log
+        assert log is not None
+        types, fold, invariants, carriers = log._types, self.fold, self.invariants, log._carriers
+        append, follow = types.append, self._follow
+        for i, event in enumerate(events):
+            if type(event) is dict:
+                self._take_indexed([event], _at(where, i))
+                continue
+            kind, data, seq = event.kind, event.data, len(types)
+            if type(event) is Chunk:  # half of a typical log: no index or tracking facts to keep
+                append(_CHUNK)
+                # the invariants' common case, asked without a call: a chunk of the open turn and step
+                if data.turn != invariants.turn or data.step != invariants.step:
+                    said = {"turn": data.turn, "step": data.step}  # (absent or null alike: read by `get`)
+                    if warnings := invariants.check(kind, said, None):
+                        self._warn(warnings, where(i))
+                continue
+            if isinstance(event, Surface):
+                message = _view_message(event, kind, seq)
+                if message is None:
+                    self._take(_whole(lines[i]), where(i), fold, synthetic=False)
+                else:
+                    self._append_message(kind, data, message, where, i)
+                continue
+            if kind in _UPGRADABLE_PLAIN_TYPES and not turn_is_current(kind, data):
+                self._take_indexed([_whole(lines[i])], _at(where, i))
+                continue
+            append(_KINDS[kind])
+            if kind == "agent/inbox/spliced":  # (its view's messages: objects, each id a string where it has one)
+                for inserted in data.get("inserted", ()):
+                    if "id" in inserted:
+                        carriers.setdefault(inserted["id"], []).append(~seq)
+                continue  # (no rule follows an inbox splice)
+            if warnings := follow(kind, data, seq, None, where, i):
+                self._warn(warnings, where(i))
 
     def _upgrade_keeps(self, event: dict[str, Any]) -> bool:
         """Whether the legacy upgrade leaves `event` as it is (as it does every current one)."""
@@ -499,7 +563,8 @@ class Reader:
             self._index_inbox(event.get("data"), seq)
         if synthetic:
             return  # closers change no running state: the next read may append real events instead
-        if warnings := self._follow(kind, event.get("data", ABSENT), event, lambda _: location, 0):
+        data = event.get("data", ABSENT)
+        if warnings := self._follow(kind, data, event.get("seq"), event.get("surfaceOp"), lambda _: location, 0):
             self._warn(warnings, location)
 
     def _index_message(self, kind: str, seq: int, message: dict[str, Any]) -> None:
@@ -537,11 +602,11 @@ class Reader:
                 log._carriers.setdefault(message["id"], []).append(~seq)
 
     def _follow(
-        self, kind: str | None, data: Any, event: dict[str, Any], where: Callable[[int], Location], i: int
+        self, kind: str | None, data: Any, seq: Any, surface_op: Any, where: Callable[[int], Location], i: int
     ) -> list[str]:
-        """Move the running facts on by one real event (with this type and data, ABSENT for none; located
-        by `where(i)`): the title, the open turn crash closers would close; returns what the writer
-        invariants say of it."""
+        """Move the running facts on by one real event (with this type, data (ABSENT for none), seq and
+        surfaceOp (None for none), as stored; located by `where(i)`): the title, the open turn crash closers
+        would close; returns what the writer invariants say of it."""
         if (
             kind == "session/title"
             and (title := payload_as(decode_payload(kind, data), SessionTitle).title) is not None
@@ -550,12 +615,12 @@ class Reader:
             assert log is not None
             log.title = title
         if kind in TRACKED_TYPES:
-            error = self.tracker.follow(kind, data, event)
+            error = self.tracker.follow(kind, data, seq)
             if error:
                 self.fail("closers", f'stored session "{self.sid}" failed validation: TypeError: {error}', where(i))
         if kind in WATCHED_TYPES:
             data = data if isinstance(data, dict) else {}
-            return self.invariants.check(kind, data, event)
+            return self.invariants.check(kind, data, surface_op)
         return NONE
 
     # the index as the surface fold asks of earlier events
@@ -574,6 +639,28 @@ class Reader:
         log = self.log
         assert log is not None
         return log._message_ids.get(seq)
+
+
+def _at(where: Callable[[int], Location], i: int) -> Callable[[int], Location]:
+    """`where(i)` for an event taken alone (at index 0 of its own list)."""
+    return lambda _: where(i)
+
+
+def _whole(line: bytes) -> dict[str, Any]:
+    """The event a line with a view holds, parsed whole (an object: the line had a view)."""
+    value: dict[str, Any] = parse_json_line(line)[0]
+    return value
+
+
+def _view_message(view: Surface, kind: str, seq: int) -> dict[str, Any] | None:
+    """`_current_message` of a surface event's view (its surfaceOp "append"; its time a safe integer)."""
+    if view.sourceEventSeqs is not UNSET and not _cites_earlier(view.sourceEventSeqs, seq):
+        return None
+    data = view.data
+    message = (data if "id" in data else None) if kind == "user/message" else data.get("message")
+    if message is None:
+        return None  # maybe a legacy shape: the upgrade decides
+    return message if message_problem(kind, message) is None else None
 
 
 def _indexed(events: list[dict[str, Any]], seq: int) -> bool:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, chain, compress, count, islice, repeat
-from operator import sub
+from operator import attrgetter, sub
 from typing import Any, Literal, NamedTuple
 
+import msgspec
 import orjson
 
 from .diagnostics import Diagnostic, Location
@@ -212,16 +213,54 @@ def _loads_or_unparsed(raw: bytes) -> Any:
 def _continuing(values: list[Any], running: int) -> int:
     """How many of `values`, from the first, are events that continue the log from seq `running`:
     objects with that seq (an int: JS `true !== 1`, and a float is left to the slow path) and a
-    string type that tags no packed row."""
+    string type that tags no packed row; or views (`Views`) with that seq."""
+    try:
+        seqs = list(map(_SEQ, values))  # every value a view, as nearly every one of a batch a reader views is
+    except AttributeError:
+        pass
+    else:
+        if seqs == list(range(running, running + len(seqs))):
+            return len(seqs)
     n = 0
     for value in values:
-        if type(value) is not dict:
-            break
-        seq, tag = value.get("seq"), value.get("type")
-        if seq != running + n or type(seq) is not int or type(tag) is not str or tag in PACKED_TAGS:
+        if type(value) is dict:
+            seq, tag = value.get("seq"), value.get("type")
+            if seq != running + n or type(seq) is not int or type(tag) is not str or tag in PACKED_TAGS:
+                break
+        elif not isinstance(value, msgspec.Struct) or _SEQ(value) != running + n:
             break
         n += 1
     return n
+
+
+# A reader's decoder of lines straight into views of their events (`model.verdict_views`): each an object of a
+# msgspec Struct type whose `seq` is the event's (an int) and whose type tags no packed row, or None for a line
+# that has no view, which is parsed whole.
+Views = Callable[[list[bytes]], list[Any]]
+_SEQ = attrgetter("seq")
+
+
+def _viewed(lines: list[bytes], views: Views) -> list[Any] | None:
+    """`_parse_lines(lines)` with each line that has a view its view, or None when the batch holds bytes that
+    UTF-8 cannot carry (a view skips the values it does not read: a whole parse warns of them). A line not
+    proved shallow is parsed whole too."""
+    text = b"".join(lines)
+    if not text.isascii():
+        try:
+            text.decode()
+        except UnicodeDecodeError:
+            return None
+    values = views(lines)
+    # a line with at most MAX_DEPTH "[" and "{" nests no deeper, of any length: in C for the batch, as `_unproved`
+    if _CROWDED.search(text.translate(None, _ALL_BUT_OPENERS_AND_LF)) is not None:
+        for i, line in enumerate(lines):
+            if line.count(b"[") + line.count(b"{") > MAX_DEPTH:
+                values[i] = None
+    whole = [i for i, value in enumerate(values) if value is None]
+    if whole:
+        for i, value in zip(whole, _parse_lines([lines[i] for i in whole]), strict=True):
+            values[i] = value
+    return values
 
 
 class JsonlScan:
@@ -246,6 +285,8 @@ class JsonlScan:
         self._unlisted_lines = 0
         self._copied: bytes | None = None  # a fixture line (with its LF) whose copies ran to the end of a batch
         self.has_event_lines = True
+        # set by a reader that needs only what the verdict reads of each event (an artifact's lines)
+        self.views: Views | None = None
         # where a later scan of a grown file resumes: after the last record read whole
         self.resume_offset = 0
         self.resume_line = 0
@@ -402,7 +443,12 @@ class JsonlScan:
                     self._absorb_carrier_problems()
                 number, offset, lines, terminated = batch
                 # complete lines are parsed at once, for the runs; after a defect, none continues the log
-                values = _parse_lines(lines) if terminated and self._defect is None else None
+                values = viewed = None
+                if terminated and self._defect is None:
+                    if artifact and self.views is not None:
+                        values = viewed = _viewed(lines, self.views)
+                    if values is None:
+                        values = _parse_lines(lines)
                 i = 0
                 copied, self._copied = self._copied, None
                 if copied is not None and terminated and lines[0] == copied:  # the last batch's copies go on
@@ -411,7 +457,11 @@ class JsonlScan:
                     i, offset = copies.count, offset + copies.count * copies.stride
                 while i < len(lines):
                     if values is not None and self._defect is None:
-                        run = (self._event_run if artifact else self._fixture_run)(lines, values, i, number + i, offset)
+                        run = (
+                            self._event_run(lines, values, i, number + i, offset, viewed is not None)
+                            if artifact
+                            else self._fixture_run(lines, values, i, number + i, offset)
+                        )
                         if run is not None:
                             yield run
                             i, offset = i + len(run.events), run.end
@@ -426,14 +476,15 @@ class JsonlScan:
                                     break
                                 continue
                     if self._listed >= TAIL_LISTED and terminated:
-                        self._skim(lines[i:], None if values is None else values[i:], number + i, offset)
+                        self._skim(lines[i:], None if values is None or viewed else values[i:], number + i, offset)
                         break
                     # a line no run takes: a packed row, a defect, a line after one, a fixture's, a torn fragment
                     line = lines[i]
                     said = self.state.told() if fixture else 0
+                    parsed = _UNPARSED if values is None else values[i]
                     record = self._line_record(
                         Line(number + i, offset, line[:-1] if terminated else line, terminated),
-                        _UNPARSED if values is None else values[i],
+                        _UNPARSED if isinstance(parsed, msgspec.Struct) else parsed,  # a view: parsed whole
                     )
                     i += 1
                     offset += len(line)
@@ -460,10 +511,11 @@ class JsonlScan:
             self._tell_unlisted()
 
     def _event_run(
-        self, lines: list[bytes], values: list[Any], start: int, number: int, offset: int
+        self, lines: list[bytes], values: list[Any], start: int, number: int, offset: int, viewed: bool = False
     ) -> EventRun | None:
-        """The complete lines from `lines[start]` (line `number`, at `offset`; parsed to `values`) that each
-        hold one event continuing the log, up to the first that does not (or None if that is the first)."""
+        """The complete lines from `lines[start]` (line `number`, at `offset`; parsed to `values`, `viewed`
+        if some may be views) that each hold one event continuing the log, up to the first that does not (or
+        None if that is the first)."""
         rest = values[start:] if start else values
         n = _continuing(rest, self._running)
         if not n:
@@ -475,7 +527,9 @@ class JsonlScan:
         lengths = list(map(sub, sizes, repeat(1)))
         self._running += n
         self.resume_offset, self.resume_line, self.resume_running = starts.pop(), number + n - 1, self._running
-        return EventRun(self.plaintext.label, number, starts, lengths, events)
+        return EventRun(
+            self.plaintext.label, number, starts, lengths, events, lines=lines[start : start + n] if viewed else None
+        )
 
     def _fixture_run(
         self, lines: list[bytes], values: list[Any], start: int, number: int, offset: int

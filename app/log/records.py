@@ -45,10 +45,12 @@ class EventRun:
     first_line: int
     offsets: list[int]
     lengths: list[int]
-    events: list[dict[str, Any]]
+    # each a dict, or where the reader asked for views (`JsonlScan.views`) the view of one (`lines` then set)
+    events: list[Any]
     # each event's seq is its index and its type a string, as the scan checked (an artifact's run); a fixture's
     # run holds any object (its seq and time synthesized where it has none, §1.5), for every rule to judge
     indexed: bool = True
+    lines: list[bytes] | None = None  # each line with its LF, where `events` may hold views: to parse one whole
 
     @property
     def end(self) -> int:
@@ -65,7 +67,15 @@ class EventRun:
 
     def prefix(self, n: int) -> EventRun:
         """The run's first `n` lines."""
-        return EventRun(self.label, self.first_line, self.offsets[:n], self.lengths[:n], self.events[:n], self.indexed)
+        return EventRun(
+            self.label,
+            self.first_line,
+            self.offsets[:n],
+            self.lengths[:n],
+            self.events[:n],
+            self.indexed,
+            None if self.lines is None else self.lines[:n],
+        )
 
 
 @final

@@ -1,0 +1,178 @@
+"""The validating read decodes most lines straight into views of what its rules read (`model.verdict_views`,
+docs/decisions/0040-verdict-views.md); a log read so says what a log read whole says. A reader that keeps the
+events it parsed (`keep_bytes`, as the search index reads) parses every line whole: the two reads of each log
+below, every line of it in dsh's shape but one changed where a view could go wrong, must agree on the verdict,
+every finding and where it lies, and every fact of the index."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from dsh_inspect.history.session import SessionLog, load_session
+
+from tests.support.builders import LogBuilder, header
+from tests.support.logs import source_of
+
+Event = dict[str, Any]
+
+
+def session() -> list[Event]:
+    """Two turns as dsh writes them, with the lines a view reads: chunks and an inbox splice."""
+    log = LogBuilder()
+    log.add(
+        "agent/inbox/spliced",
+        {"target": "next-turn", "start": 0, "inserted": [{"id": "m-1", "role": "user", "content": []}]},
+    )
+    for turn in (1, 2):
+        log.add("turn/start", {"turn": turn})
+        log.add("step/start", {"turn": turn, "step": 1})
+        log.user(f"Prompt {turn}")
+        log.add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "text": "Rea"}})
+        log.add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "text": "ding"}})
+        call = f"call_{turn}"
+        log.assistant(turn, 1, [{"type": "text", "text": "Reading"}, {"type": "tool-call", "id": call, "name": "r"}])
+        log.tool_round(turn, 1, call, "alpha")
+        log.add("step/end", {"turn": turn, "step": 1})
+        log.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return log.events
+
+
+def first(kind: str, change: Callable[[Event], Any]) -> Callable[[list[Event]], None]:
+    """A change to the first event of type `kind`."""
+
+    def apply(events: list[Event]) -> None:
+        change(next(e for e in events if e["type"] == kind))
+
+    return apply
+
+
+def text(kind: str, raw: bytes) -> Callable[[list[Event]], None]:
+    """The first `kind` event's first text (a chunk's delta, a message's first text block) written as `raw`."""
+
+    def apply(events: list[Event]) -> None:
+        event = next(e for e in events if e["type"] == kind)
+        data = event["data"]
+        holder = data["chunk"] if kind == "assistant/chunk" else (data.get("message") or data)["content"][0]
+        holder["text"] = "\x00MARK\x00"
+        event["_raw"] = (b'"\\u0000MARK\\u0000"', raw)
+
+    return apply
+
+
+CHANGES: dict[str, Callable[[list[Event]], None]] = {
+    "as written": lambda events: None,
+    "bad UTF-8 in a chunk's text": text("assistant/chunk", b'"a\xffb"'),
+    "an encoded surrogate in a message's text": text("assistant/message", b'"a\xed\xa0\x80b"'),
+    "a lone surrogate escape in a tool result's text": text("tool/result", b'"a\\ud800b"'),
+    "a number past the doubles in a chunk's text": text("assistant/chunk", b"1e999"),
+    "an integer past 64 bits in a user message's text": text("user/message", b"123456789012345678901234567890"),
+    "deep nesting in a chunk's text": text("assistant/chunk", b"[" * 100 + b"]" * 100),
+    "a turn past 64 bits": first("turn/start", lambda e: e.update(_raw=(b'"turn":1}', b'"turn":%d}' % 2**70))),
+    "a turn as a string": first("step/start", lambda e: e["data"].update(turn="1")),
+    "a turn as a float": first("turn/end", lambda e: e["data"].update(turn=1.0)),
+    "a chunk of another step": first("assistant/chunk", lambda e: e["data"].update(step=7)),
+    "a chunk with no turn": first("assistant/chunk", lambda e: e["data"].pop("turn")),
+    "a time as a float": first("step/end", lambda e: e.update(time=float(e["time"]))),
+    "a time past the safe integers": first("tool/call", lambda e: e.update(time=2**60)),
+    "an ignorable envelope": first("step/start", lambda e: e.update(ignorable=True)),
+    "an extra envelope key": first("assistant/message", lambda e: e.update(extra=1)),
+    "null data": first("step/start", lambda e: e.update(data=None)),
+    "data that is a list": first("tool/call", lambda e: e.update(data=[1])),
+    "a step with no step": first("step/start", lambda e: e["data"].pop("step")),
+    "a legacy turn start": first("turn/start", lambda e: e["data"].update(trigger={"kind": "user"})),
+    "a turn end with an error": first(
+        "turn/end", lambda e: e["data"].update(reason={"kind": "error", "error": {"message": "x", "code": "E"}})
+    ),
+    "a null content block": first("assistant/message", lambda e: e["data"]["message"]["content"].append(None)),
+    "a block of no type": first("assistant/message", lambda e: e["data"]["message"]["content"][0].pop("type")),
+    "an empty message id": first("user/message", lambda e: e["data"].update(id="")),
+    "a message of the wrong role": first("assistant/message", lambda e: e["data"]["message"].update(role="user")),
+    "a tool result for another call": first(
+        "tool/result", lambda e: e["data"]["message"]["content"][0].update(toolCallId="call_9")
+    ),
+    "a tool result's error code a number": first("tool/result", lambda e: e["data"].update(error={"code": 500})),
+    "a tool result that was not started": first(
+        "tool/result", lambda e: e["data"].update(error={"code": "TOOL_NOT_STARTED"})
+    ),
+    "a source that cites a later seq": first("tool/result", lambda e: e.update(sourceEventSeqs=[99])),
+    "a source of seqs as null": first("tool/result", lambda e: e.update(sourceEventSeqs=None)),
+    "a replace": first("user/message", lambda e: e.update(surfaceOp={"start": 0, "end": 1})),
+    "an inbox message of no id": first("agent/inbox/spliced", lambda e: e["data"]["inserted"][0].pop("id")),
+    "an inbox message that is a string": first("agent/inbox/spliced", lambda e: e["data"]["inserted"].append("m")),
+    "an inbox message id a number": first("agent/inbox/spliced", lambda e: e["data"]["inserted"][0].update(id=3)),
+    "a seq that repeats": first("step/end", lambda e: e.update(seq=e["seq"] - 1)),
+    "an open final turn": lambda events: events.pop(),
+}
+
+
+def line(event: Event) -> bytes:
+    raw = event.pop("_raw", None)
+    out = orjson.dumps(event)
+    if raw is not None:
+        out = out.replace(*raw)
+    return out
+
+
+def duplicated(key: bytes, value: bytes) -> Callable[[bytes], bytes]:
+    """A line with `key` written again, as `value`, after the first key."""
+    return lambda out: out.replace(b",", b',"' + key + b'":' + value + b",", 1)
+
+
+# the same key twice in one object: JSON.parse keeps the last, and so do both reads
+DUPLICATES: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
+    "a seq written twice": ("step/start", duplicated(b"seq", b"0")),
+    "a type written twice": ("step/start", duplicated(b"type", b'"step/end"')),
+    "a time written twice": ("assistant/chunk", duplicated(b"time", b'"later"')),
+}
+
+
+def write(path: Path, events: list[Event], rewrite: tuple[str, Callable[[bytes], bytes]] | None = None) -> Path:
+    lines = []
+    for event in events:
+        out = line(event)
+        if rewrite is not None and event["type"] == rewrite[0]:
+            out, rewrite = rewrite[1](out), None
+        lines.append(out)
+    path.write_bytes(b"".join(out + b"\n" for out in [orjson.dumps(header("views")), *lines]))
+    return path
+
+
+def said(log: SessionLog) -> dict[str, Any]:
+    """Everything a read says of a log: its verdict, its findings, and its index."""
+    return {
+        "verdict": log.verdict,
+        "findings": [(d.code, d.severity, d.message, d.location) for d in log.diagnostics],
+        "facts": (log.turns, log.steps, log.title, log.event_count, list(log.types), list(log.surface)),
+        "index": (
+            dict(log.message_ids),
+            dict(log.source_kinds),
+            dict(log.result_calls),
+            dict(log.surface_ops),
+            set(log.empty_assistant),
+            set(log.ignorable),
+            log.identity,
+        ),
+    }
+
+
+def both_reads(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    source = source_of(path)
+    return said(load_session(source)), said(load_session(source, keep_bytes=1 << 40))
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=list(CHANGES))
+def test_a_log_read_by_views_says_what_it_says_read_whole(tmp_path: Path, change: str) -> None:
+    events = session()
+    CHANGES[change](events)
+    viewed, whole = both_reads(write(tmp_path / "session.jsonl", events))
+    assert viewed == whole
+
+
+@pytest.mark.parametrize("name", DUPLICATES, ids=list(DUPLICATES))
+def test_a_key_written_twice_reads_as_it_does_whole(tmp_path: Path, name: str) -> None:
+    viewed, whole = both_reads(write(tmp_path / "session.jsonl", session(), DUPLICATES[name]))
+    assert viewed == whole
