@@ -94,7 +94,13 @@ def rendered_window(
             opened = (t.rows[inside.index].key, run_views, run_paging)
         return _window_html(state, entry, strings, shown, paging, direction, opened), paging
 
-    return t.windows.get((strings.lang, start, stop, direction, inside), render)
+    key = (strings.lang, start, stop, direction, inside)
+    if (start, stop, direction, inside) != (0, None, "", None):
+        return t.windows.get(key, render)
+    # the first screen, which every page opened at its top and every live tail's start sends, is kept apart
+    # from the windows scrolled to: readers scrolling a long session pushed it out of those four
+    first: tuple[Markup, Paging] = t.kept.get(("window", *key), render)
+    return first
 
 
 def rendered_run(
