@@ -24,7 +24,7 @@ from ..history.transcript import Row, transcript_rows
 from ..log.diagnostics import Diagnostic
 from .caches import Latest
 
-WINDOWS_KEPT = 4  # rendered windows kept per session version: the first screen and the latest scrolled to
+WINDOWS_KEPT = 4  # rendered windows kept per session version: the latest scrolled to (the first: `kept`)
 KEPT = 8  # other derived values kept per session version (`Transcript.kept`)
 CONTEXT_ROWS = 5  # rows shown above a row a page is opened at, so the reader sees what led to it
 END = "end"  # the anchor `?at=` takes for a session's last window
