@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.builders import LogBuilder, header
 from tests.support.instructions import instructions_log
-from tests.support.server import live_server
+from tests.support.server import indexed, live_server
 
 pytestmark = pytest.mark.browser
 
@@ -24,6 +24,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         b.turn(turn, "where is the narwhal" if turn == 35 else f"prompt number {turn}")
     (root / "long.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("long"), *b.events]))
     with live_server([str(root)], window_rows=20) as url:
+        indexed(url)
         yield url
 
 

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.builders import LogBuilder, header
 from tests.support.instructions import instructed_turn
-from tests.support.server import live_server
+from tests.support.server import indexed, live_server
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +30,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             b.turn(turn, f"prompt number {turn}")
     (root / "shop.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("shop"), *b.events]))
     with live_server([str(root)], window_rows=20) as url:
+        indexed(url)
         yield url
 
 

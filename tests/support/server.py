@@ -1,12 +1,13 @@
 """The suite serves logs with the same server the pytest plugin gives its users, or answers with the same app in
 process (`app_client`), and reads a session's rows as its JSON twin pages them."""
 
+import time
 from typing import Any
 
 import httpx
 from dsh_inspect.testing.server import app_client, live_server
 
-__all__ = ["app_client", "live_server", "twin_rows"]
+__all__ = ["app_client", "indexed", "live_server", "twin_rows"]
 
 
 def twin_rows(site: httpx.Client | str, key: str, timeout: float = 60) -> list[dict[str, Any]]:
@@ -22,3 +23,13 @@ def twin_rows(site: httpx.Client | str, key: str, timeout: float = 60) -> list[d
         rows += window["rows"]
         start = window["nextFrom"]
     return rows
+
+
+def indexed(url: str, wait: float = 120) -> None:
+    """Wait until the server at `url` has indexed every session it serves for search: a fresh server indexes in
+    the background and a search meanwhile names what is pending (tests/web/test_search_in_background.py proves
+    that), so a test of what a hit shows starts once nothing is pending, however busy the machine."""
+    deadline = time.monotonic() + wait
+    while httpx.get(f"{url}/api/search", params={"q": "index"}, timeout=wait).json()["pending"]:
+        assert time.monotonic() < deadline, f"the search index still had sessions pending after {wait:g} s"
+        time.sleep(0.1)
