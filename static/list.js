@@ -34,3 +34,25 @@ document.body.addEventListener("htmx:configRequest", (event) => {
   const detail = /** @type {CustomEvent<{ elt: Element, path: string }>} */ (event).detail;
   if (detail.elt.matches("[data-session-list-region]")) detail.path = location.pathname + location.search;
 });
+
+/**
+ * A read's cells come out of band, by id (templates/sessions/cells.html): when the list has moved on while
+ * they were read (a filter, a sort), rows asked about may be gone, and their cells are dropped here rather
+ * than swapped into nothing (which htmx reports as an error). Listened for on the asking element itself: a
+ * morph may have taken it out of the page, where its events no longer reach the body.
+ * @param {Event} event
+ */
+function dropCellsOfGoneRows(event) {
+  const detail = /** @type {CustomEvent<{ serverResponse: string }>} */ (event).detail;
+  const fresh = document.createElement("template");
+  fresh.innerHTML = detail.serverResponse;
+  for (const cell of fresh.content.querySelectorAll("[hx-swap-oob][id]")) {
+    if (!document.getElementById(cell.id)) cell.remove();
+  }
+  detail.serverResponse = fresh.innerHTML;
+}
+
+document.body.addEventListener("htmx:beforeRequest", (event) => {
+  const asking = /** @type {CustomEvent<{ elt: Element }>} */ (event).detail.elt;
+  if (asking.matches("[data-summaries-ask]")) asking.addEventListener("htmx:beforeSwap", dropCellsOfGoneRows);
+});
