@@ -25,11 +25,13 @@ def twin_rows(site: httpx.Client | str, key: str, timeout: float = 60) -> list[d
     return rows
 
 
-def indexed(url: str, wait: float = 120) -> None:
-    """Wait until the server at `url` has indexed every session it serves for search: a fresh server indexes in
-    the background and a search meanwhile names what is pending (tests/web/test_search_in_background.py proves
-    that), so a test of what a hit shows starts once nothing is pending, however busy the machine."""
+def indexed(server: str | httpx.Client, wait: float = 120) -> None:
+    """Wait until `server` (a URL, or an in-process client) has indexed every session it serves for search: a
+    fresh server indexes in the background and a search meanwhile names what is pending (tests/web/
+    test_search_in_background.py proves that), so a test of what a hit shows starts once nothing is pending,
+    however busy the machine."""
+    get = server.get if isinstance(server, httpx.Client) else lambda path, **kw: httpx.get(f"{server}{path}", **kw)
     deadline = time.monotonic() + wait
-    while httpx.get(f"{url}/api/search", params={"q": "index"}, timeout=wait).json()["pending"]:
+    while get("/api/search", params={"q": "index"}, timeout=wait).json()["pending"]:
         assert time.monotonic() < deadline, f"the search index still had sessions pending after {wait:g} s"
         time.sleep(0.1)

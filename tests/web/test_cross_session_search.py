@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import CORPUS
 from tests.support.instructions import instructions_log
 from tests.support.rows import flow_rows, one, parse
-from tests.support.server import app_client
+from tests.support.server import app_client, indexed
 from tests.support.uploads import jsonl_bytes
 
 SNAPSHOTS = CORPUS / "sessions/examples/acp-agent/tests/snapshots"
@@ -36,6 +36,7 @@ def client(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
     (root / "markup.jsonl").write_bytes(instructions_log("markup", "Never <b>bold</b> a price & no <script>"))
     paths = [str(root)] + ([str(SNAPSHOTS), str(CORPUS / "dsh-home")] if CORPUS.is_dir() else [])
     with app_client(paths, data_dir=str(data_dir)) as client:
+        indexed(client)  # each test asks what a hit shows, not what a busy machine indexed in time
         yield client
 
 
