@@ -679,6 +679,7 @@ GROUPS: dict[str, tuple[str, Group]] = {
     "search": ("search across sessions (W1)", later("benchmarks.search")),
     "session-search": ("in-session search as typed (W1 long)", later("benchmarks.session_search")),
     "navigation": ("session page navigation (W1 long, Chromium)", later("benchmarks.navigation")),
+    "row-bytes": ("bytes per turn read end to end vs dsh's web app (W1 long)", later("benchmarks.row_bytes")),
     "timeline": ("a session's timeline vs its page (W1 long, Chromium)", later("benchmarks.timeline")),
     "export": ("the one-file export: writing and opening it (W1 long, Chromium)", later("benchmarks.export")),
     "hostile": ("hostile and huge input through every reader", later("benchmarks.hostile")),
