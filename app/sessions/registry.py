@@ -87,6 +87,26 @@ def _claim(source: SessionSource, header: dict[str, Any] | None, digest: str | N
     )
 
 
+def _stored_claim(history: ListedHistory) -> Claim:
+    """What an uploaded session asks for: its newest upload's claim, with its earliest upload's unique key, so
+    that the key never moves as the session grows."""
+    current, first = history.current, history.first
+    unique = _claim(first.source, first.header, first.digest).unique
+    return replace(_claim(current.source, current.header, current.digest), unique=unique)
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """An uploaded session's entry, and the entries of its earlier uploads, as made from its listed history
+    (`asked`, its claim before any other was weighed; `claim`, after)."""
+
+    history: ListedHistory
+    asked: Claim
+    claim: Claim
+    entry: Entry
+    states: dict[str, Entry]
+
+
 def _state_key(key: str, digest: str) -> str:
     return f"{key}{STATE_MARK}{digest[:12]}"
 
@@ -331,6 +351,7 @@ class Registry:
         # under way, and then find nothing left to do, rather than each finding every session again
         self._refreshing = threading.RLock()
         self._entries: dict[str, Entry] = {}
+        self._made: list[Made] = []  # each uploaded session's entry as the last refresh made it
         self._aliases: dict[str, Entry] = {}  # other keys that mean one session alone: its unique key, its id
         self._ambiguous: dict[str, tuple[Entry, ...]] = {}  # short keys several copies share: a chooser
         self._held: dict[str, Held] = {}  # the key each source was listed under, kept from refresh to refresh
@@ -384,12 +405,9 @@ class Registry:
         headers += [
             (h.current.source, h.current.header, h.current.digest, f"upload:{h.current.digest}") for h in stored
         ]
-        claims = [_claim(source, header, digest) for source, header, digest, _ in headers]
-        # an uploaded session's unique key is its earliest upload's, so it never moves as the session grows
-        claims[on_disk:] = [
-            replace(c, unique=_claim(h.first.source, h.first.header, h.first.digest).unique)
-            for c, h in zip(claims[on_disk:], stored, strict=True)
-        ]
+        made = {id(m.history): m for m in self._made}  # each kept with its history: no id is another's meanwhile
+        asked = [m.asked if (m := made.get(id(h))) is not None and m.history is h else _stored_claim(h) for h in stored]
+        claims = [_claim(source, header, digest) for source, header, digest, _ in headers[:on_disk]] + asked
         uniques = Counter(c.unique for c in claims)
         # two sessions of one upload sharing an id share its digest too: their member's path tells them apart
         claims = [
@@ -402,18 +420,29 @@ class Registry:
             keys = assign(claims, {**held_apart(self._held, earlier), **catalog_keys(uploaded)})
         entries: dict[str, Entry] = {}
         states: dict[str, Entry] = {}  # each upload of an uploaded session, at `key@digest12`
-        histories = [None] * on_disk + stored
-        # each made once, with its uploads' history: a refresh follows every upload
-        for claim, (source, header, digest, group), history in zip(claims, headers, histories, strict=True):
+        histories: list[ListedHistory | None] = [None] * on_disk + stored
+        histories_asked: list[Claim | None] = [None] * on_disk + asked
+        # each made once, with its uploads' history: a refresh follows every upload. An uploaded session whose
+        # listed history, claim and key are as the last refresh made them is that refresh's (the store hands
+        # back the same history while its uploads are the same): an upload remakes its own session's, not a
+        # thousand others'
+        kept: list[Made] = []
+        for claim, (source, header, digest, group), history, first_asked in zip(
+            claims, headers, histories, histories_asked, strict=True
+        ):
             key = keys.primary[claim.source]
-            if history is None:
+            if history is None or first_asked is None:
                 entries[key] = Entry(key, source, header, digest, group, claim.unique)
                 continue
-            entry = Entry(
-                key, source, header, digest, group, claim.unique, _versions(key, history), labels=history.labels
-            )
-            entries[key] = entry
-            states |= _states(entry, history)
+            m = made.get(id(history))
+            if m is None or m.history is not history or m.claim != claim or m.entry.key != key:
+                entry = Entry(
+                    key, source, header, digest, group, claim.unique, _versions(key, history), labels=history.labels
+                )
+                m = Made(history, first_asked, claim, entry, _states(entry, history))
+            kept.append(m)
+            entries[key] = m.entry
+            states |= m.states
         by_source = {source_identity(e.source): e for e in entries.values()}
         aliases = {key: by_source[source] for key, source in keys.aliases.items()}
         aliases |= states
@@ -424,6 +453,7 @@ class Registry:
             gone = {e.source.path for e in self._entries.values()} - {e.source.path for e in entries.values()}
             went = list({e.source for e in self._entries.values()} - {e.source for e in entries.values()})
             self._entries = entries
+            self._made = kept
             self._basis = basis
             self._aliases = aliases
             self._ambiguous = ambiguous

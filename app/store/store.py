@@ -131,9 +131,11 @@ class UploadStore:
         self._listed: tuple[int, list[ListedHistory]] | None = None  # the catalog version it was read at
         self._uploads: dict[str, Upload] = {}  # every upload as `sessions` last read them, hidden ones too
         # what each reading of the catalog would otherwise make again for a thousand uploads after any one
-        # changed: the blobs seen on disk (embedded), each listed session's source (`_read_sessions`)
+        # changed: the blobs seen on disk (embedded), each listed session's source, each listed history
+        # (`_read_sessions`)
         self._blobs_seen: set[str] = set()
         self._sources: dict[tuple[str, str | None, str, str, str | None], SessionSource] = {}
+        self._histories: dict[HistoryKey, ListedHistory] = {}
         self.unavailable: Unavailable | None = None  # the catalog's failure to answer, until it answers again
         self._ask_again_at = 0.0  # (monotonic) when a catalog that did not answer is asked again
         self._sweep()
@@ -529,8 +531,15 @@ class UploadStore:
                     growing[h.current.upload.digest] = self._chain(h.current.upload, by_digest.__getitem__)
         with self._lock:
             self._growing = growing
-        made, self._sources = self._sources, {}
-        out = [self._listed_history(h, made) for h in found]
+        made, self._histories = self._histories, {}
+        out = []
+        for h in found:
+            key = _history_key(h, growing)
+            listed = made.get(key) or self._listed_history(h, growing)
+            self._histories[key] = listed
+            out.append(listed)
+        shown = {u.digest for u in uploads if not u.hidden}
+        self._sources = {key: source for key, source in self._sources.items() if key[0] in shown}
         with self._lock:
             before = set(self._uploads)
             self._listed = (version, out)
@@ -541,24 +550,20 @@ class UploadStore:
             self.assembled.forget(digest)
         return list(out)
 
-    def _listed_history(
-        self, history: History, made: dict[tuple[str, str | None, str, str, str | None], SessionSource]
-    ) -> ListedHistory:
-        """`history` as listed; each session's source taken from `made` (the last reading's) when it is the same,
-        kept for the next reading: a path is made once per upload, not again after every upload."""
-        with self._lock:
-            growing = dict(self._growing)
+    def _listed_history(self, history: History, growing: dict[str, list[Upload]]) -> ListedHistory:
+        """`history` as listed; each session's source as the last reading made it when it is the same: a path
+        is made once per upload, not again after every upload."""
 
         def listed(state: State) -> ListedSession:
             u, s = state.upload, state.session
-            root = growing[u.digest][0].digest if u.digest in growing else None
+            root = _growing_root(u, growing)
             key = (u.digest, s.member, s.kind, u.name, root)
-            source = made.get(key)
+            source = self._sources.get(key)
             if source is None:
                 source = self.source(u, s)
                 if root is not None:
                     source = replace(source, path=str(self.growing.path(root)))
-            self._sources[key] = source
+                self._sources[key] = source
             return ListedSession(u.digest, source, s.header, u.name, u.size, u.uploaded_at, s.events, u.labels)
 
         states = sorted((s for v in history.versions for s in v), key=lambda s: s.order)
@@ -580,6 +585,28 @@ class UploadStore:
         if deleted:
             self.assembled.forget(digest)
         return deleted
+
+
+# A listed history's making: each of its uploads as it is listed (what of the upload and its session may change
+# while its bytes cannot: its name, time and labels; the growing copy it is read from), in its versions, and which
+# is current and which first. Not the uploads' places among all: a delete of an older upload moves every place, and
+# no listed history. Plain values: hashing the uploads themselves would cost as much as listing them again.
+ListedAs = tuple[str, int, str, int, tuple[str, ...], str | None]
+HistoryKey = tuple[tuple[tuple[ListedAs, ...], ...], ListedAs, ListedAs]
+
+
+def _history_key(history: History, growing: dict[str, list[Upload]]) -> HistoryKey:
+    def part(state: State) -> ListedAs:
+        u = state.upload
+        return u.digest, state.session.ordinal, u.name, u.uploaded_at, u.labels, _growing_root(u, growing)
+
+    versions = tuple(tuple(part(s) for s in v) for v in history.versions)
+    return versions, part(history.current), part(history.first)
+
+
+def _growing_root(upload: Upload, growing: dict[str, list[Upload]]) -> str | None:
+    """The upload its growing copy is named by, when `upload` is read from one."""
+    return growing[upload.digest][0].digest if upload.digest in growing else None
 
 
 def _tail(received: Received, offset: int, folder: Path) -> Received:
