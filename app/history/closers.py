@@ -48,7 +48,10 @@ class _Pending:
 
 class CrashTracker:
     """Follows turns, steps and tool calls so an open final turn can be closed, as dsh's repair pass
-    (`interruptedTurnClosers`) does: it reads every tracked event, in closed turns too."""
+    (`interruptedTurnClosers`) does: it reads every tracked event, in closed turns too.
+
+    `history.reading.Reader._take_views` moves it on itself for the events a writer writes in order (decision
+    0041): what `follow` does with one of those must be done there too."""
 
     def __init__(self) -> None:
         self.turn: Any = None  # the open turn's `data.turn`; None (JSON null) when no turn is open
@@ -80,7 +83,7 @@ class CrashTracker:
                 if block is None:
                     return "Cannot read properties of null (reading 'type')"
                 if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(block.get("id"), str):
-                    self.pending[block["id"]] = _Pending(_field(data, "step"))
+                    self.call(block["id"], _field(data, "step"))
         elif kind == "tool/call":
             # only a string can name a pending call (the ids come from tool-call blocks); a list or an
             # object here is a broken log, for the rules to judge, and must not reach a dict lookup
@@ -95,6 +98,10 @@ class CrashTracker:
             if isinstance(call_id, str):
                 self.pending.pop(call_id, None)
         return None
+
+    def call(self, call_id: str, step: Any) -> None:
+        """A tool call of a reply in step `step` (as stored) pending, as `follow` of the reply adds it."""
+        self.pending[call_id] = _Pending(step)
 
     @property
     def open(self) -> bool:

@@ -24,7 +24,10 @@ NONE: list[str] = []  # no warnings (shared: callers only read it)
 
 
 class InvariantChecker:
-    """Streams events and names each break of a writer invariant."""
+    """Streams events and names each break of a writer invariant.
+
+    `history.reading.Reader._take_views` moves it on itself for the events that break none (decision 0041):
+    what `check` does with one of those must be done there too."""
 
     def __init__(self) -> None:
         self.turn: Any = None

@@ -46,7 +46,20 @@ from ..model.rules import (
     upgrade_event,
 )
 from ..model.values import Header
-from ..model.verdict_views import Chunk, Surface, verdict_views
+from ..model.verdict_views import (
+    AssistantMessage,
+    Chunk,
+    StepEnd,
+    StepStart,
+    Surface,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    UserMessage,
+    verdict_views,
+)
+from ..model.verdict_views import InboxSplice as Spliced
 from .closers import ABSENT, TRACKED_TYPES, CrashTracker
 from .invariants import NONE, WATCHED_TYPES, InvariantChecker
 from .session import (
@@ -85,6 +98,10 @@ _UPGRADABLE_PLAIN_TYPES = (UPGRADED_TYPES - SURFACE_TYPES) & KNOWN_EVENT_TYPES
 # keep every event's type string alive, and make the cycle collector's walks of the index touch each.
 _KINDS = {kind: kind for kind in KNOWN_EVENT_TYPES}
 _CHUNK = _KINDS["assistant/chunk"]
+_STEP_START, _STEP_END = _KINDS["step/start"], _KINDS["step/end"]
+_TURN_START, _TURN_END, _TOOL_CALL = _KINDS["turn/start"], _KINDS["turn/end"], _KINDS["tool/call"]
+_INBOX, _USER_MESSAGE = _KINDS["agent/inbox/spliced"], _KINDS["user/message"]
+_ASSISTANT_MESSAGE, _TOOL_RESULT = _KINDS["assistant/message"], _KINDS["tool/result"]
 # the types some rule reads an event of: a copy of any other line moves on nothing but the index and findings
 _RULED_TYPES = KNOWN_EVENT_TYPES | LEGACY_TYPES | UPGRADED_TYPES
 
@@ -438,44 +455,122 @@ class Reader:
 
     def _take_views(self, events: list[Any], where: Callable[[int], Location], lines: list[bytes]) -> None:
         """`_take_indexed` of events each a view (`model.verdict_views`) of the event `lines[i]` holds, or a dict
-        where the line has none. A view is in the shape dsh writes (its envelope plain, its time a safe integer):
-        only what it moves on is done here, as `_take_indexed` does; any view that a rule must judge further,
-        its line parsed whole, goes through `_take_indexed` or `_take`."""
+        where the line has none. A view is in the shape dsh writes (its envelope plain, its time a safe integer,
+        a message well formed).
+
+        Most events of a log move the crash tracker and the invariants on as a writer moves them: a step that
+        follows the last, in the open turn; a call, a reply or a result in the open step. Such a view is taken
+        here, each fact set as `CrashTracker.follow` and `InvariantChecker.check` set it where they have nothing
+        to say (docs/decisions/0041-view-fast-paths.md). Any other view, one that a rule must judge, has its line
+        parsed whole, for `_take_indexed` and the rules themselves."""
         log = self.log
         assert log is not None
-        types, fold, invariants, carriers = log._types, self.fold, self.invariants, log._carriers
-        append, follow = types.append, self._follow
+        types, fold, invariants, tracker, carriers = log._types, self.fold, self.invariants, self.tracker, log._carriers
+        append, pending, surface_ops, message_ids = types.append, tracker.pending, log._surface_ops, log._message_ids
         for i, event in enumerate(events):
-            if type(event) is dict:
+            cls = type(event)
+            if cls is dict:
                 self._take_indexed([event], _at(where, i))
                 continue
-            kind, data, seq = event.kind, event.data, len(types)
-            if type(event) is Chunk:  # half of a typical log: no index or tracking facts to keep
+            data, seq = event.data, len(types)
+            if cls is Chunk:  # half of a typical log: no index or tracking facts to keep
                 append(_CHUNK)
                 # the invariants' common case, asked without a call: a chunk of the open turn and step
                 if data.turn != invariants.turn or data.step != invariants.step:
                     said = {"turn": data.turn, "step": data.step}  # (absent or null alike: read by `get`)
-                    if warnings := invariants.check(kind, said, None):
+                    if warnings := invariants.check(_CHUNK, said, None):
                         self._warn(warnings, where(i))
                 continue
-            if isinstance(event, Surface):
-                message = _view_message(event, kind, seq)
-                if message is None:
-                    self._take(_whole(lines[i]), where(i), fold, synthetic=False)
-                else:
-                    self._append_message(kind, data, message, where, i)
+            if cls is StepStart:  # the step after the last, in the open turn, none open
+                if invariants.turn is not None and invariants.step is None and data.step == invariants.last_step + 1:
+                    append(_STEP_START)
+                    tracker.step = invariants.step = invariants.last_step = data.step
+                    continue
+            elif cls is StepEnd:  # the tracker and the invariants say nothing of any step end
+                append(_STEP_END)
+                tracker.step = invariants.step = None
+                pending.clear()
                 continue
-            if kind in _UPGRADABLE_PLAIN_TYPES and not turn_is_current(kind, data):
-                self._take_indexed([_whole(lines[i])], _at(where, i))
+            elif cls is ToolCall:  # a call of the open step
+                if data.turn == invariants.turn and data.step == invariants.step:
+                    append(_TOOL_CALL)
+                    invariants.calls.add((data.turn, data.step, data.callId))  # (`_call_key` of ints, None, str)
+                    if data.callId is not None and (called := pending.get(data.callId)) is not None:
+                        called.call_seq = seq
+                    continue
+            elif cls is Spliced:  # no rule follows an inbox splice; its messages carry their ids
+                append(_INBOX)
+                for inserted in data.inserted:
+                    if inserted.id is not None:
+                        carriers.setdefault(inserted.id, []).append(~seq)
                 continue
-            append(_KINDS[kind])
-            if kind == "agent/inbox/spliced":  # (its view's messages: objects, each id a string where it has one)
-                for inserted in data.get("inserted", ()):
-                    if "id" in inserted:
-                        carriers.setdefault(inserted["id"], []).append(~seq)
-                continue  # (no rule follows an inbox splice)
-            if warnings := follow(kind, data, seq, None, where, i):
-                self._warn(warnings, where(i))
+            elif cls is TurnStart:  # the turn after the last, none open, in today's shape
+                turn, last = data.turn, invariants.last_turn
+                if (
+                    turn is not None
+                    and invariants.turn is None
+                    and (turn == last + 1 or not last)
+                    and data.trigger is UNSET
+                ):
+                    append(_TURN_START)
+                    tracker.turn = invariants.turn = invariants.last_turn = turn
+                    tracker.step = invariants.step = None
+                    invariants.last_step = 0
+                    pending.clear()
+                    continue
+            elif cls is TurnEnd:  # the open turn's end, in today's shape
+                if invariants.turn is not None and turn_is_current(_TURN_END, data):
+                    append(_TURN_END)
+                    tracker.turn = tracker.step = invariants.turn = invariants.step = None
+                    pending.clear()
+                    continue
+            elif cls is UserMessage:  # neither the tracker nor the invariants follow a prompt
+                if _cites_nothing_later(event, seq):
+                    append(_USER_MESSAGE)
+                    message_ids[seq] = data.id
+                    carriers.setdefault(data.id, []).append(seq)
+                    log._source_kinds[seq] = data.source.kind
+                    fold.append(seq)
+                    surface_ops[seq] = "append"
+                    continue
+            elif cls is AssistantMessage:  # a reply of the open step: its tool calls pending
+                if (
+                    data.step is not None
+                    and data.turn == invariants.turn
+                    and data.step == invariants.step
+                    and _cites_nothing_later(event, seq)
+                ):
+                    append(_ASSISTANT_MESSAGE)
+                    message = data.message
+                    message_ids[seq] = message.id
+                    carriers.setdefault(message.id, []).append(seq)
+                    if not message.content:
+                        log._empty_assistant.add(seq)
+                    fold.append(seq)
+                    surface_ops[seq] = "append"
+                    for block in message.content:
+                        if block.type == "tool-call" and block.id is not None:
+                            tracker.call(block.id, data.step)
+                    continue
+            elif cls is ToolResult:  # the result of a call of the open step
+                message = data.message
+                call = message.source.callId
+                if (
+                    message.content[0].toolCallId == call
+                    and data.turn == invariants.turn
+                    and data.step == invariants.step
+                    and (data.turn, data.step, call) in invariants.calls
+                    and _cites_nothing_later(event, seq)
+                ):
+                    append(_TOOL_RESULT)
+                    message_ids[seq] = message.id
+                    carriers.setdefault(message.id, []).append(seq)
+                    log._result_calls[seq] = call
+                    fold.append(seq)
+                    surface_ops[seq] = "append"
+                    pending.pop(call, None)
+                    continue
+            self._take_indexed([_whole(lines[i])], _at(where, i))  # for the rules to judge
 
     def _upgrade_keeps(self, event: dict[str, Any]) -> bool:
         """Whether the legacy upgrade leaves `event` as it is (as it does every current one)."""
@@ -652,15 +747,9 @@ def _whole(line: bytes) -> dict[str, Any]:
     return value
 
 
-def _view_message(view: Surface, kind: str, seq: int) -> dict[str, Any] | None:
-    """`_current_message` of a surface event's view (its surfaceOp "append"; its time a safe integer)."""
-    if view.sourceEventSeqs is not UNSET and not _cites_earlier(view.sourceEventSeqs, seq):
-        return None
-    data = view.data
-    message = (data if "id" in data else None) if kind == "user/message" else data.get("message")
-    if message is None:
-        return None  # maybe a legacy shape: the upgrade decides
-    return message if message_problem(kind, message) is None else None
+def _cites_nothing_later(view: Surface, seq: int) -> bool:
+    """Whether a surface event's view (at index `seq`) cites no seq as `_current_message` would judge it."""
+    return view.sourceEventSeqs is UNSET or _cites_earlier(view.sourceEventSeqs, seq)
 
 
 def _indexed(events: list[dict[str, Any]], seq: int) -> bool:

@@ -1,18 +1,19 @@
 """Event lines decoded straight from their bytes into what the verdict reads of them, and no more
-(docs/decisions/0040-verdict-views.md).
+(docs/decisions/0040-verdict-views.md, 0041-view-fast-paths.md).
 
 The validating read parses every line of a log but reads a few fields of each: its envelope, a turn and a step,
-a call id, a message's id, role, source and the types of its blocks. Building the whole value (every text of
-every block) cost more than all the rules together. A *view* is the event as a dict that holds the keys the
-fast path of `history.reading` reads, with their values as stored, where the event is in the shape dsh writes:
-each view's type below says that shape exactly, and a line of any other shape (another type, a key the shape
-does not name where the reader counts keys, a value of another type, a number past the safe integers) is no
-view, and is parsed whole as before. A reader that must judge a view's event further parses its line whole.
+a call id, a message's id and source and the types of its blocks. Building the whole value (every text of
+every block) cost more than all the rules together. A *view* is the event as msgspec Structs that hold the
+fields the fast path of `history.reading` reads, with their values as stored, where the event is in the shape
+dsh writes: each view's type below says that shape exactly, and a line of any other shape (another type, a key
+the shape does not name where the reader counts keys, a value of another type, a number past the safe
+integers, a message `rules.message_problem` would refuse) is no view, and is parsed whole as before. A reader
+that must judge a view's event further parses its line whole.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypedDict
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -37,37 +38,33 @@ class _Event(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_on
 # -- plain events: type, seq, time and data -------------------------------------------------------------
 
 
-class _Chunk(msgspec.Struct, gc=False):
-    # (absent or null alike: the invariants read `data.get`)
+class _Turned(msgspec.Struct, gc=False):
+    """A turn and a step (absent or null alike: a fast path takes only ints, where absent and null differ)."""
+
     turn: SafeInt | None = None
     step: SafeInt | None = None
 
 
 class Chunk(_Event, tag="assistant/chunk", kw_only=True):
-    """Its data read as a Struct, not a dict: half of a typical log, its turn and step compared at once."""
+    """Half of a typical log: its turn and step compared at once."""
 
     kind = "assistant/chunk"
-    data: _Chunk
-
-
-class _Step(TypedDict, total=False):
-    turn: SafeInt | None
-    step: SafeInt | None
+    data: _Turned
 
 
 class StepStart(_Event, tag="step/start", kw_only=True):
     kind = "step/start"
-    data: _Step
+    data: _Turned
 
 
 class StepEnd(_Event, tag="step/end", kw_only=True):
     kind = "step/end"
-    data: _Step
+    data: _Turned
 
 
-class _TurnStart(TypedDict, total=False):
-    turn: SafeInt | None
-    trigger: Any  # a legacy turn start's, which the upgrade reads whole
+class _TurnStart(msgspec.Struct, gc=False):
+    turn: SafeInt | None = None
+    trigger: Any = UNSET  # a legacy turn start's, which the upgrade reads whole
 
 
 class TurnStart(_Event, tag="turn/start", kw_only=True):
@@ -83,8 +80,8 @@ class TurnEnd(_Event, tag="turn/end", kw_only=True):
     data: dict[str, Any]
 
 
-class _ToolCall(_Step, total=False):
-    callId: str
+class _ToolCall(_Turned, gc=False):
+    callId: str | None = None
 
 
 class ToolCall(_Event, tag="tool/call", kw_only=True):
@@ -92,12 +89,14 @@ class ToolCall(_Event, tag="tool/call", kw_only=True):
     data: _ToolCall
 
 
-class _Inserted(TypedDict, total=False):
-    id: str
+class _Inserted(msgspec.Struct, gc=False):
+    """An inserted message: an object, its id a string where it has one."""
+
+    id: str | None = None
 
 
-class _Inbox(TypedDict, total=False):
-    inserted: list[_Inserted]
+class _Inbox(msgspec.Struct, gc=False):
+    inserted: list[_Inserted] = []
 
 
 class InboxSplice(_Event, tag="agent/inbox/spliced", kw_only=True):
@@ -105,32 +104,26 @@ class InboxSplice(_Event, tag="agent/inbox/spliced", kw_only=True):
     data: _Inbox
 
 
-# -- surface events: an appended message --------------------------------------------------------------
+# -- surface events: an appended message, well formed ------------------------------------------------------
+# Each message type says all that `rules.message_problem` asks of its kind's message, but that a tool result's
+# block answers its source's call: a message of any other shape has no view, and is parsed whole.
+
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-class _Part(TypedDict):
+class _Object(msgspec.Struct, gc=False):
     """An object whose keys the verdict does not read (any keys)."""
 
 
-class _Block(TypedDict, total=False):
-    type: str
-    id: str
-    toolCallId: str
-    content: list[_Part]
+class _Source(msgspec.Struct, gc=False):
+    kind: NonEmpty
 
 
-class _Source(TypedDict, total=False):
-    kind: str
-    provider: str
-    model: str
-    callId: str
-
-
-class _Message(TypedDict, total=False):
-    id: str
-    role: str
+class _Prompt(msgspec.Struct, gc=False):
+    id: NonEmpty
+    role: Literal["user"]
     source: _Source
-    content: list[_Block]
+    content: list[_Object]
 
 
 class Surface(_Event, kw_only=True):
@@ -142,11 +135,31 @@ class Surface(_Event, kw_only=True):
 
 class UserMessage(Surface, tag="user/message", kw_only=True):
     kind = "user/message"
-    data: _Message
+    data: _Prompt
 
 
-class _Said(_Step, total=False):
-    message: _Message
+class _Block(msgspec.Struct, gc=False):
+    """A reply's block, as the crash tracker reads it: a tool call's id (absent or null alike)."""
+
+    type: str | None = None
+    id: str | None = None
+
+
+class _ModelSource(msgspec.Struct, gc=False):
+    kind: Literal["model"]
+    provider: NonEmpty
+    model: NonEmpty
+
+
+class _Reply(msgspec.Struct, gc=False):
+    id: NonEmpty
+    role: Literal["assistant"]
+    source: _ModelSource
+    content: list[_Block]
+
+
+class _Said(_Turned, gc=False, kw_only=True):
+    message: _Reply
 
 
 class AssistantMessage(Surface, tag="assistant/message", kw_only=True):
@@ -154,17 +167,31 @@ class AssistantMessage(Surface, tag="assistant/message", kw_only=True):
     data: _Said
 
 
-class _Error(TypedDict, total=False):
-    code: str | None
+class _ToolSource(msgspec.Struct, gc=False):
+    kind: Literal["tool"]
+    callId: NonEmpty
 
 
-class _Result(_Said, total=False):
-    error: _Error
+class _ResultBlock(msgspec.Struct, gc=False):
+    type: Literal["tool-result"]
+    toolCallId: str  # its source's callId, compared by the reader
+    content: list[_Object]
+
+
+class _Result(msgspec.Struct, gc=False):
+    id: NonEmpty
+    role: Literal["user"]
+    source: _ToolSource
+    content: Annotated[list[_ResultBlock], msgspec.Meta(min_length=1, max_length=1)]
+
+
+class _Answered(_Turned, gc=False, kw_only=True):
+    message: _Result
 
 
 class ToolResult(Surface, tag="tool/result", kw_only=True):
     kind = "tool/result"
-    data: _Result
+    data: _Answered
 
 
 View = (

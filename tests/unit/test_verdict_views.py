@@ -31,10 +31,13 @@ def session() -> list[Event]:
         log.add("turn/start", {"turn": turn})
         log.add("step/start", {"turn": turn, "step": 1})
         log.user(f"Prompt {turn}")
-        log.add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "text": "Rea"}})
-        log.add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "text": "ding"}})
+        chunks = [
+            log.add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "text": delta}})["seq"]
+            for delta in ("Rea", "ding")
+        ]
         call = f"call_{turn}"
-        log.assistant(turn, 1, [{"type": "text", "text": "Reading"}, {"type": "tool-call", "id": call, "name": "r"}])
+        blocks = [{"type": "text", "text": "Reading"}, {"type": "tool-call", "id": call, "name": "r"}]
+        log.assistant(turn, 1, blocks)["sourceEventSeqs"] = chunks
         log.tool_round(turn, 1, call, "alpha")
         log.add("step/end", {"turn": turn, "step": 1})
         log.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
@@ -61,6 +64,19 @@ def text(kind: str, raw: bytes) -> Callable[[list[Event]], None]:
         event["_raw"] = (b'"\\u0000MARK\\u0000"', raw)
 
     return apply
+
+
+def open_call_of_no_step(events: list[Event]) -> None:
+    """The last turn opens no step, and its reply, which names none, is the last event: the crash closers' result
+    for its call names no step either (a step absent, not null)."""
+    turn = max(i for i, e in enumerate(events) if e["type"] == "turn/start")
+    reply = max(i for i, e in enumerate(events) if e["type"] == "assistant/message")
+    events[reply]["data"].pop("step")
+    del events[reply + 1 :]
+    events[:] = [e for i, e in enumerate(events) if i <= turn or e["type"] != "step/start"]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    events[-1]["sourceEventSeqs"] = [seq for seq in events[-1]["sourceEventSeqs"] if seq < len(events) - 1]
 
 
 CHANGES: dict[str, Callable[[list[Event]], None]] = {
@@ -106,6 +122,28 @@ CHANGES: dict[str, Callable[[list[Event]], None]] = {
     "an inbox message id a number": first("agent/inbox/spliced", lambda e: e["data"]["inserted"][0].update(id=3)),
     "a seq that repeats": first("step/end", lambda e: e.update(seq=e["seq"] - 1)),
     "an open final turn": lambda events: events.pop(),
+    # events out of a writer's order, which the crash tracker and the invariants follow from a view or whole
+    "a first turn numbered 5": first("turn/start", lambda e: e["data"].update(turn=5)),
+    "a turn of null": first("turn/start", lambda e: e["data"].update(turn=None)),
+    "a turn start written as a step end": first("turn/start", lambda e: e.update(type="step/end")),
+    "a step that skips one": first("step/start", lambda e: e["data"].update(step=3)),
+    "a call written as the next step's start": first(
+        "tool/call", lambda e: (e.update(type="step/start"), e["data"].update(step=2))
+    ),
+    "a step end written as a step start": first("step/end", lambda e: e.update(type="step/start")),
+    "a turn end written as a turn start": first("turn/end", lambda e: e.update(type="turn/start")),
+    "a call of another step": first("tool/call", lambda e: e["data"].update(step=2)),
+    "a call of another id": first("tool/call", lambda e: e["data"].update(callId="call_x")),
+    "a call of no id": first("tool/call", lambda e: e["data"].pop("callId")),
+    "a reply of another turn": first("assistant/message", lambda e: e["data"].update(turn=2)),
+    "a result of another step": first("tool/result", lambda e: e["data"].update(step=2)),
+    "a reply that cites nothing": first("assistant/message", lambda e: e.update(sourceEventSeqs=[])),
+    "a prompt that cites a later seq": first("user/message", lambda e: e.update(sourceEventSeqs=[99])),
+    "a reply of no step, its call left open": open_call_of_no_step,
+    "a reply, its call left open": lambda events: events.__delitem__(
+        slice(max(i for i, e in enumerate(events) if e["type"] == "assistant/message") + 1, None)
+    ),
+    "a reply of no content": first("assistant/message", lambda e: e["data"]["message"].update(content=[])),
 }
 
 
@@ -147,6 +185,7 @@ def said(log: SessionLog) -> dict[str, Any]:
         "verdict": log.verdict,
         "findings": [(d.code, d.severity, d.message, d.location) for d in log.diagnostics],
         "facts": (log.turns, log.steps, log.title, log.event_count, list(log.types), list(log.surface)),
+        "closers": [log.raw_event(seq) for seq in log.closers],
         "index": (
             dict(log.message_ids),
             dict(log.source_kinds),
