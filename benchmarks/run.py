@@ -272,7 +272,7 @@ def validating_read(w: Workloads, runs: int) -> list[Figure]:
             "validating read, W1 long (zstd, small events)",
             f"{ms(load)} vs orjson {ms(bare)}",
             bare / load,
-            Budget(">=", 0.25),
+            Budget(">=", 0.3),  # 0.38-0.46x measured (decision 0041): raised from 0.25x, with margin for load
         )
     )
     return figures

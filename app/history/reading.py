@@ -469,18 +469,19 @@ class Reader:
         append, pending, surface_ops, message_ids = types.append, tracker.pending, log._surface_ops, log._message_ids
         for i, event in enumerate(events):
             cls = type(event)
-            if cls is dict:
-                self._take_indexed([event], _at(where, i))
-                continue
-            data, seq = event.data, len(types)
             if cls is Chunk:  # half of a typical log: no index or tracking facts to keep
                 append(_CHUNK)
                 # the invariants' common case, asked without a call: a chunk of the open turn and step
+                data = event.data
                 if data.turn != invariants.turn or data.step != invariants.step:
                     said = {"turn": data.turn, "step": data.step}  # (absent or null alike: read by `get`)
                     if warnings := invariants.check(_CHUNK, said, None):
                         self._warn(warnings, where(i))
                 continue
+            if cls is dict:
+                self._take_indexed([event], _at(where, i))
+                continue
+            data, seq = event.data, len(types)
             if cls is StepStart:  # the step after the last, in the open turn, none open
                 if invariants.turn is not None and invariants.step is None and data.step == invariants.last_step + 1:
                     append(_STEP_START)
