@@ -205,11 +205,11 @@ def step_bounds(log: SessionLog) -> list[StepBounds]:
     """Every step of the log, keyed and bounded, in log order (what model views and comparisons are keyed by)."""
     types = log.types
     starts: list[tuple[int, int, int]] = []  # (seq, turn, step)
-    for seq, kind in enumerate(types):
-        if kind == "step/start":
-            pair = turn_step(log.raw_event(seq).get("data"))
-            if pair is not None:
-                starts.append((seq, *pair))
+    seqs = [seq for seq, kind in enumerate(types) if kind == "step/start"]
+    for seq, event in zip(seqs, log.raw_events_at(seqs), strict=True):
+        pair = turn_step(event.get("data"))
+        if pair is not None:
+            starts.append((seq, *pair))
     out: list[StepBounds] = []
     seen: dict[tuple[int, int], int] = {}
     for i, (start, turn, step) in enumerate(starts):

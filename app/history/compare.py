@@ -240,9 +240,8 @@ def _message_items(kind: str, seq: int, message: Json, tool: str | None, replace
     return [Item("message", seq, source_kind, text, mid)]
 
 
-def _message(log: SessionLog, seq: int) -> Json | None:
-    """The message of surface event `seq` as logged, when it is well-shaped."""
-    raw = log.raw_event(seq)
+def _message(raw: Json) -> Json | None:
+    """The message of surface event `raw` as logged, when it is well-shaped."""
     message = message_of(raw)
     return message if message_shape_problem(raw) is None and isinstance(message, dict) else None
 
@@ -341,6 +340,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
     p = 0  # the next step whose end the walk has not passed
     header_seqs = list(types.seqs["request/header"])
     h = 0
+    surface = log.raw_events_at(list(log.surface_ops))  # read as the walk goes, a stretch of lines at a time
     for seq, op in [*log.surface_ops.items(), (log.event_count, "append")]:
         while p < len(steps) and steps[p].end < seq:
             if p not in read:
@@ -355,7 +355,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
         if op == "append" and log.types[seq] == "assistant/message" and segment % 2 and segment // 2 not in read:
             read[segment // 2] = (*chain.head(), seq - 1)
             answers[segment // 2] = seq
-        message = _message(log, seq)
+        message = _message(next(surface))
         if message is None:  # a surface event whose message does not read: it holds its place, unseen
             digests[seq] = None
             chain.put(op, seq, None, digests)

@@ -11,7 +11,7 @@ import math
 import threading
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -331,7 +331,7 @@ class SessionLog:
                     continue
                 stop = bisect_right(starts, starts[rec] + REREAD_SPAN, lo=rec + 1, hi=rec + plain - seq)
                 with self._decoding(seq):
-                    lines = scan.reread_lines(starts[rec:stop], lengths[rec:stop], seq)
+                    lines = scan.reread_lines(starts[rec:stop], lengths[rec:stop], range(seq, seq + stop - rec))
                 for events in lines:
                     if len(events) != 1 or not _read_as(events[0], self._types[seq]):
                         raise RecordChanged(self.location_of(seq), "the record holds other events than were read there")
@@ -341,6 +341,52 @@ class SessionLog:
                         yield events[0]
                     seq += 1
         yield from map(self.raw_event, range(seq, seqs.stop))
+
+    def raw_events_at(self, seqs: Iterable[int]) -> Iterator[dict[str, Any]]:
+        """`raw_event` of each of `seqs` (ascending, scattered), where each is a line of its own read a stretch
+        of up to REREAD_SPAN bytes at a time: a comparison or a step index reads every message or step start of
+        a long log, each otherwise a read, a frame's lookup and a parse of its own."""
+        records, scan, real = self._event_record, self._scan, len(self._event_record)
+        sid = self.header.id if self.header and self.header.id else ""
+        if self._kept is not None or not isinstance(scan, JsonlSessionScan):
+            yield from map(self.raw_event, seqs)
+            return
+        starts, lengths = self._rec_start, self._rec_length
+        stretch: list[int] = []  # seqs of lines of their own, read together
+
+        def alone(seq: int) -> bool:  # the one event of its line, and no copy counted with others
+            rec = records[seq]
+            return (
+                (seq == 0 or records[seq - 1] != rec)
+                and (seq + 1 == real or records[seq + 1] != rec)
+                and not self._copies_at(seq, seq + 1)[0]
+            )
+
+        def read(stretch: list[int]) -> Iterator[dict[str, Any]]:
+            recs = [records[seq] for seq in stretch]
+            with self._decoding(stretch[0]):
+                lines = scan.reread_lines([starts[r] for r in recs], [lengths[r] for r in recs], stretch)
+            for seq, events in zip(stretch, lines, strict=True):
+                if len(events) != 1 or not _read_as(events[0], self._types[seq]):
+                    raise RecordChanged(self.location_of(seq), "the record holds other events than were read there")
+                try:
+                    yield upgrade_event(events[0], sid, self._message_ids.get)
+                except UpgradeError:
+                    yield events[0]
+
+        for seq in seqs:
+            if seq < real and alone(seq):
+                if stretch and starts[records[seq]] - starts[records[stretch[0]]] > REREAD_SPAN:
+                    yield from read(stretch)
+                    stretch = []
+                stretch.append(seq)
+                continue
+            if stretch:
+                yield from read(stretch)
+                stretch = []
+            yield self.raw_event(seq)
+        if stretch:
+            yield from read(stretch)
 
     def _copies_at(self, seq: int, stop: int) -> tuple[int, int]:
         """How many of the events from `seq` (up to `stop`) are copies of one line counted at once (0: none),

@@ -356,9 +356,12 @@ class JsonlSessionScan(JsonlScan):
             return [dict(event) for _ in range(count)]
         return [{**event, "seq": seq} for seq in range(first_seq, first_seq + count)]
 
-    def reread_lines(self, starts: Sequence[int], lengths: Sequence[int], first_seq: int) -> list[list[dict[str, Any]]]:
-        """`reread` of each line read at `starts[i]` (`lengths[i]` bytes, its first event's seq `first_seq + i`),
-        their bytes read in one stretch: the lines of a run of a million like events cost one read, not a million."""
+    def reread_lines(
+        self, starts: Sequence[int], lengths: Sequence[int], seqs: Sequence[int]
+    ) -> list[list[dict[str, Any]]]:
+        """`reread` of each line read at `starts[i]` (`lengths[i]` bytes, its first event's seq `seqs[i]`), their
+        bytes read in one stretch: the lines of a run of a million like events cost one read, not a million, and
+        lines scattered through a stretch (a log's messages) one read too."""
         base = starts[0]
         span = starts[-1] + lengths[-1] - base
         data = self.plaintext.read(base, span)
@@ -368,7 +371,7 @@ class JsonlSessionScan(JsonlScan):
             data[start - base : start - base + length] + b"\n" for start, length in zip(starts, lengths, strict=True)
         ]
         mode = self.mode
-        return [decode_record(value, first_seq + i, mode) for i, value in enumerate(parse_json_lines(lines))]
+        return [decode_record(value, seq, mode) for seq, value in zip(seqs, parse_json_lines(lines), strict=True)]
 
 
 class SqliteSessionScan(SqliteScan):

@@ -52,6 +52,10 @@ def test_corpus_log_survives_jsonl_zstd_and_sqlite(corpus_dir: Path, tmp_path: P
         assert log.verdict.category == "accepted", (log.carrier, log.verdict)
         assert stored_events(log) == reference, log.carrier
         assert [m.id for m in log.history_at()] == [m.id for m in fixture.history_at()]
+    for log in (fixture, plain, zstd, sqlite):
+        # scattered events read a stretch at a time (a comparison's messages) read as each alone does
+        picked = sorted({*range(0, log.event_count, 3), *log.surface_ops})
+        assert list(log.raw_events_at(picked)) == [log.raw_event(seq) for seq in picked], log.carrier
 
 
 def test_a_large_data_value_is_stored_as_a_zstd_blob_and_read_back(corpus_dir: Path, tmp_path: Path) -> None:
