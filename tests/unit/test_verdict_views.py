@@ -66,17 +66,34 @@ def text(kind: str, raw: bytes) -> Callable[[list[Event]], None]:
     return apply
 
 
+def last(kind: str) -> Callable[[list[Event]], int]:
+    """Where the last event of type `kind` lies."""
+    return lambda events: max(i for i, e in enumerate(events) if e["type"] == kind)
+
+
+def renumbered(events: list[Event]) -> None:
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+
+
 def open_call_of_no_step(events: list[Event]) -> None:
     """The last turn opens no step, and its reply, which names none, is the last event: the crash closers' result
     for its call names no step either (a step absent, not null)."""
-    turn = max(i for i, e in enumerate(events) if e["type"] == "turn/start")
-    reply = max(i for i, e in enumerate(events) if e["type"] == "assistant/message")
+    turn, reply = last("turn/start")(events), last("assistant/message")(events)
     events[reply]["data"].pop("step")
     del events[reply + 1 :]
     events[:] = [e for i, e in enumerate(events) if i <= turn or e["type"] != "step/start"]
-    for seq, event in enumerate(events):
-        event["seq"] = seq
+    renumbered(events)
     events[-1]["sourceEventSeqs"] = [seq for seq in events[-1]["sourceEventSeqs"] if seq < len(events) - 1]
+
+
+def step_ended_unanswered(events: list[Event]) -> None:
+    """The last turn's call is never made nor answered, its step ends and the log ends there: the crash tracker
+    forgets the call at the step's end, so the closers close only the turn."""
+    turn = last("turn/start")(events)
+    dropped = ("tool/call", "tool/result", "turn/end")
+    events[:] = [e for i, e in enumerate(events) if i < turn or e["type"] not in dropped]
+    renumbered(events)
 
 
 CHANGES: dict[str, Callable[[list[Event]], None]] = {
@@ -141,7 +158,12 @@ CHANGES: dict[str, Callable[[list[Event]], None]] = {
     "a prompt that cites a later seq": first("user/message", lambda e: e.update(sourceEventSeqs=[99])),
     "a reply of no step, its call left open": open_call_of_no_step,
     "a reply, its call left open": lambda events: events.__delitem__(
-        slice(max(i for i, e in enumerate(events) if e["type"] == "assistant/message") + 1, None)
+        slice(last("assistant/message")(events) + 1, None)
+    ),
+    "a call left open": lambda events: events.__delitem__(slice(last("tool/call")(events) + 1, None)),
+    "a step ended, its call unanswered": step_ended_unanswered,
+    "a turn end written as the next turn's start": first(
+        "turn/end", lambda e: (e.update(type="turn/start"), e["data"].update(turn=2))
     ),
     "a reply of no content": first("assistant/message", lambda e: e["data"]["message"].update(content=[])),
 }
