@@ -370,8 +370,10 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
         digest = _digest(_normal_message(message, ignore, tool)) if visible else None
         digests[seq] = digest
         if message.get("role") == "assistant" and op == "append":  # what it said, whatever tool it answers
-            same = tool is None and digest is not None
-            outputs[seq] = digest if same else _digest(_normal_message(message, ignore, None))
+            output = digest
+            if tool is not None or output is None:
+                output = _digest(_normal_message(message, ignore, None))
+            outputs[seq] = output
         chain.put(op, seq, digest, digests)
         if not ignored:
             found = _message_items(log.types[seq], seq, message, tool, op != "append")
