@@ -11,6 +11,15 @@ function slotOf(root4) {
   for (let el = root4.firstElementChild; el; el = el.nextElementSibling) {
     if (el.hasAttribute("data-disclosure-slot")) return el;
   }
+  for (let el = root4.firstElementChild; el; el = el.nextElementSibling) {
+    if (el instanceof HTMLTemplateElement && el.hasAttribute("data-disclosure-body")) {
+      const slot = document.createElement("div");
+      slot.className = "slot";
+      slot.setAttribute("data-disclosure-slot", "");
+      el.before(slot);
+      return slot;
+    }
+  }
   return null;
 }
 function setOpen(header, open) {
@@ -131,26 +140,20 @@ function announce(text) {
 }
 var copiedTimers = /* @__PURE__ */ new WeakMap();
 function showCopied(button) {
-  const copied = button.getAttribute("data-copied-label") || "Copied";
-  const shows = !button.hasAttribute("data-label");
+  const copied = button.getAttribute("data-copied-label") || document.body.getAttribute("data-label-copied") || "Copied";
+  const shows = !button.hasAttribute("aria-label");
   if (!button.hasAttribute("data-copy-idle")) {
-    button.setAttribute("data-copy-idle", (shows ? button.textContent : button.getAttribute("data-label")) || "");
+    button.setAttribute("data-copy-idle", (shows ? button.textContent : button.getAttribute("aria-label")) || "");
   }
   if (shows) button.textContent = copied;
-  else {
-    button.setAttribute("data-label", copied);
-    button.setAttribute("aria-label", copied);
-  }
+  else button.setAttribute("aria-label", copied);
   button.setAttribute("data-copied", "");
   announce(copied);
   clearTimeout(copiedTimers.get(button));
   copiedTimers.set(button, setTimeout(() => {
     const idle = button.getAttribute("data-copy-idle") || "";
     if (shows) button.textContent = idle;
-    else {
-      button.setAttribute("data-label", idle);
-      button.setAttribute("aria-label", idle);
-    }
+    else button.setAttribute("aria-label", idle);
     button.removeAttribute("data-copied");
   }, 1e3));
 }

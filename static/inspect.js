@@ -9,6 +9,16 @@ function slotOf(root) {
   for (let el = root.firstElementChild; el; el = el.nextElementSibling) {
     if (el.hasAttribute("data-disclosure-slot")) return el;
   }
+  // a transcript row sends its body's <template> alone (rows/_parts.html): its slot is made when first opened
+  for (let el = root.firstElementChild; el; el = el.nextElementSibling) {
+    if (el instanceof HTMLTemplateElement && el.hasAttribute("data-disclosure-body")) {
+      const slot = document.createElement("div");
+      slot.className = "slot";
+      slot.setAttribute("data-disclosure-slot", "");
+      el.before(slot);
+      return slot;
+    }
+  }
   return null;
 }
 
@@ -127,25 +137,26 @@ function announce(text) {
   setTimeout(() => { region.textContent = text; }, 50);  // emptied first: the same word again is news
 }
 
-// A button's word is its data-label (drawn by the stylesheet) and aria-label; a path button's is its text.
+// A button's word is its aria-label (the stylesheet draws it); a path button's is its text. "Copied" is the
+// page's word (body[data-label-copied]), or a button's own data-copied-label where a form gives one.
 /** @type {WeakMap<Element, number>} */
 const copiedTimers = new WeakMap();
 /** @param {Element} button */
 function showCopied(button) {
-  const copied = button.getAttribute("data-copied-label") || "Copied";
-  const shows = !button.hasAttribute("data-label");
+  const copied = button.getAttribute("data-copied-label") || document.body.getAttribute("data-label-copied") || "Copied";
+  const shows = !button.hasAttribute("aria-label");
   if (!button.hasAttribute("data-copy-idle")) {
-    button.setAttribute("data-copy-idle", (shows ? button.textContent : button.getAttribute("data-label")) || "");
+    button.setAttribute("data-copy-idle", (shows ? button.textContent : button.getAttribute("aria-label")) || "");
   }
   if (shows) button.textContent = copied;
-  else { button.setAttribute("data-label", copied); button.setAttribute("aria-label", copied); }
+  else button.setAttribute("aria-label", copied);
   button.setAttribute("data-copied", "");
   announce(copied);
   clearTimeout(copiedTimers.get(button));
   copiedTimers.set(button, setTimeout(() => {
     const idle = button.getAttribute("data-copy-idle") || "";
     if (shows) button.textContent = idle;
-    else { button.setAttribute("data-label", idle); button.setAttribute("aria-label", idle); }
+    else button.setAttribute("aria-label", idle);
     button.removeAttribute("data-copied");
   }, 1000));  // docs/ui.md §5.1: "Copied" for 1s
 }

@@ -35,7 +35,7 @@ from .present.folds import Fold, fold_runs
 from .present.model_views import message_url
 from .present.rows import duration
 from .present.spend.cost import cost_cell
-from .present.strings import LANGUAGES, Strings, count, strings_for
+from .present.strings import LANGUAGES, Strings, count, element_text, strings_for
 from .present.wording import WORDS
 from .read_ahead import ReadAhead
 from .sign_in import SignIn
@@ -115,6 +115,7 @@ def _templates() -> Jinja2Templates:
     templates.env.globals["cost_cell"] = cost_cell  # a `cost` JSON worded for a column (None: nothing to price)
     templates.env.globals["message_url"] = message_url  # a row's link to its message's identity page
     templates.env.filters["count"] = count
+    templates.env.filters["text"] = element_text  # a body's text as element content (quotes unescaped)
     templates.env.globals["fold_runs"] = fold_runs  # rows/_fold.html: the fold rule
     templates.env.tests["fold"] = lambda item: isinstance(item, Fold)
     return templates

@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
 from ...forms.jsformat import interpolate
 
 EN: dict[str, str] = {
@@ -1293,6 +1295,13 @@ def count(value: int | None) -> str:
     digits. Event numbers (`#12345`), line numbers and byte offsets are places in a log, not amounts:
     they print as the log and the URLs have them."""
     return "—" if value is None else f"{value:,}"
+
+
+def element_text(value: str) -> Markup:
+    """Text set as an element's content (a row's body: `| text` in rows/_parts.html): `&`, `<` and `>` escaped,
+    quotes as they are. Only an attribute needs them escaped; as `&#34;` they made a JSON body a fifth
+    heavier on the wire (issue 37)."""
+    return Markup(value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 # A noun (or verb) after a count, in its two English forms: `{count} {count|turn|turns}`. Chinese words a
