@@ -140,7 +140,7 @@ function announce(text) {
 }
 var copiedTimers = /* @__PURE__ */ new WeakMap();
 function showCopied(button) {
-  const copied = button.getAttribute("data-copied-label") || document.body.getAttribute("data-label-copied") || "Copied";
+  const copied = document.body.getAttribute("data-label-copied") || "Copied";
   const shows = !button.hasAttribute("aria-label");
   if (!button.hasAttribute("data-copy-idle")) {
     button.setAttribute("data-copy-idle", (shows ? button.textContent : button.getAttribute("aria-label")) || "");

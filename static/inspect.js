@@ -138,12 +138,12 @@ function announce(text) {
 }
 
 // A button's word is its aria-label (the stylesheet draws it); a path button's is its text. "Copied" is the
-// page's word (body[data-label-copied]), or a button's own data-copied-label where a form gives one.
+// page's word (body[data-label-copied]: base.html, export.html).
 /** @type {WeakMap<Element, number>} */
 const copiedTimers = new WeakMap();
 /** @param {Element} button */
 function showCopied(button) {
-  const copied = button.getAttribute("data-copied-label") || document.body.getAttribute("data-label-copied") || "Copied";
+  const copied = document.body.getAttribute("data-label-copied") || "Copied";
   const shows = !button.hasAttribute("aria-label");
   if (!button.hasAttribute("data-copy-idle")) {
     button.setAttribute("data-copy-idle", (shows ? button.textContent : button.getAttribute("aria-label")) || "");

@@ -333,12 +333,7 @@ class SessionLog:
                 with self._decoding(seq):
                     lines = scan.reread_lines(starts[rec:stop], lengths[rec:stop], range(seq, seq + stop - rec))
                 for events in lines:
-                    if len(events) != 1 or not _read_as(events[0], self._types[seq]):
-                        raise RecordChanged(self.location_of(seq), "the record holds other events than were read there")
-                    try:
-                        yield upgrade_event(events[0], sid or "", self._message_ids.get)
-                    except UpgradeError:
-                        yield events[0]
+                    yield self._line_event(events, seq, sid or "")
                     seq += 1
         yield from map(self.raw_event, range(seq, seqs.stop))
 
@@ -367,12 +362,7 @@ class SessionLog:
             with self._decoding(stretch[0]):
                 lines = scan.reread_lines([starts[r] for r in recs], [lengths[r] for r in recs], stretch)
             for seq, events in zip(stretch, lines, strict=True):
-                if len(events) != 1 or not _read_as(events[0], self._types[seq]):
-                    raise RecordChanged(self.location_of(seq), "the record holds other events than were read there")
-                try:
-                    yield upgrade_event(events[0], sid, self._message_ids.get)
-                except UpgradeError:
-                    yield events[0]
+                yield self._line_event(events, seq, sid)
 
         for seq in seqs:
             if seq < real and alone(seq):
@@ -387,6 +377,16 @@ class SessionLog:
             yield self.raw_event(seq)
         if stretch:
             yield from read(stretch)
+
+    def _line_event(self, events: list[dict[str, Any]], seq: int, sid: str) -> dict[str, Any]:
+        """Event `seq`, the one event a line read again decoded to, upgraded as `raw_event` upgrades it; a line
+        that now holds other events than were read there is a RecordChanged."""
+        if len(events) != 1 or not _read_as(events[0], self._types[seq]):
+            raise RecordChanged(self.location_of(seq), "the record holds other events than were read there")
+        try:
+            return upgrade_event(events[0], sid, self._message_ids.get)
+        except UpgradeError:
+            return events[0]
 
     def _copies_at(self, seq: int, stop: int) -> tuple[int, int]:
         """How many of the events from `seq` (up to `stop`) are copies of one line counted at once (0: none),
