@@ -337,7 +337,7 @@ class Settings:
         2,
         "Processes that read sessions for the cross-session search index when 64 or more need indexing at once "
         "(the first search over a large root); 1 reads them in the server's own process. Give it the cores "
-        "the server may take.",
+        "the server may take. A log of 4 MiB or more is read by a niced process of the server's own either way.",
     )
     list_wait_ms: int = setting(
         1000,

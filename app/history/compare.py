@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,7 +40,7 @@ from .calls import step_bounds
 from .requests import header_at, header_from, seed_boundary, surfaces_at
 from .session import SessionLog, SurfaceOp
 from .state import TypeIndex, type_index
-from .word_diff import Words, word_diff
+from .word_diff import WordDiff, Words, word_diff
 
 Status = Literal["same", "changed", "only-a", "only-b"]
 ItemKind = Literal[
@@ -498,7 +498,12 @@ def _counterparts(x: Item, y: Item) -> bool:
     return x.kind == y.kind and (x.kind == "header" or x.label == y.label)
 
 
-def _pair_items(a: tuple[Item, ...], b: tuple[Item, ...]) -> tuple[ItemPair, ...]:
+# how a changed pair of texts is diffed word by word: `word_diff`, or a caller's that does the costly ones
+# elsewhere (the server's niced process)
+WordDiffer = Callable[[str, str], WordDiff]
+
+
+def _pair_items(a: tuple[Item, ...], b: tuple[Item, ...], words: WordDiffer) -> tuple[ItemPair, ...]:
     sa, sb = [_signature(i) for i in a], [_signature(i) for i in b]
     if sa == sb:  # most steps of two runs that agree
         return tuple(ItemPair("same", x, y, ()) for x, y in zip(a, b, strict=True))
@@ -513,7 +518,7 @@ def _pair_items(a: tuple[Item, ...], b: tuple[Item, ...]) -> tuple[ItemPair, ...
         while left or right:
             if left and right and _counterparts(left[0], right[0]):
                 x, y = left.pop(0), right.pop(0)
-                diff = word_diff(x.text, y.text)
+                diff = words(x.text, y.text)
                 out.append(ItemPair("changed", x, y, diff.words, diff.whole))
             elif left and (not right or not any(r.kind == left[0].kind for r in right)):
                 out.append(ItemPair("only-a", left.pop(0), None, ()))
@@ -537,25 +542,25 @@ def _output_status(a: StepFacts | None, b: StepFacts | None) -> Status:
     return "same" if a.output == b.output else "changed"
 
 
-def _segment_pair(x: Segment | None, y: Segment | None) -> SegmentPair:
+def _segment_pair(x: Segment | None, y: Segment | None, words: WordDiffer) -> SegmentPair:
     a, b = (x.step if x else None), (y.step if y else None)
-    items = _pair_items(x.items if x else (), y.items if y else ())
+    items = _pair_items(x.items if x else (), y.items if y else (), words)
     request, _ = _request_status(a, b)
     return SegmentPair(x.key if x else None, y.key if y else None, a, b, request, _output_status(a, b), items)
 
 
-def _aligned(a: LogFacts, b: LogFacts) -> Iterator[SegmentPair]:
+def _aligned(a: LogFacts, b: LogFacts, words: WordDiffer) -> Iterator[SegmentPair]:
     sa, sb = a.segments, b.segments
     matcher = difflib.SequenceMatcher(None, [s.key for s in sa], [s.key for s in sb], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             for x, y in zip(sa[i1:i2], sb[j1:j2], strict=True):
-                yield _segment_pair(x, y)
+                yield _segment_pair(x, y, words)
             continue
         for x in sa[i1:i2]:
-            yield _segment_pair(x, None)
+            yield _segment_pair(x, None, words)
         for y in sb[j1:j2]:
-            yield _segment_pair(None, y)
+            yield _segment_pair(None, y, words)
 
 
 def _first_message(
@@ -580,12 +585,14 @@ def _visible_digests(log: SessionLog, facts: LogFacts, key: str) -> list[str]:
     return [d for d in (facts.digests.get(s) for s in seqs) if d is not None]
 
 
-def compare_logs(log_a: SessionLog, log_b: SessionLog, ignore: Iterable[str] = ()) -> Comparison:
-    """The two logs aligned step by step, with their first divergences named."""
+def compare_logs(
+    log_a: SessionLog, log_b: SessionLog, ignore: Iterable[str] = (), words: WordDiffer = word_diff
+) -> Comparison:
+    """The two logs aligned step by step, with their first divergences named; changed texts diffed by `words`."""
     names = tuple(ignore)
     parts = ignore_of(names)
     facts_a, facts_b = log_facts(log_a, parts), log_facts(log_b, parts)
-    segments = tuple(_aligned(facts_a, facts_b))
+    segments = tuple(_aligned(facts_a, facts_b, words))
     first = request = output = None
     for index, pair in enumerate(segments):
         if first is None and pair.status != "same":

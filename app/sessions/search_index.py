@@ -42,7 +42,7 @@ from ..history.transcript import KIND_FAMILIES, Row
 from ..log.plaintext import DEFAULT_LIMITS, ReadLimits
 from ..log.records import NotASessionLog
 from ..log.sources import RecordChanged, SessionSource
-from .priority import lower_this_thread
+from .priority import ELSEWHERE_BYTES, FORK_SERVER, Elsewhere, background_process
 from .registry import APPEND_ONLY, Entry, FileVersion, Mark, appended, file_version, mark_at
 from .session_search import row_shown
 from .transcript import Transcript, build_transcript
@@ -717,10 +717,12 @@ Reader = Callable[[Entry], tuple[Transcript | None, Mark] | None]
 class FanOut:
     """Read many stale sessions at once on `workers` processes, afresh with `limits`, while this one writes
     what they read into the index. Taken only for `FAN_OUT_FROM` sessions or more, where a pool pays for
-    its start; fewer are read here, by the reader given."""
+    its start; fewer are read here, by the reader given, but for logs of `ELSEWHERE_BYTES` or more, which
+    `elsewhere` reads (when given): seconds of a process's time that its requests would wait behind."""
 
     workers: int
     limits: ReadLimits = DEFAULT_LIMITS
+    elsewhere: Elsewhere | None = None
 
 
 def bring_up_to_date(
@@ -736,7 +738,7 @@ def bring_up_to_date(
     entries' file versions (by default, a look at each file)."""
     told = versions or LOOKED_AT
     stale = left = changed(index.versions(), entries, told)
-    if fan_out is not None and fan_out.workers > 1 and len(stale) >= FAN_OUT_FROM and _FORK_SERVER:
+    if fan_out is not None and fan_out.workers > 1 and len(stale) >= FAN_OUT_FROM and FORK_SERVER:
         with index.fanning:  # one pool at a time: a second search waits for it, then finds these indexed
             left = changed(index.versions(), entries, told)
             if len(left) >= FAN_OUT_FROM:
@@ -752,6 +754,11 @@ def bring_up_to_date(
                     progress(n, len(left), entry)
                 if not index.stale(entry.source, version):
                     continue  # another search indexed it while this one waited for the batch
+                if fan_out is not None and fan_out.elsewhere is not None and version[0] >= ELSEWHERE_BYTES:
+                    rows = fan_out.elsewhere.run(read_rows, entry, fan_out.limits)
+                    if rows is not None:
+                        index.write(entry, *rows)
+                    continue
                 read_now = read(entry)
                 if read_now is None:
                     continue
@@ -802,11 +809,6 @@ def _versions_in(db: sqlite3.Connection) -> dict[str, FileVersion]:
     return {name: (size, mtime, inode) for name, size, mtime, inode in found}
 
 
-# A fork server makes the reading processes (a fork of a server's threads could inherit a lock some thread
-# held); where there is none (Windows), sessions are read in this process.
-_FORK_SERVER = "forkserver" in multiprocessing.get_all_start_methods()
-
-
 def _index_on_every_core(
     index: CorpusIndex,
     stale: list[tuple[Entry, FileVersion]],
@@ -820,7 +822,7 @@ def _index_on_every_core(
     context.set_forkserver_preload([__name__])
     chunks = [stale[i : i + FAN_OUT_CHUNK] for i in range(0, len(stale), FAN_OUT_CHUNK)]
     workers = min(fan_out.workers, len(chunks))
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=lower_this_thread)
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=background_process, initargs=(os.getpid(),))
     try:
         ahead: deque[Future[list[tuple[SessionRows, Mark] | None]]] = deque()
         asked = iter(chunks)

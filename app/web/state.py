@@ -27,6 +27,7 @@ from ..history.transcript import ROW_KINDS
 from ..log.records import NotASessionLog
 from ..model.rules import DSH_RELEASE
 from ..sessions.caches import Latest
+from ..sessions.priority import Elsewhere
 from ..sessions.registry import Entry, Registry
 from ..settings import Settings
 from ..store import UploadStore
@@ -130,6 +131,8 @@ def compile_templates(templates: Jinja2Templates) -> None:
 
 
 KEPT_LISTS = 32  # session-list choices (search, filters, sort) kept; the least recently asked go first
+# what `elsewhere`'s process reads with, imported once by its fork server
+ELSEWHERE_PRELOAD = ("dsh_inspect.sessions.search_index", "dsh_inspect.web.routes.listing")
 KEPT_SUMMARIES = 20_000  # sessions' list facts kept (a few hundred bytes each)
 
 
@@ -150,6 +153,10 @@ class WebState:
     # the read cache lets go (a large upload pushes out many), so a list never reads a log twice for them
     summaries: Latest[tuple[str, Hashable], dict[str, Any]] = field(default_factory=lambda: Latest(KEPT_SUMMARIES))
     read_ahead: ReadAhead[dict[str, Any]] = field(default_factory=ReadAhead)
+    # the process that reads large logs for the list and the search index (`sessions/priority.py`)
+    elsewhere: Elsewhere = field(default_factory=lambda: Elsewhere(ELSEWHERE_PRELOAD))
+    # and the one that diffs costly pairs of texts for a comparison: a reader's waits behind no large read
+    diffing: Elsewhere = field(default_factory=lambda: Elsewhere(ELSEWHERE_PRELOAD))
     # each client's share of this process's time (`fair_share.py` counts requests, `routes/live.py` a tail's work)
     shares: ServerShares = field(init=False)
     slots: ClientSlots = field(init=False)  # each client's requests at work at once (`fair_share.py`)

@@ -116,3 +116,21 @@ def numbered_turns(path: Path, turns: int, session_id: str = "long") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(session_id), *log.events]))
     return path
+
+
+def large_session(folder: Path, key: str, size: int = 5 << 20) -> Path:
+    """A session log of `size` bytes or more (by default more than a server reads in its own process): tool
+    results of 16 KiB each, words to find in every one."""
+    log, lines = LogBuilder(), [orjson.dumps(header(key))]
+    turn = 0
+    while sum(map(len, lines)) < size:
+        turn += 1
+        done = len(log.events)
+        log.turn(turn, f"prompt {turn}", close=False)
+        log.tool_round(turn, 1, f"call-{turn}", f"large result {turn} " + "word " * 3_300)
+        log.add("turn/end", {"turn": turn})
+        lines += [orjson.dumps(e) for e in log.events[done:]]
+    path = folder / f"{key}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path

@@ -1,10 +1,12 @@
 """Indexing on every core (`FanOut`): the sessions read by a process pool are indexed exactly as they are
 when read here, and a few stale sessions are still read here, by the reader given. Two first searches at once
 run one pool; a pool that breaks leaves the rest to this process; a file that changes under its read waits for
-the next search."""
+the next search. A large log is read by the server's background process (`Elsewhere`) and indexed the same."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 from dsh_inspect.sessions import search_index as corpus_index
+from dsh_inspect.sessions.priority import Elsewhere
 from dsh_inspect.sessions.registry import Entry, Registry
 from dsh_inspect.sessions.search_index import (
     FAN_OUT_FROM,
@@ -22,7 +25,7 @@ from dsh_inspect.sessions.search_index import (
     read_afresh,
 )
 
-from tests.support.builders import LogBuilder, header
+from tests.support.builders import LogBuilder, header, large_session
 
 
 def _rows(index: CorpusIndex) -> list[tuple[object, ...]]:
@@ -146,3 +149,27 @@ def test_a_file_that_changes_while_its_words_are_read_is_left_for_the_next_searc
     assert len(index.versions()) == 2
     assert bring_up_to_date(index, registry.entries(), read_afresh) == 1  # read again, as it is now
     assert len(index.versions()) == 3 and index.query(Query("prompt of session"), sources).sessions == 2
+
+
+def test_a_large_log_is_read_by_the_background_process_and_indexed_as_read_here(tmp_path: Path) -> None:
+    large_session(tmp_path / "logs", "large")
+    registry = _write_sessions(tmp_path / "logs", 2)
+    entries = registry.entries()
+    here = CorpusIndex(tmp_path / "here.sqlite3")
+    bring_up_to_date(here, entries, read_afresh)
+    reads: list[str] = []
+
+    def read(entry: Entry):  # type: ignore[no-untyped-def]
+        reads.append(entry.key)
+        return read_afresh(entry)
+
+    elsewhere = Elsewhere()
+    away = CorpusIndex(tmp_path / "away.sqlite3")
+    assert bring_up_to_date(away, entries, read, fan_out=FanOut(1, elsewhere=elsewhere)) == 3
+    assert sorted(reads) == ["s0", "s1"]  # the large one was not read by this process's reader
+    assert _rows(away) == _rows(here)
+    assert away.query(Query("large result 7"), [e.source for e in entries]).sessions == 1
+    # the process is another, and niced below this one, so the requests it serves come first
+    assert elsewhere.run(os.getpid) != os.getpid()
+    if sys.platform == "linux":
+        assert elsewhere.run(os.getpriority, os.PRIO_PROCESS, 0) > os.getpriority(os.PRIO_PROCESS, 0)

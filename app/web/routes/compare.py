@@ -10,6 +10,7 @@ every session offered, are among those the request's identity sees: a hidden one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -34,8 +35,10 @@ from ...history.compare import (
 )
 from ...history.message_handles import message_anchor
 from ...history.session import SessionLog
+from ...history.word_diff import WordDiff, word_diff
 from ...model.plain_text import title_text
 from ...sessions.keys import session_url
+from ...sessions.priority import Elsewhere
 from ...sessions.registry import Entry
 from ..present.entries import entry_json, related_sessions
 from ..present.listed import cached_summary, created_at, cwd_of, listed_row, reads
@@ -51,6 +54,9 @@ Filter = Annotated[
     str, Query(max_length=FILTER_CHARS, description="text in a candidate's title, prompt, id, project or path")
 ]
 SHOWN_CHARS = 4000  # of one side's text in a row: the rest is counted, not shown
+# word-diff steps a request takes in its own thread (about 35 ms); a pair that costs more is diffed by the
+# process for heavy work, niced, so one costly comparison (a compare bomb) cannot slow the process's requests
+QUICK_WORK = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +79,18 @@ def _compared(state: WebState, a: str, b: str, who: Identity) -> Compared:
     name = f"compare:{entry_b.key}:{id(log_b)}"
 
     def build(log_a: SessionLog) -> tuple[SessionLog, Comparison, Layout]:
-        comparison = compare_logs(log_a, log_b)
+        comparison = compare_logs(log_a, log_b, words=partial(_words_aside, state.diffing))
         return log_b, comparison, layout(comparison)
 
     kept_b, comparison, view = state.registry.derived(entry_a.key, name, build, also=(entry_b.key,))
     assert kept_b is log_b
     return Compared(entry_a, entry_b, comparison, view, title_text(log_a.title), title_text(log_b.title))
+
+
+def _words_aside(elsewhere: Elsewhere, a: str, b: str) -> WordDiff:
+    """A changed pair's word diff: here while it costs little, else by `elsewhere` within the usual bound."""
+    quick = word_diff(a, b, QUICK_WORK)
+    return elsewhere.run(word_diff, a, b) if quick.whole else quick
 
 
 def _titled(entry: Entry, title: str | None) -> dict[str, Any]:

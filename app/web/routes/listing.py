@@ -31,12 +31,15 @@ from starlette.concurrency import run_in_threadpool
 from ...access import Identity
 from ...history.prompts import first_prompt
 from ...history.row_facts import error_count
-from ...history.session import SessionLog
+from ...history.session import SessionLog, load_session
 from ...history.spend.cost import Prices, session_cost
 from ...history.spend.timing import session_wall
 from ...history.spend.tokens import session_usage
+from ...log.plaintext import ReadLimits
+from ...log.sources import SessionSource
 from ...model.plain_text import title_text
 from ...sessions.keys import session_url
+from ...sessions.priority import ELSEWHERE_BYTES
 from ...sessions.registry import Entry
 from ..present.generation_facts import generation_mark
 from ..present.listed import (
@@ -199,31 +202,48 @@ def summary_of(log: SessionLog, prices: Prices) -> dict[str, Any]:
 
 
 def summary(state: WebState, entry: Entry) -> dict[str, Any]:
-    """The summary, read once per file version (a log that cannot be read: unreadable, and read again next time)."""
+    """The summary, read once per file version (a log that cannot be read: unreadable, and read again next time).
+    A large log is read by the process for heavy reads (`WebState.elsewhere`), and only its summary kept."""
     kept = kept_as(state, entry)
-    read = partial(summary_of, prices=state.settings.prices())
+    prices = state.settings.prices()
+    read = partial(summary_of, prices=prices)
     try:
         if kept is None:
             return state.registry.derived(entry.key, "summary", read)
+        if (state.size_of(entry) or 0) >= ELSEWHERE_BYTES and state.registry.peek(entry.key, "summary") is None:
+            limits = state.registry.limits
+            return state.summaries.get(kept, lambda: state.elsewhere.run(read_summary, entry.source, limits, prices))
         return state.summaries.get(kept, lambda: state.registry.derived(entry.key, "summary", read))
     except Exception as exc:
-        return {
-            "title": None,
-            "plainTitle": None,
-            "turns": None,
-            "steps": None,
-            "events": None,
-            "verdict": UNREADABLE,
-            "firstPrompt": None,
-            "lastActivityAt": None,
-            "lastActivity": None,
-            "tokens": None,
-            "errors": None,
-            "durations": None,
-            "cost": None,
-            "models": [],
-            "error": str(exc),
-        }
+        return unreadable_summary(exc)
+
+
+def read_summary(source: SessionSource, limits: ReadLimits, prices: Prices) -> dict[str, Any]:
+    """The summary of the log `source` holds, read afresh: what the process for heavy reads hands back."""
+    try:
+        return summary_of(load_session(source, limits=limits), prices)
+    except Exception as exc:
+        return unreadable_summary(exc)
+
+
+def unreadable_summary(exc: Exception) -> dict[str, Any]:
+    return {
+        "title": None,
+        "plainTitle": None,
+        "turns": None,
+        "steps": None,
+        "events": None,
+        "verdict": UNREADABLE,
+        "firstPrompt": None,
+        "lastActivityAt": None,
+        "lastActivity": None,
+        "tokens": None,
+        "errors": None,
+        "durations": None,
+        "cost": None,
+        "models": [],
+        "error": str(exc),
+    }
 
 
 def summaries_within(state: WebState, entries: Sequence[Entry]) -> tuple[dict[str, dict[str, Any]], int]:

@@ -101,7 +101,7 @@ class Finder:
         self.find_sessions(state)
         entries = state.registry.entries()
         local = [e for e in entries if e.upload is None] if self.uploads is not None else entries
-        workers = FanOut(state.settings.index_workers, state.registry.limits)
+        workers = FanOut(state.settings.index_workers, state.registry.limits, state.elsewhere)
         indexed = bring_up_to_date(self.index, local, _reader(state), fan_out=workers, versions=_versions(state))
         if self.uploads is not None:
             # every upload, whoever asks: the team index keeps itself to the whole list (what it leaves out of
