@@ -30,6 +30,9 @@ class ReadAhead(Generic[V]):
         self._pool = ThreadPoolExecutor(
             workers, thread_name_prefix="dsh-inspect-read-ahead", initializer=lower_this_thread
         )
+        self._large = ThreadPoolExecutor(
+            1, thread_name_prefix="dsh-inspect-read-ahead-large", initializer=lower_this_thread
+        )
         self._lock = threading.RLock()  # a read that has ended runs its callback where it is added
         self._under_way: dict[str, Future[V]] = {}
         self._ended = 0
@@ -41,16 +44,22 @@ class ReadAhead(Generic[V]):
             return self._ended
 
     def gather(
-        self, reads: Mapping[str, Callable[[], V]], seconds: float, waited: Collection[str]
+        self,
+        reads: Mapping[str, Callable[[], V]],
+        seconds: float,
+        waited: Collection[str],
+        large: Collection[str] = (),
     ) -> tuple[dict[str, V], int]:
         """Each read's value by its key, of those done once the `waited` ones are (within `seconds` at most;
-        the others go on, and are not waited for); and how many are still under way."""
+        the others go on, and are not waited for); and how many are still under way. The `large` ones are
+        read by the large logs' worker."""
         futures: dict[str, Future[V]] = {}
         with self._lock:
             for key, read in reads.items():
                 found = self._under_way.get(key)
                 if found is None:
-                    found = self._under_way[key] = self._pool.submit(read)
+                    pool = self._large if key in large else self._pool
+                    found = self._under_way[key] = pool.submit(read)
                     found.add_done_callback(partial(self._end, key))
                 futures[key] = found
         awaited = [f for key, f in futures.items() if key in waited]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,19 @@ def test_a_read_not_waited_for_goes_on_and_one_waited_for_is_waited() -> None:
     released.set()
     done, pending = reads.gather({"slow": lambda: "again"}, 30, {"slow"})
     assert (done, pending) == ({"slow": "slow"}, 0)  # the read under way was waited on, not started twice
+
+
+def test_large_reads_under_way_leave_the_small_ones_to_the_usual_workers() -> None:
+    reads: ReadAhead[str] = ReadAhead()
+    released = threading.Event()
+    blocked = {f"large-{n}": (lambda: released.wait(30) and "large") for n in range(3)}
+    large = set(blocked)
+    done, pending = reads.gather(blocked, 0, (), large)
+    assert (done, pending) == ({}, 3)
+    started = time.monotonic()
+    done, pending = reads.gather({"small": lambda: "small", **blocked}, 10, {"small"}, large)
+    assert done == {"small": "small"} and pending == 3 and time.monotonic() - started < 5
+    released.set()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="threads have niceness of their own on Linux only")

@@ -259,7 +259,8 @@ def summaries_within(state: WebState, entries: Sequence[Entry]) -> tuple[dict[st
         else:
             unread[e.key] = partial(summary, state, e)
     seconds = state.settings.list_wait_ms / 1000
-    read, pending = state.read_ahead.gather(unread, seconds, soon_read(state, entries, unread, seconds))
+    large = {e.key for e in entries if e.key in unread and (state.size_of(e) or 0) >= ELSEWHERE_BYTES}
+    read, pending = state.read_ahead.gather(unread, seconds, soon_read(state, entries, unread, seconds), large)
     return {**found, **read}, pending
 
 
