@@ -390,9 +390,10 @@ class Settings:
         "refused with 429 until one closes.",
     )
     requests_per_client: int = setting(
-        4,
+        2,
         "Requests of one client the server works on at once, per process (a live tail counts while it reads); "
-        "its others wait their turn, so no one client opening many at once takes every worker from the others.",
+        "its others wait their turn, so no one client opening many at once takes every worker from the others, "
+        "nor most of the process's time from a person whose page asks for one thing.",
     )
     server_seconds_per_minute: int = setting(
         15,
