@@ -78,7 +78,7 @@ FORK_SERVER = "forkserver" in multiprocessing.get_all_start_methods()
 
 
 class Elsewhere:
-    """One niced process that does a server process's heavy background reads, started when first asked
+    """One niced process that does a server process's heavy work (large reads, costly diffs), started when asked
     (`preload`: the modules the fork server imports once, so the process starts with them loaded). Work whose
     process died (killed, out of memory) is done here instead, and the next is given a new process."""
 

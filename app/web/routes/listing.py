@@ -210,12 +210,17 @@ def summary(state: WebState, entry: Entry) -> dict[str, Any]:
     try:
         if kept is None:
             return state.registry.derived(entry.key, "summary", read)
-        if (state.size_of(entry) or 0) >= ELSEWHERE_BYTES and state.registry.peek(entry.key, "summary") is None:
+        if read_elsewhere(state, entry) and state.registry.peek(entry.key, "summary") is None:
             limits = state.registry.limits
             return state.summaries.get(kept, lambda: state.elsewhere.run(read_summary, entry.source, limits, prices))
         return state.summaries.get(kept, lambda: state.registry.derived(entry.key, "summary", read))
     except Exception as exc:
         return unreadable_summary(exc)
+
+
+def read_elsewhere(state: WebState, entry: Entry) -> bool:
+    """Whether the session's log is large enough to be read by the process for heavy reads."""
+    return (state.size_of(entry) or 0) >= ELSEWHERE_BYTES
 
 
 def read_summary(source: SessionSource, limits: ReadLimits, prices: Prices) -> dict[str, Any]:
@@ -259,7 +264,7 @@ def summaries_within(state: WebState, entries: Sequence[Entry]) -> tuple[dict[st
         else:
             unread[e.key] = partial(summary, state, e)
     seconds = state.settings.list_wait_ms / 1000
-    large = {e.key for e in entries if e.key in unread and (state.size_of(e) or 0) >= ELSEWHERE_BYTES}
+    large = {e.key for e in entries if e.key in unread and read_elsewhere(state, e)}
     read, pending = state.read_ahead.gather(unread, seconds, soon_read(state, entries, unread, seconds), large)
     return {**found, **read}, pending
 
