@@ -26,6 +26,7 @@ from .caches import Latest
 
 WINDOWS_KEPT = 4  # rendered windows kept per session version: the latest scrolled to (the first: `kept`)
 KEPT = 8  # other derived values kept per session version (`Transcript.kept`)
+HEADS_KEPT = 4  # live tails' headers kept per session version, each of one registry version (`Transcript.heads`)
 CONTEXT_ROWS = 5  # rows shown above a row a page is opened at, so the reader sees what led to it
 END = "end"  # the anchor `?at=` takes for a session's last window
 # the seq in a row's anchor (`seq-N`): ASCII digits, few enough for an int of any log (`"²".isdigit()` holds)
@@ -75,6 +76,10 @@ class Transcript:
     # what else the web layer derives from this very version (a live tail's row signatures, the header it sends),
     # kept for as long: forty tails opened at once on a long session walk its rows once, not forty times
     kept: Latest[Hashable, Any] = field(default_factory=lambda: Latest(KEPT), compare=False, repr=False)
+    # the header a live tail sends, which names other sessions and so is made again at each registry version:
+    # kept apart, as a run of uploads (each a version) had pushed the first screen and the row signatures out of
+    # `kept`, and every tail started meanwhile rendered them again
+    heads: Latest[Hashable, str] = field(default_factory=lambda: Latest(HEADS_KEPT), compare=False, repr=False)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

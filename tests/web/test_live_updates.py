@@ -5,12 +5,14 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
+from dsh_inspect.access import OPEN
 from dsh_inspect.history.closers import OUTCOME_UNKNOWN_TEXT
 from dsh_inspect.log.writer import append_batch, write_artifact
 from dsh_inspect.sessions.registry import Registry
 from dsh_inspect.settings import Settings
 from dsh_inspect.web.present.strings import strings_for
-from dsh_inspect.web.routes.live import update
+from dsh_inspect.web.present.windows import rendered_window, transcript
+from dsh_inspect.web.routes.live import head_html, signatures, update
 from dsh_inspect.web.state import WebState
 
 from tests.support.builders import LogBuilder, header
@@ -77,3 +79,24 @@ def test_a_result_that_takes_the_seq_of_its_crash_closer_replaces_the_closer(tmp
     # it now anchors at its result's message id, and replaces the row that had the closer's
     assert swapped.ids[tool] == f"msg-{result['data']['message']['id']}"
     assert f'hx-swap-oob="outerHTML:[data-chat-flow-key=&#34;{tool}&#34;]"' in html
+
+
+def test_a_run_of_new_sessions_keeps_the_first_screen_each_tail_starts_from(tmp_path: Path) -> None:
+    """Each new session moves the registry's version, and a tail's header is made again at each: the first
+    screen and the row signatures every tail's start sends stay made once for the watched log's version."""
+    b = LogBuilder()
+    b.turn(1)
+    write_artifact(tmp_path, header("watched"), [b.events], "none")
+    state = WebState(settings=Settings(), registry=Registry([str(tmp_path)]))
+    strings = strings_for(None)
+    entry, log = state.session("watched")
+    script = transcript(state, entry)
+    first_screen, rows = rendered_window(state, entry, script, strings, 0), signatures(script)
+    for i in range(12):
+        write_artifact(tmp_path, header(f"more-{i}"), [b.events], "none")
+        state.registry.refresh()
+        assert len(state.registry.entries()) == i + 2
+        assert "watched" in head_html(state, entry, log, script, strings, OPEN)
+    assert transcript(state, entry) is script
+    assert rendered_window(state, entry, script, strings, 0) is first_screen
+    assert signatures(script) is rows

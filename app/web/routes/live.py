@@ -178,8 +178,7 @@ def head_html(state: WebState, entry: Entry, log: SessionLog, script: Transcript
         facts = facts_context(state, entry, log, script, who)
         return state.templates.get_template("rows/live_head.html").render(t=t, lang=t.lang, **facts)
 
-    made: str = script.kept.get(("head", t.lang, who, state.registry.version), render)
-    return made
+    return script.heads.get((t.lang, who, state.registry.version), render)
 
 
 def page_mark(state: WebState, key: str, size: int | None) -> str:
