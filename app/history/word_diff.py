@@ -10,6 +10,7 @@ the length times the number of edits, so the budget bounds what one answer can c
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -30,6 +31,7 @@ class Words:
 class WordDiff:
     words: tuple[Words, ...]
     whole: bool  # too costly to diff word by word: `a` removed and `b` added whole
+    floor: int = 0  # the fewest steps diffing the pair word by word can cost (`least_work`)
 
 
 def word_diff(a: str, b: str, work: int = WORK) -> WordDiff:
@@ -39,11 +41,11 @@ def word_diff(a: str, b: str, work: int = WORK) -> WordDiff:
     tail = _common_prefix(ta[head:][::-1], tb[head:][::-1])
     mid_a, mid_b = ta[head : len(ta) - tail], tb[head : len(tb) - tail]
     ids: dict[str, int] = {}
-    script = _edit_script(
-        [ids.setdefault(w, len(ids)) for w in mid_a], [ids.setdefault(w, len(ids)) for w in mid_b], work
-    )
+    ia, ib = [ids.setdefault(w, len(ids)) for w in mid_a], [ids.setdefault(w, len(ids)) for w in mid_b]
+    floor = least_work(ia, ib) if ia and ib else 0  # a side with no words left costs nothing: all of it changed
+    script = _edit_script(ia, ib, work) if floor <= work else None
     if script is None:
-        return WordDiff(tuple(w for w in (Words("del", a), Words("ins", b)) if w.text), True)
+        return WordDiff(tuple(w for w in (Words("del", a), Words("ins", b)) if w.text), True, floor)
     out: list[Words] = []
 
     def put(op: WordOp, tokens: Sequence[str]) -> None:
@@ -63,7 +65,7 @@ def word_diff(a: str, b: str, work: int = WORK) -> WordDiff:
             put("del", mid_a[i1:i2])
             put("ins", mid_b[j1:j2])
     put("same", ta[len(ta) - tail :])
-    return WordDiff(tuple(out), False)
+    return WordDiff(tuple(out), False, floor)
 
 
 def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
@@ -76,6 +78,18 @@ def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 Opcode = tuple[WordOp, int, int, int, int]  # op, a[i1:i2], b[j1:j2]
+
+
+def least_work(a: Sequence[int], b: Sequence[int]) -> int:
+    """The fewest steps `_edit_script` can spend on `a` and `b`, known in one pass: a pair past its budget by this
+    alone (the compare bomb: `x x x …` against `x y x y …`) is changed as a whole at once, not after the budget is
+    spent. Each word counted more often in one than in the other is one the script deletes or inserts, so it
+    has at least that many edits, D; it ends in round D, and each round before it tried one diagonal more than
+    the last, each a step: 1 + 2 + … + D."""
+    counts = Counter(a)
+    counts.subtract(b)
+    edits = sum(abs(c) for c in counts.values())
+    return edits * (edits + 1) // 2
 
 
 def _edit_script(a: Sequence[int], b: Sequence[int], work: int) -> list[Opcode] | None:

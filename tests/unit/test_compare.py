@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from dsh_inspect.history.compare import (
     layout,
     word_diff,
 )
+from dsh_inspect.history.word_diff import WORK, _edit_script, least_work
 
 from tests.support.builders import header
 from tests.support.logs import load_path
@@ -148,6 +150,20 @@ def test_word_diff_keeps_whitespace_and_bounds_its_cost() -> None:
     # the compare bomb: every word apart; past the bound it is changed as a whole, said so, at once
     bomb = word_diff(" ".join(["x"] * 5_000), " ".join(["x", "y"] * 5_000))
     assert bomb.whole and [w.op for w in bomb.words] == ["del", "ins"]
+    assert bomb.floor > WORK, "known from the words counted, before any diff is tried"
+
+
+def test_the_least_work_of_a_pair_is_never_more_than_its_diff_costs() -> None:
+    """A pair judged past the budget by `least_work` alone is one the diff itself would give up on: with one step
+    less than that floor to spend, it always does, whatever the words."""
+    rng = random.Random(33)
+    for _ in range(400):
+        a = [rng.randrange(4) for _ in range(rng.randrange(1, 40))]
+        b = [rng.randrange(4) for _ in range(rng.randrange(1, 40))]
+        floor = least_work(a, b)
+        assert _edit_script(a, b, 10**9) is not None
+        if floor:
+            assert _edit_script(a, b, floor - 1) is None, (a, b)
 
 
 def test_a_fork_header_without_a_parent_in_view_still_reads(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from ...history.compare import (
 )
 from ...history.message_handles import message_anchor
 from ...history.session import SessionLog
-from ...history.word_diff import WordDiff, word_diff
+from ...history.word_diff import WORK, WordDiff, word_diff
 from ...model.plain_text import title_text
 from ...sessions.keys import session_url
 from ...sessions.priority import Elsewhere
@@ -88,9 +88,10 @@ def _compared(state: WebState, a: str, b: str, who: Identity) -> Compared:
 
 
 def _words_aside(elsewhere: Elsewhere, a: str, b: str) -> WordDiff:
-    """A changed pair's word diff: here while it costs little, else by `elsewhere` within the usual bound."""
+    """A changed pair's word diff: here while it costs little, else by `elsewhere` within the usual bound (a pair
+    that cannot be diffed within it is known here at once, and changed as a whole)."""
     quick = word_diff(a, b, QUICK_WORK)
-    return elsewhere.run(word_diff, a, b) if quick.whole else quick
+    return elsewhere.run(word_diff, a, b) if quick.whole and quick.floor <= WORK else quick
 
 
 def _titled(entry: Entry, title: str | None) -> dict[str, Any]:
