@@ -6,12 +6,14 @@ Layering: imports `app.log` and `app.history` only (docs/product.md Architecture
 
 from .blobs import Received, Receiving, valid_digest
 from .catalog import StoredSession, Upload
-from .contents import NoSessions, Refusal
+from .contents import Contents, ContentsReader, NoSessions, Refusal, read_contents
 from .limits import MIB, LimitExceeded, LimitName, Limits, mib
 from .store import ListedHistory, ListedSession, NotHeld, PrefixMismatch, Stored, UploadStore, clean_name
 
 __all__ = [
     "MIB",
+    "Contents",
+    "ContentsReader",
     "LimitExceeded",
     "LimitName",
     "Limits",
@@ -29,5 +31,6 @@ __all__ = [
     "UploadStore",
     "clean_name",
     "mib",
+    "read_contents",
     "valid_digest",
 ]

@@ -4,6 +4,7 @@ and the parts that are not session logs, each with a located reason."""
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,6 +47,13 @@ class NoSessions(Exception):
         super().__init__(message)
         self.message = message
         self.refused = refused
+
+    def __reduce__(self) -> tuple[type[NoSessions], tuple[str, tuple[Refusal, ...]]]:
+        return type(self), (self.message, self.refused)  # raised in the process for heavy reads, told here
+
+
+# what reads an upload's contents (`read_contents`, or the same in the process for heavy reads): path, name, limits
+ContentsReader = Callable[[str, str, Limits], Contents]
 
 
 def read_contents(path: str, name: str, limits: Limits) -> Contents:

@@ -44,6 +44,9 @@ class LimitExceeded(Exception):
         self.limit = limit
         self.message = message
 
+    def __reduce__(self) -> tuple[type[LimitExceeded], tuple[LimitName, str]]:
+        return type(self), (self.limit, self.message)  # raised in the process for heavy reads, told here
+
 
 def mib(n: int) -> str:
     return f"{n / MIB:g} MiB"

@@ -24,7 +24,7 @@ from .access_records import AccessRecords, SqliteAccess
 from .backends import Blobs, Catalog
 from .blobs import CHUNK, FileBlobs, Received, Receiving, sweep_temps, valid_digest
 from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload, with_labels
-from .contents import Refusal, read_contents
+from .contents import ContentsReader, Refusal, read_contents
 from .growing import GrowingCopies
 from .histories import History, State, histories, identity
 from .limits import MIB, READ_CACHE_MB, LimitExceeded, Limits, mib
@@ -156,12 +156,14 @@ class UploadStore:
         by: str | None = None,
         admit: Callable[[tuple[StoredSession, ...]], None] | None = None,
         labels: tuple[str, ...] = (),
+        read: ContentsReader = read_contents,
     ) -> Stored:
         """Read, then publish and catalogue an upload; raises LimitExceeded or NoSessions, or what `admit`
         raises for the sessions it holds (a token scoped to projects refuses others'). `by` names the actor
         publishing it. An upload whose bytes extend a stored upload of the same session keeps only the bytes
         after it (decision 0018), and its labels too. `labels` label the upload; bytes stored already gain
-        them (nothing else is stored then).
+        them (nothing else is stored then). `read` reads what the upload holds (a server has a large one read by
+        its process for heavy reads).
 
         The temp file is gone afterwards whatever happens (or kept as this machine's copy to read)."""
         shown = clean_name(name)
@@ -174,7 +176,7 @@ class UploadStore:
                 if labelled is not None:
                     return Stored(labelled, False, ())
                 # deleted meanwhile: stored afresh below
-            contents = read_contents(str(received.temp), shown, self.limits)
+            contents = read(str(received.temp), shown, self.limits)
             sessions = tuple(
                 StoredSession(
                     received.digest,

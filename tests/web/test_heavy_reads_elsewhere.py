@@ -16,6 +16,7 @@ import pytest
 from dsh_inspect.history.session import load_session
 from dsh_inspect.history.word_diff import word_diff
 from dsh_inspect.log.sources import SessionSource
+from dsh_inspect.sessions.priority import ELSEWHERE_BYTES
 from dsh_inspect.settings import Settings
 from dsh_inspect.web.routes.compare import QUICK_WORK
 from dsh_inspect.web.routes.listing import summary_of
@@ -123,3 +124,27 @@ def test_a_costly_word_diff_is_made_by_a_niced_process_and_reads_as_one_made_her
     [pair] = [p for p in _changed_pairs(found.json()) if p["a"]["kind"] == "result"]  # type: ignore[index]
     assert pair["whole"] is False
     assert pair["words"] == [[w.op, w.text] for w in word_diff(a, b).words]
+
+
+def test_a_large_upload_is_read_by_the_niced_process_and_answered_as_if_read_here(tmp_path: Path) -> None:
+    (tmp_path / "none").mkdir()
+    junk = b"not a dsh line\n" * (ELSEWHERE_BYTES // 15 + 1)
+    path = large_session(tmp_path / "logs", "large")
+    with serve_process([str(tmp_path / "none")], tmp_path / "data") as server:
+        assert not _descendants(server.process.pid)
+        refused = httpx.post(f"{server.url}/api/uploads", params={"name": "junk.jsonl"}, content=junk, timeout=120)
+        # the reason, located, told across the processes; a refused upload starts nothing else
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["code"] == "not-a-session"
+        assert "junk.jsonl is not a dsh session log" in refused.json()["detail"]
+        workers = _alive(_descendants(server.process.pid, 2))
+        assert workers, "no process of its own read the large upload"
+        own = os.getpriority(os.PRIO_PROCESS, server.process.pid)
+        assert all(os.getpriority(os.PRIO_PROCESS, p) > own for p in workers)
+        made = httpx.post(
+            f"{server.url}/api/uploads", params={"name": "large.jsonl"}, content=path.read_bytes(), timeout=120
+        )
+        assert made.status_code == 201, made.text
+        [session] = made.json()["upload"]["sessions"]
+        here = load_session(SessionSource(str(path), "jsonl"))
+        assert (session["id"], session["verdict"]) == ("large", here.verdict.category)

@@ -13,6 +13,7 @@ import logging
 import os
 import zipfile
 from collections.abc import Iterator
+from functools import partial
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -23,14 +24,19 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from ...access import Identity
 from ...log.sources import escapes
+from ...sessions.priority import ELSEWHERE_BYTES
 from ...sessions.registry import Entry, url_safe_id
 from ...store import (
+    Contents,
+    ContentsReader,
     LimitExceeded,
+    Limits,
     NoSessions,
     Stored,
     Upload,
     clean_name,
     mib,
+    read_contents,
     valid_digest,
 )
 from ..present.twins import UploadJson, UploadsJson
@@ -138,7 +144,12 @@ async def _create_upload(
         return over
     try:
         stored: Stored = await run_in_threadpool(
-            store.ingest, received, shown, None if who.everything else who.actor, admit(state, who, received), labels
+            partial(store.ingest, read=contents_reader(state, received.size)),
+            received,
+            shown,
+            None if who.everything else who.actor,
+            admit(state, who, received),
+            labels,
         )
     except NotAdmitted as exc:
         return refusal(403, "project", f"{shown}: refused, {exc}")
@@ -168,6 +179,19 @@ Before = Annotated[
     str | None,
     Query(pattern=CURSOR, description="the page after this upload, as `next` names it (50 unless `limit` says)"),
 ]
+
+
+def contents_reader(state: WebState, size: int) -> ContentsReader:
+    """What reads an upload of `size` bytes: a large one the process for heavy reads reads, as the list and the
+    search index read large logs (docs/decisions/0043): seconds of this process's time that every request here
+    would wait behind (issue 33)."""
+    if size < ELSEWHERE_BYTES:
+        return read_contents
+
+    def elsewhere(path: str, name: str, limits: Limits) -> Contents:
+        return state.elsewhere.run(read_contents, path, name, limits)
+
+    return elsewhere
 
 
 def cursor(upload: Upload) -> str:
