@@ -8,9 +8,10 @@ date in both, and each has read every session's facts once (the list sorted by t
 `benchmarks/load_run.py` (Locust, headless, in a process of its own: gevent patches what it imports) runs
 `USERS` well-behaved users for `SECONDS` seconds: browsing (the list, session pages and their facts, rows as
 they scroll, `?at=end`), searching (across sessions and in one), comparing and uploading a small log (then
-deleting it), each request to either process. With `--abuser` one more client (its own address) hammers what
-issue 33 bounded, without waiting: fresh compare bombs, 12 KB search phrases and one-letter searches, a large
-upload (new bytes each time) and more live tails than one client may hold. Between runs every upload made
+deleting it), each request to either process. With the abuser, one more client (its own address, and a Locust
+process of its own running at the same time, as another machine would) hammers what issue 33 bounded, without
+waiting: fresh compare bombs, 12 KB search phrases and one-letter searches, a large upload (new bytes each time)
+and more live tails than one client may hold. Between runs every upload made
 during the run is deleted and both indexes are left to settle.
 
 After a warm-up run (without the abuser, `WARMUP_SECONDS`), runs without and with the abuser alternate,
@@ -23,6 +24,7 @@ After a warm-up run (without the abuser, `WARMUP_SECONDS`), runs without and wit
 - the well-behaved users' p95 response time with the abuser ≤ 2× without, each the median of the runs'.
 
 `DSH_INSPECT_LOAD_SECONDS` (and `DSH_INSPECT_LOAD_RUNS`) shorten a trial; the defaults are issue 33's.
+`DSH_INSPECT_LOAD_SETTINGS` gives both servers other settings for a trial (`NAME=VALUE`, spaces between).
 Registered in run.py's GROUPS as `load`.
 """
 
@@ -54,6 +56,11 @@ SECONDS = float(os.environ.get("DSH_INSPECT_LOAD_SECONDS", "60"))
 WARMUP_SECONDS = min(20.0, SECONDS)
 KEEPER_ADDRESS = "127.0.0.3"  # neither a reader's (127.0.1.N) nor the abuser's (127.0.0.2)
 RUNS = int(os.environ.get("DSH_INSPECT_LOAD_RUNS", "3"))
+# settings both servers are given, for a trial of another value: "server_seconds_per_minute=6 requests_per_client=1"
+TRIAL_SETTINGS = [
+    (name, int(value))
+    for name, _, value in (s.partition("=") for s in os.environ.get("DSH_INSPECT_LOAD_SETTINGS", "").split())
+]
 USERS = 20  # well-behaved users; the abuser is one more
 REST_SECONDS = 5  # between runs, once the uploads a run made are deleted and the indexes settled
 BIG_UPLOAD = 32 * MIB  # the abuser's large upload: a log of small events
@@ -166,13 +173,25 @@ def forget_since(client: httpx.Client, host: str, seeded: set[str], errors: list
 
 
 def locust(fixtures_file: Path, seconds: float, abuser: bool) -> dict[str, Any]:
-    """One Locust run in a process of its own; what it saw."""
+    """One run: the users in a Locust process, and the abuser, if any, in another at the same time (load_run.py
+    says why); what they saw, as one."""
     args = [sys.executable, "-m", "benchmarks.load_run", str(fixtures_file), "--seconds", str(seconds)]
-    args += ["--users", str(USERS), *(["--abuser"] if abuser else [])]
-    done = subprocess.run(args, cwd=PROJECT, capture_output=True, timeout=seconds + 300, check=False)
-    if done.returncode != 0 or not done.stdout.strip():
-        raise RuntimeError(f"benchmarks.load_run failed ({done.returncode}): {done.stderr.decode()[-3000:]}")
-    found: dict[str, Any] = orjson.loads(done.stdout.splitlines()[-1])
+    runs = [[*args, "--users", str(USERS)], *([[*args, "--users", "0", "--abuser"]] if abuser else [])]
+    started = [subprocess.Popen(a, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for a in runs]
+    seen = []
+    for process in started:
+        out, err = process.communicate(timeout=seconds + 300)
+        if process.returncode != 0 or not out.strip():
+            raise RuntimeError(f"benchmarks.load_run failed ({process.returncode}): {err.decode()[-3000:]}")
+        seen.append(orjson.loads(out.splitlines()[-1]))
+    users, *others = seen
+    for other in others:  # the abuser's side, and its errors, from its own process
+        users["abuser"] = other["abuser"]
+        users["names"] |= {name: s for name, s in other["names"].items() if name.startswith("abuser: ")}
+        for kept in ("errors", "unexpected"):
+            users[kept] += other[kept]
+        users["resent"] += other["resent"]
+    found: dict[str, Any] = users
     return found
 
 
@@ -222,7 +241,7 @@ def group(w: Workloads, scratch: Path, runs: int, out: Path) -> tuple[list[Figur
     notes = []
     with ExitStack() as stack:
         # two processes on one data folder; given an empty folder to serve, so only the uploads are listed
-        servers = [stack.enter_context(serve_process([str(empty)], data)) for _ in range(2)]
+        servers = [stack.enter_context(serve_process([str(empty)], data, *TRIAL_SETTINGS)) for _ in range(2)]
         hosts = [s.url for s in servers]
         stack.push(lambda kind, *_: kind is not None and keep_logs(servers, out))  # on failure too
         client = stack.enter_context(httpx.Client(timeout=300))

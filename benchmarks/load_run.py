@@ -2,7 +2,10 @@
 
 `python -m benchmarks.load_run FIXTURES --seconds 60 --users 20 [--abuser]`: `FIXTURES` is the JSON file
 load.py writes (the servers' URLs, the seeded sessions' keys, the logs to upload). It runs in a process of its
-own because Locust's gevent patches the standard library on import.
+own because Locust's gevent patches the standard library on import. load.py runs the users and the abuser
+(`--users 0 --abuser`) in two such processes at once, as two machines would be: in one process, the abuser's
+own work as a client (32 MiB bodies copied and sent, thousands of refusals read) held the one event loop that
+times the users' requests, counted as the server's slowness, and slowed the abuser itself.
 
 Well-behaved users (`Reader`) each come from an address of their own (127.0.1.N: a person at a machine of
 their own) and pick one of the servers at random for every request; they wait 0.5–2 s between actions, as a
@@ -349,11 +352,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchmarks.load_run", description=__doc__.splitlines()[0])
     parser.add_argument("fixtures", type=Path, help="the JSON file benchmarks/load.py wrote")
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--users", type=int, default=20, help="well-behaved users")
+    parser.add_argument("--users", type=int, default=20, help="well-behaved users (0: the abuser alone)")
     parser.add_argument("--abuser", action="store_true", help="and one abusive client among them")
     args = parser.parse_args(argv)
     Client.fix = fix = Fixtures(args.fixtures)
-    classes: list[type[User]] = [Reader, Abuser] if args.abuser else [Reader]
+    classes: list[type[User]] = ([Reader] if args.users else []) + ([Abuser] if args.abuser else [])
     env = Environment(user_classes=classes, host=fix.hosts[0])
     recorder = Recorder()
     env.events.request.add_listener(recorder)
