@@ -215,6 +215,7 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
     from .store.urls import masked
     from .web.access_log import AccessLogUnusable
     from .web.app import create_app
+    from .web.pauses import keep_full_collections_short
     from .web.serving import bind, bound_port, mask_logs, serve_workers, server
     from .web.sign_in import SignInUnset
     from .web.state import compile_templates
@@ -273,6 +274,7 @@ def run_serve(paths: Sequence[str], settings: Settings, *, demo: bool = False, e
     else:
         one = server(app)
         mask_logs()  # uvicorn's own handlers, which its Config has just set up
+        keep_full_collections_short()
         one.run(sockets=[sock])
     return 0
 

@@ -24,6 +24,7 @@ from uvicorn.supervisors import Multiprocess
 from ..log.sqlite_store import stop_reads
 from ..settings import Settings
 from ..store.urls import masked
+from .pauses import keep_full_collections_short
 
 # Requests still running when a signal comes get this long to finish (a live tail never does), then are
 # cancelled; past EXIT_SECONDS the process exits even while a thread still works on one, as a read no
@@ -100,6 +101,7 @@ def worker_app(paths: list[str], settings: Settings) -> FastAPI:
     from .state import compile_templates
 
     mask_logs()  # this process's uvicorn handlers, set up before it loads the app
+    keep_full_collections_short()
     app = create_app(list(paths), settings)
     compile_templates(app.state.web.templates)
     return app
