@@ -747,18 +747,28 @@ def bring_up_to_date(
                     return len(stale)
                 except BrokenProcessPool:  # a reading process died (killed, out of memory): read the rest here
                     left = changed(index.versions(), entries, told)
+    elsewhere = fan_out.elsewhere if fan_out is not None else None
+    limits = fan_out.limits if fan_out is not None else DEFAULT_LIMITS
     for start in range(0, len(left), BATCH):
+        chunk = list(enumerate(left[start : start + BATCH], start + 1))
+        if elsewhere is not None:
+            # A large log is read elsewhere for seconds, then written in a transaction of its own: read inside the
+            # batch's, it held the index's write lock all that time, and every other writer waited (the other
+            # process's worker, a deleted upload's rows going), and so did every search waiting for them.
+            large = [(n, (entry, version)) for n, (entry, version) in chunk if version[0] >= ELSEWHERE_BYTES]
+            chunk = [(n, item) for n, item in chunk if item[1][0] < ELSEWHERE_BYTES]
+            for n, (entry, version) in large:
+                if progress is not None:
+                    progress(n, len(left), entry)
+                rows = elsewhere.run(read_rows, entry, limits) if index.stale(entry.source, version) else None
+                if rows is not None:
+                    index.write(entry, *rows)
         with index.batch():
-            for n, (entry, version) in enumerate(left[start : start + BATCH], start + 1):
+            for n, (entry, version) in chunk:
                 if progress is not None:
                     progress(n, len(left), entry)
                 if not index.stale(entry.source, version):
                     continue  # another search indexed it while this one waited for the batch
-                if fan_out is not None and fan_out.elsewhere is not None and version[0] >= ELSEWHERE_BYTES:
-                    rows = fan_out.elsewhere.run(read_rows, entry, fan_out.limits)
-                    if rows is not None:
-                        index.write(entry, *rows)
-                    continue
                 read_now = read(entry)
                 if read_now is None:
                     continue

@@ -6,6 +6,7 @@ the next search. A large log is read by the server's background process (`Elsewh
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import threading
 from concurrent.futures.process import BrokenProcessPool
@@ -173,3 +174,36 @@ def test_a_large_log_is_read_by_the_background_process_and_indexed_as_read_here(
     assert elsewhere.run(os.getpid) != os.getpid()
     if sys.platform == "linux":
         assert elsewhere.run(os.getpriority, os.PRIO_PROCESS, 0) > os.getpriority(os.PRIO_PROCESS, 0)
+
+
+class _WritingMeanwhile(Elsewhere):
+    """The background process, and each time it is given work, another process's writer (a connection of its own
+    to the same index file) trying the index's write lock while that work is under way."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path, self.others_wrote = path, list[bool]()
+
+    def run(self, work, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        other = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+            self.others_wrote.append(True)
+        except sqlite3.OperationalError:  # "database is locked": held by the pass that asked for this work
+            self.others_wrote.append(False)
+        finally:
+            other.close()
+        return super().run(work, *args, **kwargs)
+
+
+def test_no_writer_waits_while_a_large_log_is_read_in_the_background(tmp_path: Path) -> None:
+    """Reading a large log takes the background process seconds; another process's index worker and a deleted
+    upload's `forget` must not wait that long for the write lock, nor the searches waiting for them."""
+    large_session(tmp_path / "logs", "large")
+    entries = _write_sessions(tmp_path / "logs", 2).entries()
+    elsewhere = _WritingMeanwhile(tmp_path / "index.sqlite3")
+    index = CorpusIndex(elsewhere.path)
+    assert bring_up_to_date(index, entries, read_afresh, fan_out=FanOut(1, elsewhere=elsewhere)) == 3
+    assert elsewhere.others_wrote == [True]
+    assert index.query(Query("large result 7"), [e.source for e in entries]).sessions == 1
