@@ -347,8 +347,8 @@ class Registry:
         self.store = store
         self.limits = limits
         self._lock = threading.Lock()
-        # one refresh at a time: many asking at once (every open live tail after an upload) wait for the one
-        # under way, and then find nothing left to do, rather than each finding every session again
+        # one refresh at a time: many asking at once wait for the one under way, and then find nothing left to do,
+        # rather than each finding every session again (a look-up of a listed key does not wait: `_catch_up`)
         self._refreshing = threading.RLock()
         self._entries: dict[str, Entry] = {}
         self._made: list[Made] = []  # each uploaded session's entry as the last refresh made it
@@ -562,7 +562,7 @@ class Registry:
         if self.store is not None:
             try:
                 if self.store.changed():
-                    self.refresh()
+                    self._catch_up(key)
             except Unavailable:  # the entries the store last listed stand meanwhile
                 pass
         with self._lock:
@@ -574,6 +574,22 @@ class Registry:
             with contextlib.suppress(OSError):  # its read reports the missing bytes as for a vanished file
                 self.store.fetch(found.upload)  # raises Unavailable: the store holds them but does not answer
         return found
+
+    def _catch_up(self, key: str) -> None:
+        """A refresh for a look-up of `key` once the catalog moved. While another thread's refresh is under way, a
+        key listed already is answered as listed (as it was a moment before): under one client's stream of uploads,
+        every page and live tail of any session waited for each refresh in turn. A key not listed yet waits for
+        that refresh, and reads again: it may name what just arrived."""
+        if self._refreshing.acquire(blocking=False):
+            try:
+                self._refresh()
+            finally:
+                self._refreshing.release()
+            return
+        with self._lock:
+            listed = key in self._entries or key in self._aliases
+        if not listed:
+            self.refresh()
 
     def copies(self, key: str) -> tuple[Entry, ...]:
         """The sessions an ambiguous short key could mean (the chooser's), or () for any other key."""

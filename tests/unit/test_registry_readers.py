@@ -8,11 +8,19 @@ import contextlib
 import threading
 from pathlib import Path
 
+import pytest
 from dsh_inspect.sessions.registry import Registry
+from dsh_inspect.store import UploadStore
 
 from tests.support.uploads import jsonl_bytes
 
 WAIT = 30  # a thread still blocked after this long was held up
+
+
+def put(store: UploadStore, data: bytes, name: str) -> None:
+    receiving = store.receive()
+    receiving.write(data)
+    store.ingest(receiving.finish(), name)
 
 
 def _registry(tmp_path: Path, *names: str) -> Registry:
@@ -90,3 +98,42 @@ def test_comparisons_of_one_pair_asked_both_ways_round_never_wait_for_each_other
         t.join(WAIT)
     assert sorted(results) == ["a-b", "b-a"]  # both finished: no deadlock
     assert meet.broken  # and one waited for the other, as both read both sessions
+
+
+def test_a_refresh_under_way_holds_up_look_ups_of_listed_keys_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After another process's upload moved the catalog, one look-up refreshes the registry; meanwhile a look-up
+    of a key listed already is answered as listed, and one of a key not listed yet waits for that refresh."""
+    store = UploadStore(tmp_path / "data")
+    put(store, jsonl_bytes("listed"), "listed.jsonl")
+    registry = Registry([], store)
+    put(UploadStore(tmp_path / "data"), jsonl_bytes("arrived"), "arrived.jsonl")  # another process's upload
+    reading, release = threading.Event(), threading.Event()
+    read_catalog = store.sessions
+
+    def slow_read():  # type: ignore[no-untyped-def]
+        reading.set()
+        release.wait(WAIT)
+        return read_catalog()
+
+    monkeypatch.setattr(store, "sessions", slow_read)
+    refreshing = threading.Thread(target=registry.entry, args=("listed",))
+    refreshing.start()
+    try:
+        assert reading.wait(WAIT)
+        answered: list[object] = []
+        listed = threading.Thread(target=lambda: answered.append(registry.entry("listed")))
+        listed.start()
+        listed.join(WAIT)
+        assert answered and answered[0] is not None and not release.is_set()  # not held by the refresh
+        arrived: list[object] = []
+        waiting = threading.Thread(target=lambda: arrived.append(registry.entry("arrived")))
+        waiting.start()
+        waiting.join(0.2)
+        assert waiting.is_alive() and not arrived  # it may be what the refresh finds: it waits for it
+    finally:
+        release.set()
+        refreshing.join(WAIT)
+    waiting.join(WAIT)
+    assert arrived and arrived[0] is not None
