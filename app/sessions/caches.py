@@ -227,6 +227,12 @@ class Latest(Generic[K, V]):
     def __init__(self, kept: int) -> None:
         self._items: LRUCache[K, V] = LRUCache(kept)
         self._lock = threading.Lock()
+        self._stored = 0
+
+    @property
+    def stored(self) -> int:
+        """How many values were kept so far: it moves whenever what is kept may have (one dropped for room too)."""
+        return self._stored
 
     def peek(self, key: K) -> V | None:
         """The value under `key` when kept, else None; made by nothing."""
@@ -241,4 +247,5 @@ class Latest(Generic[K, V]):
         value = build()
         with self._lock:
             self._items[key] = value
+            self._stored += 1
         return value

@@ -423,10 +423,13 @@ def listing(state: WebState, choice: ListQuery, who: Identity, size: int | None 
         (version, state.read_ahead.ended, (replace(choice, page=1), seen)),
         lambda: chosen(state, state.entries(who), choice, who),
     )
-    # what the summaries read so far tell of the chosen sessions and of every one: made at each request, as a
-    # session's cells are read one page at a time (a look-up in the summaries kept per session, no read)
-    totals = overview(state, picked.entries)
-    models = models_read(state, state.entries(who))
+    # what the summaries read so far tell of the chosen sessions and of every one (a look-up in the summaries
+    # kept per session, no read): made again once one more summary is kept, as a session's cells are read a page
+    # at a time, not at each request (a warm list of 10,000 uploads spent 35 ms of its 40 on it)
+    totals, models = state.lists.get(
+        (version, state.read_ahead.ended, state.summaries.stored, ("overview", replace(choice, page=1), seen)),
+        lambda: (overview(state, picked.entries), models_read(state, state.entries(who))),
+    )
     entries = picked.entries
     size = size or max(1, len(entries))
     pages = max(1, -(-len(entries) // size))
