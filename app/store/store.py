@@ -23,7 +23,7 @@ from ..log.sources import SessionSource
 from .access_records import AccessRecords, SqliteAccess
 from .backends import Blobs, Catalog
 from .blobs import CHUNK, FileBlobs, Received, Receiving, sweep_temps, valid_digest
-from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload, UploadPage, with_labels
+from .catalog import BaseGone, SqliteCatalog, StoredSession, Upload, with_labels
 from .contents import ContentsReader, Refusal, read_contents
 from .growing import GrowingCopies
 from .histories import History, State, histories, identity
@@ -138,7 +138,6 @@ class UploadStore:
         self._histories: dict[HistoryKey, ListedHistory] = {}
         self.unavailable: Unavailable | None = None  # the catalog's failure to answer, until it answers again
         self._ask_again_at = 0.0  # (monotonic) when a catalog that did not answer is asked again
-        self._probing = threading.Lock()  # held by the one request that asks a catalog down again (`_read`)
         self._sweep()
 
     def _sweep(self) -> None:
@@ -394,11 +393,7 @@ class UploadStore:
 
     def uploads(self) -> list[Upload]:
         """Every upload a user sees, oldest first."""
-        return [u for u in self._read(self.catalog.all) if not u.hidden]
-
-    def page(self, limit: int, before: tuple[int, str] | None = None) -> UploadPage:
-        """The catalog's page of `limit` uploads older than `before` (or the newest), newest first."""
-        return self._read(lambda: self.catalog.page(limit, before))
+        return [u for u in self.catalog.all() if not u.hidden]
 
     def catalogued(self) -> list[Upload]:
         """Every upload the catalog holds, hidden ones too (their bytes are kept), as `sessions` read them: read
@@ -418,11 +413,11 @@ class UploadStore:
 
     def newest(self, limit: int) -> list[Upload]:
         """The first page of uploads, newest first, read through the catalog's index."""
-        return self._read(lambda: self.catalog.newest(limit))
+        return self.catalog.newest(limit)
 
     def upload(self, digest: str) -> Upload | None:
         """The upload, unless a user deleted it."""
-        found = self._read(lambda: self.catalog.get(digest)) if valid_digest(digest) else None
+        found = self.catalog.get(digest) if valid_digest(digest) else None
         return found if found is not None and not found.hidden else None
 
     def local_path(self, upload: Upload) -> Path:
@@ -466,7 +461,7 @@ class UploadStore:
     def _known(self, digest: str) -> Upload:
         with self._lock:
             found = self._uploads.get(digest)
-        found = found or self._read(lambda: self.catalog.get(digest))
+        found = found or self.catalog.get(digest)
         if found is None:
             raise FileNotFoundError(f"no upload {digest}")
         return found
@@ -487,25 +482,6 @@ class UploadStore:
         down = self.unavailable
         if down is not None and time.monotonic() < self._ask_again_at:
             raise Unavailable(down.role, down.detail)
-        return self._answered(ask)
-
-    def _read(self, ask: Callable[[], T]) -> T:
-        """`ask()` of the catalog for a request's own read (uploads, an upload, a page of them). While the catalog
-        does not answer, one such read at a time asks it again, waiting up to its bound, and the others get its
-        Unavailable at once: fifty requests to a paused database each waited their turn at the pool, the last for
-        half a minute. No time need pass first, as for `_asked`: the first read after it is back is answered."""
-        down = self.unavailable
-        if down is None:
-            return self._answered(ask)
-        if not self._probing.acquire(blocking=False):
-            raise Unavailable(down.role, down.detail)
-        try:
-            return self._answered(ask)
-        finally:
-            self._probing.release()
-
-    def _answered(self, ask: Callable[[], T]) -> T:
-        """`ask()`, remembering whether the catalog answered."""
         try:
             answer = ask()
         except Unavailable as exc:

@@ -6,7 +6,6 @@ import io
 import os
 import random
 import sqlite3
-import threading
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -17,7 +16,6 @@ from dsh_inspect.log.plaintext import ZstdPlaintext
 from dsh_inspect.log.sources import SessionSource, discover
 from dsh_inspect.store import LimitExceeded, Limits, NoSessions, UploadStore, clean_name
 from dsh_inspect.store.expansion import decoded_size
-from dsh_inspect.store.unavailable import Unavailable
 
 from tests.support.bombs import zip_bomb, zstd_bomb
 from tests.support.builders import header
@@ -229,47 +227,3 @@ def test_a_damaged_upload_is_stored_or_refused_never_a_crash(tmp_path: Path, car
         assert log.verdict.category in ("accepted", "repaired", "refused", "unsupported")
         for seq in range(log.event_count):
             log.event(seq)
-
-
-def test_a_catalog_that_does_not_answer_is_asked_by_one_read_at_a_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """While the catalog is down, a request reading it (the uploads, one upload, a page) is answered at once
-    when another is already asking it, instead of each waiting its turn for the bound; the first read after it
-    is back is answered, without waiting out the pages' Retry-After."""
-    store = UploadStore(tmp_path / "data")
-    put(store, jsonl_bytes("kept"), "session.jsonl")
-    asked, entered, release = [], threading.Event(), threading.Event()
-
-    def down() -> list[object]:
-        asked.append(threading.current_thread().name)
-        entered.set()
-        release.wait(timeout=30)  # a paused database: the ask hangs until its bound
-        raise Unavailable("catalog", "paused")
-
-    monkeypatch.setattr(store.catalog, "all", down)
-    release.set()
-    with pytest.raises(Unavailable):
-        store.uploads()  # the outage is found
-    release.clear()
-    outcome: list[BaseException] = []
-
-    def probing() -> None:
-        try:
-            store.uploads()
-        except Unavailable as exc:
-            outcome.append(exc)
-
-    probe = threading.Thread(target=probing, name="probe")
-    probe.start()
-    assert entered.wait(timeout=30)
-    for read in (store.uploads, lambda: store.page(10), lambda: store.upload("0" * 64)):
-        with pytest.raises(Unavailable) as refused:
-            read()
-        assert refused.value.role == "catalog"
-    assert asked == ["MainThread", "probe"]  # none of the three asked the catalog while the probe did
-    release.set()
-    probe.join(timeout=30)
-    assert len(outcome) == 1  # the probe waited for the catalog, and was told it is down
-    monkeypatch.undo()
-    assert [u.name for u in store.uploads()] == ["session.jsonl"] and store.unavailable is None

@@ -240,7 +240,7 @@ def uploads_listing(state: WebState, who: Identity, limit: int | None, before: s
             "next": None,
         }
     size = limit or PAGE_SIZE
-    found = store.page(size, _before(before))
+    found = store.catalog.page(size, _before(before))
     return {
         "uploads": [listed_upload(state, u, grouped) for u in found.uploads],
         "total": found.total,
