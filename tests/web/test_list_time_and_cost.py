@@ -121,3 +121,22 @@ def test_a_session_whose_calls_logged_no_usage_says_price_unknown_not_zero(tmp_p
         "unknownCalls": 1,
     }
     assert text_of(cell) == "price unknown" and cell.has_attr("data-price-unknown")
+
+
+def test_the_overview_and_models_follow_the_summaries_read_since_they_were_last_shown(tmp_path: Path) -> None:
+    """They are kept with the list (a warm list of 10,000 sessions made them on each request), and made again
+    once a summary more is read: a list shown before any was read does not stay empty."""
+    for folder, model in (("a", "deepseek-v4-flash"), ("b", "deepseek-v4-pro")):
+        (tmp_path / folder).mkdir()
+        timed_log(tmp_path / folder, one_call(model))
+    with app_client([str(tmp_path)]) as client:
+        unread = client.get("/api/sessions").json()
+        assert (unread["overview"]["read"], unread["overview"]["tokens"], unread["choices"]["models"]) == (0, 0, [])
+        read = client.get("/api/sessions", params={"summaries": "true"}).json()
+        listing = client.get("/api/sessions").json()
+        page = parse(client.get("/").text)
+    assert listing["overview"] == read["overview"] and listing["overview"]["read"] == 2
+    assert listing["overview"]["tokens"] == sum(r["summary"]["tokens"] for r in read["sessions"]) > 0
+    assert listing["choices"]["models"] == ["deepseek-v4-flash", "deepseek-v4-pro"]
+    offered = [o.get("value") for o in select(page, "[data-filter=model] option")]
+    assert "deepseek-v4-flash" in offered and "deepseek-v4-pro" in offered
