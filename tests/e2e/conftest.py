@@ -6,6 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
+
+# How long an `expect` waits for what it asks before it fails, unless it says: Playwright's 5 s is short for a
+# page that reads a long log first on a busy machine, and a browser test asserts what the page shows, not how
+# fast (speed is measured by benchmarks/). A test passing waits no longer for it.
+expect.set_options(timeout=10_000)
 
 
 @pytest.fixture(scope="module")
