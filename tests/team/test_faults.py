@@ -37,6 +37,7 @@ pytestmark = pytest.mark.team
 
 PASSWORD = "pw-n0t-for-eyes"  # trust authentication ignores it: it is there to be leaked, or not
 WAIT = 60  # a client's patience: an answer that takes longer is a server that hung
+STUCK_CLIENTS = 10  # the clients (loopback addresses of their own) whose requests wait on a paused database
 
 
 class Engines:
@@ -140,9 +141,17 @@ def test_a_paused_database_is_a_prompt_503_and_local_sessions_answer(engines: En
             assert "data-unavailable" in page.text
             # a key it cannot find may be an upload it cannot ask about: not a 404
             unavailable(httpx.get(f"{url}/sessions/never-heard-of", timeout=WAIT), "catalog")
-            # many requests waiting on the database hold no thread the others need
-            with ThreadPoolExecutor(60) as pool:
-                stuck = [pool.submit(httpx.get, f"{url}/api/uploads", timeout=WAIT) for _ in range(50)]
+            # many requests waiting on the database hold no thread the others need: fifty from ten clients
+            # (each client's are worked on `requests_per_client` at a time, so one client's fifty would answer
+            # in turn, for most of a minute), and other people's requests meanwhile
+            with ThreadPoolExecutor(60) as pool, ExitStack() as clients:
+                waiting = [
+                    clients.enter_context(
+                        httpx.Client(transport=httpx.HTTPTransport(local_address=f"127.0.0.{11 + i}"), timeout=WAIT)
+                    )
+                    for i in range(STUCK_CLIENTS)
+                ]
+                stuck = [pool.submit(waiting[i % STUCK_CLIENTS].get, f"{url}/api/uploads") for i in range(50)]
                 others = [
                     pool.submit(httpx.get, f"{url}{path}", timeout=WAIT)
                     for path in ("/static/inspect.css", "/sessions/on-my-disk", "/api/sessions/on-my-disk") * 3
