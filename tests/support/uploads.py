@@ -8,6 +8,8 @@ from pathlib import Path
 
 import httpx
 import orjson
+from dsh_inspect.store import Stored, UploadStore
+from dsh_inspect.store.blobs import Received
 
 from tests.support.builders import LogBuilder, header
 from tests.support.writers import batches_of, new_store, write_sqlite_session, write_zstd
@@ -64,3 +66,15 @@ def uploaded_digest(server: str, session_id: str = "uploaded") -> str:
     assert response.status_code == 201, response.text
     found: str = response.json()["upload"]["digest"]
     return found
+
+
+def received(store: UploadStore, data: bytes) -> Received:
+    """`data` received into `store`'s blobs, not yet ingested."""
+    receiving = store.receive()
+    receiving.write(data)
+    return receiving.finish()
+
+
+def put(store: UploadStore, data: bytes, name: str = "session.jsonl", labels: tuple[str, ...] = ()) -> Stored:
+    """`data` uploaded to `store` straight, as the upload route stores it."""
+    return store.ingest(received(store, data), name, labels=labels)

@@ -12,15 +12,15 @@ from dsh_inspect.store.schema import migrations
 
 from tests.support.builders import T0
 from tests.support.uploads import jsonl_bytes
+from tests.support.uploads import put as stored_upload
 from tests.team.conftest import TeamStore
 
 pytestmark = pytest.mark.team
 
 
 def put(store: UploadStore, data: bytes, *labels: str) -> Stored:
-    receiving = store.receive()
-    receiving.write(data)
-    return store.ingest(receiving.finish(), "session.jsonl", labels=labels)
+    """The shared `put`, its labels given one after another."""
+    return stored_upload(store, data, labels=labels)
 
 
 def close(store: UploadStore) -> None:

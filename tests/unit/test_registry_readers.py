@@ -12,15 +12,9 @@ import pytest
 from dsh_inspect.sessions.registry import Registry
 from dsh_inspect.store import UploadStore
 
-from tests.support.uploads import jsonl_bytes
+from tests.support.uploads import jsonl_bytes, put
 
 WAIT = 30  # a thread still blocked after this long was held up
-
-
-def put(store: UploadStore, data: bytes, name: str) -> None:
-    receiving = store.receive()
-    receiving.write(data)
-    store.ingest(receiving.finish(), name)
 
 
 def _registry(tmp_path: Path, *names: str) -> Registry:

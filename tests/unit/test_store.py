@@ -19,16 +19,10 @@ from dsh_inspect.store.expansion import decoded_size
 
 from tests.support.bombs import zip_bomb, zstd_bomb
 from tests.support.builders import header
-from tests.support.uploads import events, export_zip_bytes, jsonl_bytes, sqlite_bytes, zstd_bytes
+from tests.support.uploads import events, export_zip_bytes, jsonl_bytes, put, sqlite_bytes, zstd_bytes
 from tests.support.writers import batches_of, new_store, write_sqlite_session
 
 MIB = 1 << 20
-
-
-def put(store: UploadStore, data: bytes, name: str):  # type: ignore[no-untyped-def]
-    receiving = store.receive()
-    receiving.write(data)
-    return store.ingest(receiving.finish(), name)
 
 
 def blob_files(root: Path) -> list[Path]:

@@ -9,7 +9,7 @@ import pytest
 from dsh_inspect.store import UploadStore
 from dsh_inspect.store.schema import migrations
 
-from tests.support.uploads import jsonl_bytes
+from tests.support.uploads import jsonl_bytes, put
 
 FIRST_SCHEMA = """
 CREATE TABLE uploads (digest TEXT PRIMARY KEY, name TEXT NOT NULL, size INTEGER NOT NULL, carrier TEXT NOT NULL,
@@ -21,12 +21,6 @@ INSERT INTO uploads VALUES ('%s', 'old.jsonl', 3, 'jsonl', 0, 1);
 INSERT INTO upload_sessions VALUES ('%s', 0, 'jsonl', NULL, 'old', NULL, 'accepted');
 PRAGMA user_version = 1;
 """
-
-
-def put(store: UploadStore, data: bytes, name: str) -> str:
-    receiving = store.receive()
-    receiving.write(data)
-    return store.ingest(receiving.finish(), name).upload.digest
 
 
 def test_a_catalog_of_the_first_schema_is_migrated_and_keeps_its_uploads(tmp_path: Path) -> None:

@@ -9,14 +9,8 @@ from pathlib import Path
 from dsh_inspect.store import UploadStore
 
 from tests.support.builders import T0, header
-from tests.support.uploads import events, jsonl_bytes
+from tests.support.uploads import events, jsonl_bytes, put
 from tests.support.writers import batches_of, jsonl_batch, write_zstd, zstd_frame
-
-
-def put(store: UploadStore, data: bytes, name: str = "session.jsonl"):  # type: ignore[no-untyped-def]
-    receiving = store.receive()
-    receiving.write(data)
-    return store.ingest(receiving.finish(), name)
 
 
 def stored_bytes(root: Path) -> int:

@@ -15,17 +15,13 @@ from dsh_inspect.store.catalog import LABEL_CHARS, label_problem, labels_of, wit
 from dsh_inspect.store.schema import migrations
 
 from tests.support.builders import T0
-from tests.support.uploads import jsonl_bytes
-
-
-def received(store: UploadStore, data: bytes):  # type: ignore[no-untyped-def]
-    receiving = store.receive()
-    receiving.write(data)
-    return receiving.finish()
+from tests.support.uploads import jsonl_bytes, received
+from tests.support.uploads import put as stored_upload
 
 
 def put(store: UploadStore, data: bytes, *labels: str, name: str = "session.jsonl") -> Stored:
-    return store.ingest(received(store, data), name, labels=labels)
+    """The shared `put`, its labels given one after another."""
+    return stored_upload(store, data, name, labels)
 
 
 def append(store: UploadStore, sid: str, whole: bytes, offset: int, *labels: str) -> Stored:

@@ -26,7 +26,7 @@ from tests.support.bombs import (
     tiny_records_zstd,
 )
 from tests.support.process import ServeProcess, serve_process
-from tests.support.uploads import jsonl_bytes
+from tests.support.uploads import jsonl_bytes, put
 
 LINE_LIMIT = "is over the 64 MiB line limit (setting max_line_mb): not read"
 HEADROOM = 3 * 64 * MIB + 150 * MIB  # three times the longest line kept, and a generous baseline
@@ -140,15 +140,9 @@ class Probe:
         self.log = log
 
 
-def put(store: UploadStore, data: bytes, name: str) -> str:
-    receiving = store.receive()
-    receiving.write(data)
-    return store.ingest(receiving.finish(), name).upload.digest
-
-
 def test_the_registry_keeps_sessions_within_its_bound_and_drops_a_deleted_upload_at_once(tmp_path: Path) -> None:
     store = UploadStore(tmp_path / "data")
-    digests = [put(store, jsonl_bytes(f"s{i}", turns=300), f"s{i}.jsonl") for i in range(3)]
+    digests = [put(store, jsonl_bytes(f"s{i}", turns=300), f"s{i}.jsonl").upload.digest for i in range(3)]
     registry = Registry([], store, cache_bytes=1)  # room for the session in use only
     keys = [e.key for e in registry.entries()]
     first = registry.log(keys[0])
