@@ -40,7 +40,10 @@ function setOpen(header, open) {
   if (inline) {
     slot.replaceChildren(inline.content.cloneNode(true));
     if (window.htmx) window.htmx.process(slot);
-  } else if (header.hasAttribute("hx-get") && window.htmx) window.htmx.trigger(header, "dsh:open");
+  } else if (header.hasAttribute("hx-get") && window.htmx) {
+    window.htmx.process(header);
+    window.htmx.trigger(header, "dsh:open");
+  }
 }
 function toggle(header) {
   setOpen(header, header.getAttribute("aria-expanded") !== "true");

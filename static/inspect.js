@@ -39,7 +39,13 @@ function setOpen(header, open) {
     slot.replaceChildren(inline.content.cloneNode(true));
     // htmx wires only what it swaps in itself: a body's "Show all" needs it done here
     if (window.htmx) window.htmx.process(slot);
-  } else if (header.hasAttribute("hx-get") && window.htmx) window.htmx.trigger(header, "dsh:open");
+  } else if (header.hasAttribute("hx-get") && window.htmx) {
+    // htmx goes over the page once it is loaded (DOMContentLoaded); a header opened before that (a search
+    // landing on its hit while a module is still loading) has no listener for dsh:open yet, and the open
+    // card would stay empty. Processing an element htmx has wired already changes nothing.
+    window.htmx.process(header);
+    window.htmx.trigger(header, "dsh:open");
+  }
 }
 
 /** @param {Element} header */
