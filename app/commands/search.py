@@ -76,7 +76,13 @@ def run_search(
     if as_json:
         # each hit as /api/search gives it, its page's URLs included
         hits = [hit_json(by_identity[h.identity], h, search).model_dump(mode="json", by_alias=True) for h in found.hits]
-        doc = {"query": query, "total": found.total, "sessions": found.sessions, "hits": hits}
+        doc = {
+            "query": query,
+            "total": found.total,
+            "sessions": found.sessions,
+            "countedAll": found.counted_all,
+            "hits": hits,
+        }
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         # a match in reverse video on a terminal, between [[ ]] elsewhere; a log's control characters never raw
@@ -84,6 +90,11 @@ def run_search(
         for h in found.hits:
             label = by_identity[h.identity].source.label
             out.write(f"{visible(label)}  {visible(h.anchor)}  {h.snippet.bracketed(before, after)}\n")
-        if found.total > len(found.hits):
+        if not found.counted_all:
+            err.write(
+                f"dsh-inspect search: the first {len(found.hits):,} of over {found.total:,} matching rows shown "
+                f"(counting stops at {found.total:,}: a longer phrase, --kind or --tool narrows it)\n"
+            )
+        elif found.total > len(found.hits):
             err.write(f"dsh-inspect search: the first {len(found.hits):,} of {found.total:,} matching rows shown\n")
     return 0 if found.total else 1

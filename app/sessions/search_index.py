@@ -67,6 +67,10 @@ FAN_OUT_CHUNK = 8  # sessions a reading process is handed at a time: fewer round
 AHEAD_BYTES = 32 << 20  # file bytes the pool may read ahead of the writing, past two chunks per process
 WRITE_ROWS = 4096  # rows written to the index at a time (their words worked out for them alone)
 HITS = 200  # hits a query returns at most (each counted in `total` all the same)
+# Matching rows a query counts at most, the first in the index's own order; the hits are the first `HITS` of
+# those in session and row order. Counting and sorting every match cost a common word's search what its number
+# of matches made it, and so whatever others had uploaded (docs/decisions/0047-a-search-counts-to-a-bound.md).
+COUNTED = 1000
 # What one search may cost (issue 33): its phrase at most this long, its query at most this long on either
 # index, past which it stops and says so; a search cannot hold an index for others.
 MAX_QUERY = 1000
@@ -218,11 +222,14 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A query's hits in session and row order, the first `HITS` of `total`, over `sessions` sessions."""
+    """A query's hits in session and row order, the first `HITS` of `total`, over `sessions` sessions; when
+    counting stopped at `COUNTED` (`counted_all` false), `total` and `sessions` are at least these, and the hits
+    are the first of the rows counted."""
 
     hits: list[Hit]
     total: int
     sessions: int
+    counted_all: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -667,13 +674,18 @@ class CorpusIndex:
             db.set_progress_handler(None, 0)
 
     def query(self, query: Query, sources: Iterable[SessionSource], limit: int = HITS) -> Found:
-        """The rows of `sources` matching `query`, in session then row order."""
+        """The rows of `sources` matching `query`, counted up to `COUNTED` in the index's order, the first `limit`
+        of those in session then row order."""
         if query.empty:
             return Found([], 0, 0)
-        names = json.dumps([identity(s) for s in sources])
+        asked = [identity(s) for s in sources]
         where = ["s.identity IN (SELECT value FROM json_each(?))"]
-        args: list[object] = [names]
+        args: list[object] = [json.dumps(asked)]
         needle = query.needle
+        # A phrase's rows come from FTS5 in rowid order, so the first COUNTED are found with no sort of every match.
+        # A scan (a short phrase, facets alone) goes the same way, in rowid order, where most sessions are asked
+        # for: it stops at the COUNTED-th match (SQLite would start from the sessions asked for, and sort every
+        # match). For a few sessions of many (a reader of one project), their rows alone are read.
         if needle and len(needle) >= TRIGRAM:
             where.append("t.text MATCH ?")
             args.append(fts_phrase(needle))
@@ -683,22 +695,32 @@ class CorpusIndex:
         facets, facet_args = query.facet_clauses("?")
         where += facets
         args += facet_args
-        joined = (
-            "FROM row_text t JOIN rows r ON r.id = t.rowid JOIN sources s ON s.id = r.source WHERE "
-            + " AND ".join(where)
-        )
+        order = "t.rowid" if needle else "r.id"
         with self._reading() as db, self._deadline(db):
-            total, sessions = db.execute(f"SELECT count(*), count(DISTINCT r.source) {joined}", args).fetchone()
-            found = db.execute(
-                "SELECT s.identity, s.title, s.first_prompt, r.anchor, r.kind, r.seq, r.step, r.at, r.form, r.tool, "
-                f"r.error, t.text {joined} ORDER BY s.identity, r.seq, r.id LIMIT ?",
-                [*args, limit],
+            held = db.execute("SELECT count(*) FROM sources").fetchone()[0]
+            join = "CROSS JOIN" if len(asked) * 2 >= held else "JOIN"
+            matched = f"FROM row_text t {join} rows r ON r.id = t.rowid" if needle else "FROM rows r"
+            counted = db.execute(
+                f"SELECT r.id, s.identity, r.seq {matched} {join} sources s ON s.id = r.source "
+                f"WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?",
+                [*args, COUNTED + 1],
             ).fetchall()
+            first = sorted(counted[:COUNTED], key=lambda c: (c[1], c[2], c[0]))[:limit]
+            found = db.execute(
+                "SELECT r.id, s.identity, s.title, s.first_prompt, r.anchor, r.kind, r.seq, r.step, r.at, r.form, "
+                "r.tool, r.error, t.text FROM rows r JOIN row_text t ON t.rowid = r.id JOIN sources s ON s.id = "
+                "r.source WHERE r.id IN (SELECT value FROM json_each(?))",
+                [json.dumps([c[0] for c in first])],
+            ).fetchall()
+        place = {c[0]: n for n, c in enumerate(first)}
         hits = [
             Hit(name, title, prompt, anchor, kind, seq, step, at, form, tool, bool(error), snippet(text, needle))
-            for name, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in found
+            for _, name, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in sorted(
+                found, key=lambda f: place[f[0]]
+            )
         ]
-        return Found(hits, total, sessions)
+        sessions = len({c[1] for c in counted[:COUNTED]})
+        return Found(hits, min(len(counted), COUNTED), sessions, len(counted) <= COUNTED)
 
 
 def row_words(t: Transcript, row: Row) -> Words:

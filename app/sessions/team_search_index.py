@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..store.pg_connections import Connections, Waits
 from .registry import Entry
 from .search_index import (
+    COUNTED,
     HITS,
     QUERY_SECONDS,
     Found,
@@ -206,9 +207,10 @@ class PgCorpusIndex:
     # -- asking it --------------------------------------------------------------------------
 
     def query(self, query: Query, limit: int = HITS, only: Collection[Entry] | None = None) -> Found:
-        """The rows matching `query` in session then row order, of the sessions this process listed when it last
-        brought the index up to date alone, counted and shown: the index may also hold a few it does not list,
-        which no count may include. With `only`, of those uploaded sessions alone (what a reader may see)."""
+        """The rows matching `query`, counted up to `COUNTED`, the first `limit` of those in session then row order,
+        of the sessions this process listed when it last brought the index up to date alone: the index may also
+        hold a few it does not list, which no count may include. With `only`, of those uploaded sessions alone
+        (what a reader may see)."""
         if query.empty:
             return Found([], 0, 0)
         with self._listing:
@@ -232,13 +234,18 @@ class PgCorpusIndex:
         with self._connection() as conn, conn.transaction(), stopped_at_deadline():
             # a search stopped at QUERY_SECONDS, for this transaction only
             conn.execute(f"SET LOCAL statement_timeout = {int(QUERY_SECONDS * 1000)}")
-            counted = conn.execute(f"SELECT count(*), count(DISTINCT r.chain) {joined}", args).fetchone()
-            found = conn.execute(
-                "SELECT s.digest, s.member, s.title, s.first_prompt, r.anchor, r.kind, r.seq, r.step, r.at, r.form, "
-                f"r.tool, r.error, r.text {joined} ORDER BY s.digest, s.member, r.seq, r.n LIMIT %s",
-                [*args, limit],
+            # the first COUNTED + 1 matches as the plan finds them (no sort of every match: see search_index.query)
+            counted = conn.execute(
+                f"SELECT r.chain, r.key, s.digest, s.member, r.seq, r.n {joined} LIMIT %s", [*args, COUNTED + 1]
             ).fetchall()
-        total, count = counted if counted else (0, 0)
+            first = sorted(counted[:COUNTED], key=lambda c: (c[2], c[3], c[4], c[5]))[:limit]
+            found = conn.execute(
+                "SELECT r.chain, r.key, s.digest, s.member, s.title, s.first_prompt, r.anchor, r.kind, r.seq, r.step, "
+                "r.at, r.form, r.tool, r.error, r.text FROM search_rows r JOIN search_sessions s ON s.chain = r.chain "
+                "WHERE (r.chain, r.key) IN (SELECT * FROM unnest(%s::bigint[], %s::text[]))",
+                [[c[0] for c in first], [c[1] for c in first]],
+            ).fetchall()
+        place = {(c[0], c[1]): n for n, c in enumerate(first)}
         hits = [
             Hit(
                 _identity(digest, member),
@@ -254,9 +261,12 @@ class PgCorpusIndex:
                 error,
                 snippet(text, needle),
             )
-            for digest, member, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in found
+            for _, _, digest, member, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in sorted(
+                found, key=lambda f: place[(f[0], f[1])]
+            )
         ]
-        return Found(hits, int(total), int(count))
+        sessions = len({c[0] for c in counted[:COUNTED]})
+        return Found(hits, min(len(counted), COUNTED), sessions, len(counted) <= COUNTED)
 
 
 @contextmanager

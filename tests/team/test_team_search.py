@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.instructions import instructions_log
 from tests.support.process import ServeProcess, serve_process
+from tests.support.uploads import jsonl_bytes
 from tests.team.conftest import TeamStore
 
 pytestmark = pytest.mark.team
@@ -98,3 +99,18 @@ def test_a_nul_or_an_overlong_phrase_is_no_error_on_postgresql(team_store: TeamS
         assert search(server, q="\x00")["total"] == 0
         refused = httpx.get(f"{server.url}/api/search", params={"q": "word " * 2_400}, timeout=60)
         assert refused.status_code == 422 and len(refused.content) < 2_000
+
+
+def test_a_phrase_matching_more_rows_than_are_counted_says_so_on_postgresql(
+    team_store: TeamStore, tmp_path: Path
+) -> None:
+    with start(team_store, tmp_path / "one") as server:
+        for n in range(3):  # 1,200 rows say "Read": each turn's call and its result
+            upload(server, jsonl_bytes(f"long-{n}", 200), f"long-{n}.jsonl")
+        over = search(server, q="Read")
+        assert (over["total"], over["countedAll"], over["shown"]) == (1000, False, 200)
+        places = [(hit["key"], hit["seq"]) for hit in over["hits"]]
+        assert places == sorted(places), "the hits shown are in session then row order"
+        assert all(hit["snippet"] for hit in over["hits"])
+        narrowed = search(server, q="Read", kind="tool-call")
+        assert (narrowed["total"], narrowed["sessions"], narrowed["countedAll"]) == (600, 3, True)

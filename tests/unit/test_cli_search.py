@@ -15,6 +15,7 @@ from dsh_inspect.commands.search import run_search
 
 from tests.support.builders import LogBuilder, header, two_turns
 from tests.support.instructions import instructions_log
+from tests.support.uploads import jsonl_bytes
 
 
 class Terminal(io.StringIO):
@@ -154,3 +155,16 @@ def test_the_command_reads_many_logs_on_every_core_and_once(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert [h["key"] for h in json.loads(done.stdout)["hits"]] == ["s7"]
     assert done.stderr.count(b"indexing 70/70") == 1 and b"Traceback" not in done.stderr
+
+
+def test_a_phrase_matching_more_rows_than_are_counted_says_where_counting_stopped(tmp_path: Path) -> None:
+    for n in range(3):  # 1,200 rows say "Read": a call and its result a turn
+        (tmp_path / "logs").mkdir(exist_ok=True)
+        (tmp_path / "logs" / f"long-{n}.jsonl").write_bytes(jsonl_bytes(f"long-{n}", 200))
+    code, out, err = search(tmp_path, "Read", tmp_path / "logs", as_json=True)
+    doc = json.loads(out)
+    assert code == 0 and (doc["total"], doc["countedAll"], len(doc["hits"])) == (1000, False, 200)
+    code, out, err = search(tmp_path, "Read", tmp_path / "logs")
+    assert "the first 200 of over 1,000 matching rows shown (counting stops at 1,000" in err
+    code, out, err = search(tmp_path, "Read", tmp_path / "logs", kind="tool-call", as_json=True)
+    assert (json.loads(out)["total"], json.loads(out)["countedAll"]) == (600, True)

@@ -1,6 +1,7 @@
 """What one search may cost (issue 33): a phrase longer than `MAX_QUERY` is refused with a 422 that does not
-say it back, a NUL in a phrase is no error, a query past its time limit stops and says how to narrow it, and
-no refused parameter (a 100 kB `?at=`) is echoed whole."""
+say it back, a NUL in a phrase is no error, a query past its time limit stops and says how to narrow it, a
+phrase matching more than `COUNTED` rows is counted that far and says so, and no refused parameter (a 100 kB
+`?at=`) is echoed whole."""
 
 from __future__ import annotations
 
@@ -46,3 +47,25 @@ def test_a_search_past_its_time_limit_stops_and_says_so(served: Path, monkeypatc
         assert stopped.status_code == 422 and "took longer than" in stopped.json()["detail"]
         monkeypatch.undo()
         assert client.get("/api/search", params={"q": "e"}).status_code == 200  # the index serves on
+
+
+def test_a_phrase_matching_more_rows_than_are_counted_says_so_and_shows_the_first_in_session_order(
+    tmp_path: Path,
+) -> None:
+    for n in range(3):  # three sessions of 200 turns: each turn's "Read" call and result are two rows
+        (tmp_path / f"long-{n}.jsonl").write_bytes(jsonl_bytes(f"long-{n}", 200))
+    with app_client([str(tmp_path)]) as client:
+        over = client.get("/api/search", params={"q": "Read"}).json()
+        assert over["pending"] == 0
+        assert (over["total"], over["countedAll"], over["shown"]) == (search_index.COUNTED, False, search_index.HITS)
+        assert over["sessions"] >= 1
+        places = [(hit["key"], hit["seq"]) for hit in over["hits"]]
+        assert places == sorted(places), "the hits shown are in session then row order"
+        page = client.get("/search", params={"q": "Read"}).text
+        assert "data-finder-more" in page and "Matching rows: 1,000+" in page
+        assert "Counting stops at 1,000 rows" in page
+        chinese = client.get("/search", params={"q": "Read"}, headers={"Accept-Language": "zh-CN"}).text
+        assert "匹配的行：1,000+" in chinese and "计数到 1,000 行为止" in chinese
+        narrowed = client.get("/api/search", params={"q": "Read", "kind": "tool-call"}).json()
+        assert (narrowed["total"], narrowed["sessions"], narrowed["countedAll"]) == (600, 3, True)
+        assert "data-finder-more" not in client.get("/search", params={"q": "Read", "kind": "tool-call"}).text

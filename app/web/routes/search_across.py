@@ -212,8 +212,13 @@ def _upload_reader(state: WebState) -> Reader:
 
 
 def joined(local: Found, uploads: Found, limit: int = HITS) -> Found:
-    """Both indexes' hits, the local sessions' first, the first `limit` in all."""
-    return Found((local.hits + uploads.hits)[:limit], local.total + uploads.total, local.sessions + uploads.sessions)
+    """Both indexes' hits, the local sessions' first, the first `limit` in all; counted whole when both were."""
+    return Found(
+        (local.hits + uploads.hits)[:limit],
+        local.total + uploads.total,
+        local.sessions + uploads.sessions,
+        local.counted_all and uploads.counted_all,
+    )
 
 
 class SearchAskedJson(Twin):
@@ -230,6 +235,9 @@ class SearchJson(Twin):
     query: SearchAskedJson
     total: int
     sessions: int
+    # false when counting stopped at `COUNTED` matching rows (of each index): `total` and `sessions` are then at
+    # least these, and the hits are the first in session and row order of the rows counted
+    counted_all: bool
     shown: int
     indexed: int  # sessions indexed by the pass this search waited for (new, or changed since)
     # sessions it may see not indexed yet when it answered: their hits are not among these; ask again
@@ -272,6 +280,7 @@ def search_results(state: WebState, finder: Finder, search: Search, who: Identit
         query=asked,
         total=result.total,
         sessions=result.sessions,
+        counted_all=result.counted_all,
         shown=len(hits),
         indexed=indexed,
         pending=pending,
