@@ -7,9 +7,11 @@ The text is log data: this only takes markup away and never adds any; the page e
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Longest text looked at: a list cell shows one line, and a bounded input keeps each pattern's work bounded.
 LOOKED_AT = 2000
+TITLES_KEPT = 1024  # titles whose plain text is kept (each at most LOOKED_AT characters: a few MiB at most)
 
 _ESCAPABLE = r"\\`*_{}\[\]()#+\-.!~>|<"
 _ESCAPED = re.compile(rf"\\([{_ESCAPABLE}])")
@@ -65,4 +67,10 @@ def title_text(title: str | None) -> str | None:
     """A session's title as every place names it (the list, the session page and its <title>, search hits, the
     model view, compare, the export, their twins' `plainTitle`): its plain text; None for a session without a
     title, or with one of markup alone, so the place falls back to the session's id."""
-    return (plain_text(title) or None) if title else None
+    return _known_title_text(title[:LOOKED_AT]) if title else None  # (all plain_text reads of it)
+
+
+@lru_cache(maxsize=TITLES_KEPT)
+def _known_title_text(title: str) -> str | None:
+    # the same title is asked for again and again: each of a search's 200 hits names its session (21 µs each)
+    return plain_text(title) or None
