@@ -712,12 +712,13 @@ class CorpusIndex:
                 "r.source WHERE r.id IN (SELECT value FROM json_each(?))",
                 [json.dumps([c[0] for c in first])],
             ).fetchall()
-        place = {c[0]: n for n, c in enumerate(first)}
+        # each hit in its place among those counted; a row written anew in between (its id taken again once its
+        # session was indexed again) is not shown as the one counted
+        place = {(c[0], c[1], c[2]): n for n, c in enumerate(first)}
+        found = sorted((f for f in found if (f[0], f[1], f[6]) in place), key=lambda f: place[(f[0], f[1], f[6])])
         hits = [
             Hit(name, title, prompt, anchor, kind, seq, step, at, form, tool, bool(error), snippet(text, needle))
-            for _, name, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in sorted(
-                found, key=lambda f: place[f[0]]
-            )
+            for _, name, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in found
         ]
         sessions = len({c[1] for c in counted[:COUNTED]})
         return Found(hits, min(len(counted), COUNTED), sessions, len(counted) <= COUNTED)
