@@ -625,7 +625,7 @@ EN: dict[str, str] = {
     "finder.button": "Search",
     "finder.summary": "Matching rows: {rows} · sessions: {sessions}",
     "finder.shown": "the first {shown} shown",
-    "finder.counted": "Counting stops at {rows} rows: a longer phrase, a kind of row or a tool narrows the search",
+    "finder.counted": "Counting stops at {rows} rows: a longer phrase, a kind of row or a tool narrows the search.",
     "finder.none": "No row of any loaded session matches.",
     "finder.step": "Step {step}",
     "finder.pending": "Sessions still being indexed: {count}. Their rows are not searched yet; search again in a "
@@ -1227,7 +1227,7 @@ ZH: dict[str, str] = {
     "finder.button": "搜索",
     "finder.summary": "匹配的行：{rows} · 会话：{sessions}",
     "finder.shown": "显示前 {shown} 个",
-    "finder.counted": "计数到 {rows} 行为止：更长的短语、行类型或工具可以缩小搜索范围",
+    "finder.counted": "计数到 {rows} 行为止：更长的短语、行类型或工具可以缩小搜索范围。",
     "finder.none": "没有任何已载入会话的行匹配。",
     "finder.step": "步骤 {step}",
     "finder.pending": "仍在建立索引的会话：{count} 个。它们的行尚未被搜索；请稍后再搜索。",
