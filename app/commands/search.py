@@ -15,6 +15,7 @@ from ..log.sources import UnreadablePath
 from ..sessions.hits import hit_json
 from ..sessions.registry import Registry
 from ..sessions.search_index import (
+    COUNTED,
     INDEX_FILE,
     CorpusIndex,
     FanOut,
@@ -93,7 +94,7 @@ def run_search(
         if not found.counted_all:
             err.write(
                 f"dsh-inspect search: the first {len(found.hits):,} of over {found.total:,} matching rows shown "
-                f"(counting stops at {found.total:,}: a longer phrase, --kind or --tool narrows it)\n"
+                f"(counting stops at {COUNTED:,}: a longer phrase, --kind or --tool narrows it)\n"
             )
         elif found.total > len(found.hits):
             err.write(f"dsh-inspect search: the first {len(found.hits):,} of {found.total:,} matching rows shown\n")

@@ -696,7 +696,7 @@ class CorpusIndex:
         where += facets
         args += facet_args
         order = "t.rowid" if needle else "r.id"
-        with self._reading() as db, self._deadline(db):
+        with self._reading() as db, _snapshot(db), self._deadline(db):
             held = db.execute("SELECT count(*) FROM sources").fetchone()[0]
             join = "CROSS JOIN" if len(asked) * 2 >= held else "JOIN"
             matched = f"FROM row_text t {join} rows r ON r.id = t.rowid" if needle else "FROM rows r"
@@ -712,16 +712,29 @@ class CorpusIndex:
                 "r.source WHERE r.id IN (SELECT value FROM json_each(?))",
                 [json.dumps([c[0] for c in first])],
             ).fetchall()
-        # each hit in its place among those counted; a row written anew in between (its id taken again once its
-        # session was indexed again) is not shown as the one counted
-        place = {(c[0], c[1], c[2]): n for n, c in enumerate(first)}
-        found = sorted((f for f in found if (f[0], f[1], f[6]) in place), key=lambda f: place[(f[0], f[1], f[6])])
+        place = {c[0]: n for n, c in enumerate(first)}
+        found.sort(key=lambda f: place[f[0]])
         hits = [
             Hit(name, title, prompt, anchor, kind, seq, step, at, form, tool, bool(error), snippet(text, needle))
             for _, name, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in found
         ]
         sessions = len({c[1] for c in counted[:COUNTED]})
         return Found(hits, min(len(counted), COUNTED), sessions, len(counted) <= COUNTED)
+
+
+@contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """The index as committed when the first statement inside reads it, for every statement inside: a search's
+    count and its hits' text agree though a pass writes meanwhile (a session indexed anew takes its rows' ids
+    again). Inside a transaction already open (an index in memory, whose one connection a batch writes on), it."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")
 
 
 def row_words(t: Transcript, row: Row) -> Words:

@@ -232,6 +232,8 @@ class PgCorpusIndex:
         args += facet_args
         joined = "FROM search_rows r JOIN search_sessions s ON s.chain = r.chain WHERE " + " AND ".join(where)
         with self._connection() as conn, conn.transaction(), stopped_at_deadline():
+            # one snapshot for both queries: a pass rewrites a grown session's rows under the same keys meanwhile
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             # a search stopped at QUERY_SECONDS, for this transaction only
             conn.execute(f"SET LOCAL statement_timeout = {int(QUERY_SECONDS * 1000)}")
             # the first COUNTED + 1 matches as the plan finds them (no sort of every match: see search_index.query)

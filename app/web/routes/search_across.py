@@ -27,6 +27,7 @@ from ...sessions.hits import SearchHitJson, hit_json
 from ...sessions.priority import lower_this_thread
 from ...sessions.registry import Entry, Mark
 from ...sessions.search_index import (
+    COUNTED,
     HITS,
     INDEX_FILE,
     CorpusIndex,
@@ -235,8 +236,9 @@ class SearchJson(Twin):
     query: SearchAskedJson
     total: int
     sessions: int
-    # false when counting stopped at `COUNTED` matching rows (of each index): `total` and `sessions` are then at
-    # least these, and the hits are the first in session and row order of the rows counted
+    # false when counting stopped at `COUNTED` matching rows (of each index: a team store's uploads have their
+    # own): `total` and `sessions` are then at least these, and the hits are the first in session and row order
+    # of the rows counted
     counted_all: bool
     shown: int
     indexed: int  # sessions indexed by the pass this search waited for (new, or changed since)
@@ -292,7 +294,8 @@ def _grouped(data: SearchJson) -> dict[str, Any]:
     """What the page shows of the hits: grouped by session, each snippet's HTML as markup."""
     # the snippet's HTML is Snippet.html(): every character of the log's text escaped, then the marks put in
     hits = [{**h.model_dump(), "html": Markup(h.html), "clock": WallClock.of(h.time)} for h in data.hits]
-    return {**fields(data), "groups": [list(group) for _, group in groupby(hits, key=lambda h: h["key"])]}
+    groups = [list(group) for _, group in groupby(hits, key=lambda h: h["key"])]
+    return {**fields(data), "groups": groups, "counted_bound": COUNTED}
 
 
 @page_and_twin(
