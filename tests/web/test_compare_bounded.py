@@ -1,10 +1,12 @@
 """Compare answers at a bounded cost (issue 33): two tool results that differ in every other word (the
 compare bomb, 5,000 words) answer within seconds, the pair said to have changed as a whole, in the page
-and its twin; a small change is still shown word by word."""
+and its twin, and a page of another session asked for meanwhile answers; a small change is still shown word
+by word."""
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.support.runs import tool_run, write_log
@@ -22,7 +24,11 @@ def test_the_compare_bomb_answers_at_once_as_changed_whole(tmp_path: Path) -> No
     with app_client([str(tmp_path)]) as client:
         keys = {s["path"].rsplit("/", 1)[1]: s["key"] for s in client.get("/api/sessions").json()["sessions"]}
         started = time.monotonic()
-        twin = client.get("/api/compare", params={"a": keys["a.jsonl"], "b": keys["b.jsonl"]}, timeout=60)
+        with ThreadPoolExecutor(2) as pool:  # a page of another session asked for while the bomb is compared
+            bomb = pool.submit(client.get, "/api/compare", params={"a": keys["a.jsonl"], "b": keys["b.jsonl"]})
+            other = pool.submit(client.get, f"/sessions/{keys['c.jsonl']}")
+            assert other.result().status_code == 200 and time.monotonic() - started < 20
+            twin = bomb.result()
         assert twin.status_code == 200 and time.monotonic() - started < 20
         changed = [r["item"] for r in twin.json()["rows"] if r.get("item") and r["item"]["status"] == "changed"]
         assert changed and changed[0]["whole"] and [op for op, _ in changed[0]["words"]] == ["del", "ins"]
