@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 
@@ -172,25 +173,37 @@ def seaweedfs_ports() -> dict[str, int]:
     return {name: free_port() for name in names} | {f"{name}.grpc": free_port() for name in names}
 
 
+# starts of `weed server` on fresh ports before its failure stands: a port free when picked may be taken (an
+# outgoing connection's) before weed binds it, and weed then exits while starting
+STARTS = 3
+
+
 @contextmanager
 def seaweedfs(folder: Path, ports: dict[str, int] | None = None, *, gateway: bool = True) -> Iterator[ObjectStore]:
     """`weed server -s3` (master, volume, filer, S3 gateway) on free loopback ports, or `ports`; stopped
     afterwards. Without `gateway`, the rest alone: `s3_gateway` starts (and stops, and starts again) one."""
     folder.mkdir(parents=True, exist_ok=True)
-    given = ports or seaweedfs_ports()
-    ports = {name: port for name, port in given.items() if "." not in name and (gateway or name != "s3")}
-    grpc = {name: given[f"{name}.grpc"] for name in ports}
-    args = [_weed(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={folder}", "-filer"]
-    args += ["-s3"] if gateway else []
-    args += [f"-{name}.port={port}" for name, port in ports.items()]
-    args += [f"-{name}.port.grpc={port}" for name, port in grpc.items()]
-    # the gateway's side servers listen on fixed ports another run may hold: not needed here
-    args += ["-s3.port.iceberg=0", "-s3.port.lance=0"] if gateway else []
-    # each bucket is a collection that takes volumes of its own (sparse files): room for every test's bucket
-    args += ["-master.volumeSizeLimitMB=32", "-volume.max=400", "-master.telemetry=false"]
-    endpoint = f"http://127.0.0.1:{given['s3']}"
-    with _running(args, folder, "weed.log", endpoint if gateway else f"http://127.0.0.1:{ports['filer']}"):
-        yield ObjectStore(endpoint)
+    for start in range(1, STARTS + 1):
+        given = ports or seaweedfs_ports()
+        parts = {name: port for name, port in given.items() if "." not in name and (gateway or name != "s3")}
+        args = [_weed(), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={folder}", "-filer"]
+        args += ["-s3"] if gateway else []
+        args += [f"-{name}.port={port}" for name, port in parts.items()]
+        args += [f"-{name}.port.grpc={given[f'{name}.grpc']}" for name in parts]
+        # the gateway's side servers listen on fixed ports another run may hold: not needed here
+        args += ["-s3.port.iceberg=0", "-s3.port.lance=0"] if gateway else []
+        # each bucket is a collection that takes volumes of its own (sparse files): room for every test's bucket
+        args += ["-master.volumeSizeLimitMB=32", "-volume.max=400", "-master.telemetry=false"]
+        endpoint = f"http://127.0.0.1:{given['s3']}"
+        try:
+            running = _started(args, folder, "weed.log", endpoint if gateway else f"http://127.0.0.1:{parts['filer']}")
+        except StartExited:
+            if ports is not None or start == STARTS:  # ports given are the caller's to keep
+                raise
+            continue
+        with running:
+            yield ObjectStore(endpoint)
+        return
 
 
 @contextmanager
@@ -206,37 +219,54 @@ def s3_gateway(folder: Path, ports: dict[str, int]) -> Iterator[ObjectStore]:
     ]
     args += [f"-port={ports['s3']}", f"-port.grpc={ports['s3.grpc']}", "-port.iceberg=0", "-port.lance=0"]
     endpoint = f"http://127.0.0.1:{ports['s3']}"
-    with _running(args, folder, "gateway.log", endpoint):
+    with _started(args, folder, "gateway.log", endpoint):
         yield ObjectStore(endpoint)
 
 
-@contextmanager
-def _running(args: list[str], folder: Path, log_name: str, endpoint: str) -> Iterator[None]:
-    """`args` run in `folder` until the `with` ends, once `endpoint` answers (and stores objects, for a gateway)."""
+class StartExited(ServerMissing):
+    """`weed` exited before it answered."""
+
+
+def _started(args: list[str], folder: Path, log_name: str, endpoint: str) -> contextlib.AbstractContextManager[None]:
+    """`args` run in `folder`, once `endpoint` answers (and stores objects, for a gateway): a context whose end
+    stops it. Raises StartExited when it exits first, ServerMissing when it does not answer within 60 s."""
     log = open(folder / log_name, "ab")  # noqa: SIM115 (it outlives this statement: the server writes it)
     process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
     gateway = "-s3" in args or args[1] == "s3"
+    deadline = time.monotonic() + 60
     try:
-        deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
                 said = (folder / log_name).read_text(errors="replace")[-800:]
-                raise ServerMissing(f"weed {args[1]} exited ({process.returncode}): {said}")
+                raise StartExited(f"weed {args[1]} exited ({process.returncode}): {said}")
             with contextlib.suppress(httpx.TransportError):
                 if httpx.get(endpoint, timeout=2).status_code < 500 and (not gateway or _writable(endpoint)):
                     break
             if time.monotonic() > deadline:
                 raise ServerMissing(f"weed {args[1]} did not answer within 60 s")
             time.sleep(0.3)
+    except BaseException:
+        _stop(process, log)
+        raise
+    return _stopping(process, log)
+
+
+@contextmanager
+def _stopping(process: subprocess.Popen[bytes], log: BinaryIO) -> Iterator[None]:
+    try:
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:  # it may take its time over a graceful stop: a test run does not
-            process.kill()
-            process.wait(10)
-        log.close()
+        _stop(process, log)
+
+
+def _stop(process: subprocess.Popen[bytes], log: BinaryIO) -> None:
+    process.terminate()
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:  # it may take its time over a graceful stop: a test run does not
+        process.kill()
+        process.wait(10)
+    log.close()
 
 
 def _writable(endpoint: str) -> bool:
