@@ -232,6 +232,13 @@ class Found:
     counted_all: bool = True
 
 
+def counted_found(hits: list[Hit], sessions: Sequence[object]) -> Found:
+    """A query's answer from its hits and the session of each match it took (the first `COUNTED` + 1 in its index's
+    order, as both indexes take them): one more than `COUNTED` means counting stopped there."""
+    kept = sessions[:COUNTED]
+    return Found(hits, len(kept), len(set(kept)), len(sessions) <= COUNTED)
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """What a search asks for: a text (a literal phrase, matched as a substring, any case) and facets."""
@@ -718,15 +725,15 @@ class CorpusIndex:
             Hit(name, title, prompt, anchor, kind, seq, step, at, form, tool, bool(error), snippet(text, needle))
             for _, name, title, prompt, anchor, kind, seq, step, at, form, tool, error, text in found
         ]
-        sessions = len({c[1] for c in counted[:COUNTED]})
-        return Found(hits, min(len(counted), COUNTED), sessions, len(counted) <= COUNTED)
+        return counted_found(hits, [c[1] for c in counted])
 
 
 @contextmanager
 def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
     """The index as committed when the first statement inside reads it, for every statement inside: a search's
     count and its hits' text agree though a pass writes meanwhile (a session indexed anew takes its rows' ids
-    again). Inside a transaction already open (an index in memory, whose one connection a batch writes on), it."""
+    again). Inside a transaction already open (an index in memory, whose one connection a batch writes on),
+    that transaction's view."""
     if db.in_transaction:
         yield
         return

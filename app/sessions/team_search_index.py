@@ -35,6 +35,7 @@ from .search_index import (
     Reader,
     SearchTooCostly,
     SessionRows,
+    counted_found,
     like_pattern,
     session_rows,
     snippet,
@@ -267,8 +268,7 @@ class PgCorpusIndex:
                 found, key=lambda f: place[(f[0], f[1])]
             )
         ]
-        sessions = len({c[0] for c in counted[:COUNTED]})
-        return Found(hits, min(len(counted), COUNTED), sessions, len(counted) <= COUNTED)
+        return counted_found(hits, [c[0] for c in counted])
 
 
 @contextmanager
