@@ -35,6 +35,7 @@ if (liveBar && chatFlow) followLive(liveBar, chatFlow);
 /** @param {Element} head @param {Element} flow */
 function showSession(head, flow) {
   const base = head.getAttribute("data-session-url");
+  const size = Number(flow.getAttribute("data-window-rows")) || Infinity;  // the most rows a window holds
   // What the flow holds while the reader scrolls: at most KEPT windows, and no more than NODES nodes
   // (elements and text) while rows lie FAR beyond the viewport: the farthest windows go whole, then the far
   // rows of the outermost ones, so the page stays under 3,000 nodes at any length, however rich its rows.
@@ -44,6 +45,12 @@ function showSession(head, flow) {
   const NODES = 2400;
   const MARGIN = 400;  // px
   const FAR = 1000;  // px
+  // Rows the reader leaves behind go sooner, once BEHIND (still beyond MARGIN, so the loader put back does not
+  // load them again at once); a window asks for rows to fill the page to FILLED nodes, NODES less a margin for
+  // rows heavier than those it holds, and for at least FEWEST (see `room`).
+  const BEHIND = 600;  // px
+  const FILLED = 2000;
+  const FEWEST = 10;
 
   function anchorFromHash() {
     if (location.hash.length < 2) return null;
@@ -86,11 +93,11 @@ function showSession(head, flow) {
     return node;
   }
 
-  // An element lies far beyond the viewport on one side: above it (earlier), or below it.
-  /** @param {Element} el @param {boolean} earlier */
-  function beyond(el, earlier) {
+  // An element lies `far` beyond the viewport on one side: above it (earlier), or below it.
+  /** @param {Element} el @param {boolean} earlier @param {number} [far] */
+  function beyond(el, earlier, far = FAR) {
     const box = el.getBoundingClientRect();
-    return earlier ? box.bottom < -FAR : box.top > innerHeight + FAR;
+    return earlier ? box.bottom < -far : box.top > innerHeight + far;
   }
 
   // A window is near the viewport when any of its rows is not far beyond it.
@@ -152,15 +159,21 @@ function showSession(head, flow) {
     win.remove();
   }
 
-  // The rows of the outermost window on one side that lie far beyond the viewport go; true when any did.
-  /** @param {Element} win @param {boolean} earlier */
-  function trim(win, earlier) {
+  // The rows of the outermost window on one side that lie `far` beyond the viewport go (the window, when all
+  // of them do); true when any did.
+  /** @param {Element} win @param {boolean} earlier @param {number} far */
+  function trim(win, earlier, far) {
     const step = earlier ? "nextSibling" : "previousSibling";
     let keep = earlier ? win.firstChild : win.lastChild;
-    while (keep && !(keep instanceof Element && boxed(keep, step) === keep && !beyond(keep, earlier))) keep = keep[step];
+    while (keep && !(keep instanceof Element && boxed(keep, step) === keep && !beyond(keep, earlier, far))) keep = keep[step];
     let node = earlier ? win.firstChild : win.lastChild;
     let gone = 0;
-    if (!keep || node === keep) return false;
+    if (!keep) {  // the whole window lies beyond: it goes, unless it is the only one
+      if (windows().length < 2) return false;
+      drop(win, earlier);
+      return true;
+    }
+    if (node === keep) return false;
     while (node && node !== keep) {
       const next = node[step];
       gone += rowsOf(node);
@@ -177,8 +190,9 @@ function showSession(head, flow) {
   /** @param {NodeListOf<Element>} all */
   function crowded(all) { return all.length > KEPT || (all.length > 1 && nodes() > NODES); }
 
-  // After rows came in on the other side: the farthest windows on `side` go while the page is crowded,
-  // then, while it holds over NODES nodes, the far rows of the outermost windows, this side first.
+  // After rows came in on the other side: the farthest windows on `side` go while the page is crowded, then
+  // the far rows of the outermost windows: on this side past BEHIND once the page holds over FILLED nodes,
+  // on the other past FAR once it holds over NODES.
   // Each step keeps the scroll position before the next one measures what is near.
   /** @param {"earlier" | "later"} side */
   function prune(side) {
@@ -191,9 +205,13 @@ function showSession(head, flow) {
       all = windows();
     }
     [earlier, !earlier].forEach((which) => {
-      const outer = windows();
-      if (!outer.length || nodes() <= NODES) return;
-      keepingScroll(() => { trim(outer[which ? 0 : outer.length - 1], which); });
+      const behind = which === earlier;
+      let cut = true;
+      while (cut && nodes() > (behind ? FILLED : NODES)) {
+        const outer = windows();
+        if (!outer.length) return;
+        keepingScroll(() => { cut = trim(outer[which ? 0 : outer.length - 1], which, behind ? BEHIND : FAR); });
+      }
     });
   }
 
@@ -201,13 +219,40 @@ function showSession(head, flow) {
   /** @param {() => void} change */
   function keepingScroll(change) { keepingPlace(flow.querySelectorAll(".flow-item"), change); }
 
+  // The rows a window may bring: as many as fill the page to FILLED nodes besides the rows it keeps, those near
+  // the viewport (BEHIND on the side the reader leaves, FAR ahead), at the weight of the rows it has. A whole
+  // window instead (60 rows) had its far rows trimmed as it came and fetched again a moment later: a third of
+  // the bytes a long session's read cost (issue 37). A folded row lies where its fold does.
+  /** @param {boolean} earlier */
+  function room(earlier) {
+    const rows = flow.querySelectorAll(".flow-item");
+    if (!rows.length) return size;
+    let kept = 0;
+    rows.forEach((row) => {
+      const shown = row.getClientRects().length ? row : row.closest("[data-fold]");
+      if (shown && !beyond(shown, true, earlier ? FAR : BEHIND) && !beyond(shown, false, earlier ? BEHIND : FAR)) kept++;
+    });
+    return Math.min(size, Math.max(FEWEST, Math.floor((FILLED * rows.length) / nodes()) - kept));
+  }
+
+  // A window's address with no more rows than `room` allows: ending where its loader says, or starting there.
+  /** @param {Element} el a loader @param {boolean} earlier */
+  function windowUrl(el, earlier) {
+    const url = new URL(el.getAttribute("data-window-href") || "", location.href);
+    const rows = room(earlier);
+    const at = Number(url.searchParams.get(earlier ? "to" : "from"));
+    if (earlier) url.searchParams.set("from", String(Math.max(0, at - rows)));
+    else url.searchParams.set("to", String(at + rows));
+    return url.pathname + url.search;
+  }
+
   // A loader's window in its place, then the farthest window on the other side dropped.
   /** @param {Element} el a loader */
   function load(el) {
     if (el.hasAttribute("data-loading")) return;
     el.setAttribute("data-loading", "");
     const earlier = el.hasAttribute("data-window-earlier");
-    request(el.getAttribute("data-window-href") || "")
+    request(windowUrl(el, earlier))
       .then((r) => { if (!r.ok) throw new Error(String(r.status)); return r.text(); })
       .then((html) => {
         if (!el.isConnected) return;

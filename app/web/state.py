@@ -166,6 +166,8 @@ class WebState:
         self.slots = ClientSlots(self.settings.requests_per_client)
         # Row views carry their bodies whole; the row templates cut them to this (`capped`, rows/_parts.html).
         self.templates.env.globals["body_cap"] = self.settings.body_cap
+        # The most rows a window holds: the page's script asks for fewer when it has less room (static/session.js)
+        self.templates.env.globals["window_rows"] = self.settings.window_rows
 
     def page(self, request: Request, name: str, **context: Any) -> HTMLResponse:
         t = language(request)

@@ -3,6 +3,7 @@ a page that stays small while the reader walks it end to end."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -170,7 +171,22 @@ def top_of(page: Page, anchor: str) -> float:
     return float(page.evaluate("id => document.getElementById(id).getBoundingClientRect().top", anchor))
 
 
+def fetched_windows(page: Page) -> list[tuple[int, int]]:
+    """The rows (from, to) of every window of rows the page fetches from now on."""
+    spans: list[tuple[int, int]] = []
+
+    def count(response: Any) -> None:
+        if "/rows?" in response.url:
+            found = re.search(r'data-window data-from="(\d+)" data-to="(\d+)"', response.text())
+            assert found, response.url
+            spans.append((int(found[1]), int(found[2])))
+
+    page.on("response", count)
+    return spans
+
+
 def test_a_walk_end_to_end_keeps_the_page_small_and_steady(page: Page, server: str, rows: list[dict[str, Any]]) -> None:
+    fetched = fetched_windows(page)
     page.goto(f"{server}/sessions/long")
     largest, dropped = size(page), False
     # the loop reads where the windows end once per step: a load may end between two reads
@@ -186,6 +202,8 @@ def test_a_walk_end_to_end_keeps_the_page_small_and_steady(page: Page, server: s
     expect(page.locator("[data-window-next]")).to_have_count(0)
     spans = windows(page)
     assert dropped and largest < DOM_LIMIT, (spans, largest)
+    # a window asks for what the page has room for: no row comes twice on the way down (issue 37)
+    assert all(a[1] == b[0] for a, b in pairwise([(0, WINDOW), *fetched])), fetched
     assert all(a[1] == b[0] for a, b in pairwise(spans)), "kept windows are contiguous"
     # disclosures in the windows kept still open
     header = page.locator("[data-disclosure-row][data-expandable]").last
