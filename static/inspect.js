@@ -1,6 +1,9 @@
 // Disclosure rows, JSON toggles and the theme switch. Lives here, not in hx-on or
 // trigger filters, because the page's CSP forbids eval (docs/product.md Safety).
 
+import { request } from "./request.js";
+import { fill } from "./wording.js";
+
 /** @param {Element} header @returns {Element} the row or disclosure it heads */
 function rootOf(header) { return /** @type {Element} */ (header.closest("[data-context-row], .disclosure")); }
 
@@ -9,7 +12,8 @@ function slotOf(root) {
   for (let el = root.firstElementChild; el; el = el.nextElementSibling) {
     if (el.hasAttribute("data-disclosure-slot")) return el;
   }
-  // a transcript row sends its body's <template> alone (rows/_parts.html): its slot is made when first opened
+  // a transcript row sends no slot, only its body's <template> (a one-file export) or, on a served page, not even
+  // that until the body is fetched (`fetchBody`): its slot is made when the body is first shown
   for (let el = root.firstElementChild; el; el = el.nextElementSibling) {
     if (el instanceof HTMLTemplateElement && el.hasAttribute("data-disclosure-body")) {
       const slot = document.createElement("div");
@@ -28,7 +32,11 @@ function setOpen(header, open) {
   header.setAttribute("aria-expanded", open ? "true" : "false");
   if (open) root.setAttribute("data-open", "true"); else root.removeAttribute("data-open");
   const slot = slotOf(root);
-  if (!slot) return;
+  if (!slot) {
+    if (!open) root.querySelector(":scope > [data-body-failed]")?.remove();
+    else if (header.hasAttribute("data-lazy-body")) fetchBody(header, root);
+    return;
+  }
   if (!open) { slot.replaceChildren(); return; }
   /** @type {HTMLTemplateElement | null} */
   let inline = null;
@@ -46,6 +54,43 @@ function setOpen(header, open) {
     window.htmx.process(header);
     window.htmx.trigger(header, "dsh:open");
   }
+}
+
+// A transcript row's body, not sent with it (`data-lazy-body`: which of the row's bodies, rows/_parts.html), asked
+// for when it first opens; it is then kept in the row as a <template>, as a one-file export sends it, and
+// shown. One that cannot be fetched says so in the row, which asks again when next opened.
+/** @param {Element} header @param {Element} root */
+function fetchBody(header, root) {
+  const row = header.closest(".flow-item");
+  const session = document.querySelector("[data-session-url]");
+  if (!row || !session || header.hasAttribute("data-body-loading")) return;
+  header.setAttribute("data-body-loading", "");
+  const url = `${session.getAttribute("data-session-url")}/row-bodies/${row.getAttribute("data-seq")}?n=${header.getAttribute("data-lazy-body")}`;
+  /** @param {string} status */
+  const refused = (status) => {
+    root.querySelector(":scope > [data-body-failed]")?.remove();
+    const note = document.createElement("p");
+    note.className = "note error-text";
+    note.setAttribute("data-body-failed", "");
+    note.textContent = fill(document.querySelector("[data-label-body-failed]")?.getAttribute("data-label-body-failed") || "{status}", { status });
+    header.after(note);
+  };
+  request(url)
+    .then((response) => {
+      if (!response.ok) { refused(`${response.status} ${response.statusText}`.trim()); return; }
+      return response.text().then((html) => {
+        root.querySelector(":scope > [data-body-failed]")?.remove();
+        const body = document.createElement("template");
+        body.setAttribute("data-disclosure-body", "");
+        body.innerHTML = html;
+        root.append(body);
+        header.removeAttribute("data-lazy-body");
+        if (header.getAttribute("aria-expanded") === "true") setOpen(header, true);
+        root.dispatchEvent(new CustomEvent("dsh:body", { bubbles: true }));
+      });
+    })
+    .catch(() => { refused("—"); })  // no answer: the connection failed
+    .finally(() => { header.removeAttribute("data-body-loading"); });
 }
 
 /** @param {Element} header */

@@ -130,7 +130,8 @@ function searchSession(head, form, flow) {
     return null;
   }
 
-  // A fetched body is in once htmx has settled it (or after OPEN_WAIT, to mark what is there).
+  // A fetched body is in once htmx has settled it, or static/inspect.js has put a row's in (`dsh:body`), or
+  // after OPEN_WAIT, to mark what is there.
   /** @param {Element} header @returns {Promise<void>} */
   function settled(header) {
     return new Promise((resolve) => {
@@ -139,11 +140,13 @@ function searchSession(head, form, flow) {
       const done = (event) => {
         if (event && !root.contains(/** @type {Node | null} */ (event.target))) return;
         document.removeEventListener("htmx:afterSettle", done);
+        document.removeEventListener("dsh:body", done);
         clearTimeout(late);
         resolve();
       };
       const late = setTimeout(done, OPEN_WAIT);
       document.addEventListener("htmx:afterSettle", done);
+      document.addEventListener("dsh:body", done);
     });
   }
 
@@ -161,7 +164,7 @@ function searchSession(head, form, flow) {
         return openHolding(row, depth + 1);
       }
     }
-    const fetched = headers.filter((h) => h.hasAttribute("hx-get"))[0];
+    const fetched = headers.filter((h) => h.hasAttribute("hx-get") || h.hasAttribute("data-lazy-body"))[0];
     if (!fetched) return Promise.resolve();
     const wait = settled(fetched);
     fetched.click();

@@ -51,6 +51,8 @@ ROUTES: Mapping[tuple[str, str], Permission] = {
     ("GET", "/api/sessions/{key}/contexts/{seq}"): "read",
     ("GET", "/sessions/{key}/bodies/{seq}"): "read",
     ("GET", "/api/sessions/{key}/bodies/{seq}"): "read",
+    ("GET", "/sessions/{key}/row-bodies/{seq}"): "read",
+    ("GET", "/api/sessions/{key}/row-bodies/{seq}"): "read",
     ("GET", "/sessions/{key}/live"): "read",
     ("GET", "/sessions/{key}/media/{attachment_id}"): "read",
     ("GET", "/sessions/{key}/steps"): "read",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from dsh_inspect.testing.plugin import PAGE_WATCH
 from playwright.sync_api import Page, expect
 
 from tests.support.tool_logs import CWD, session
@@ -71,3 +72,32 @@ def test_a_search_match_in_a_card_disclosure_is_opened_and_shown(seed_session: A
     expect(mark).to_have_text("TODO c6")
     expect(mark).to_be_visible()
     expect(mark).to_be_in_viewport()
+
+
+def test_a_body_not_fetched_says_so_and_comes_on_the_next_opening(
+    seed_session: Any, chromium_page: Page, request: pytest.FixtureRequest
+) -> None:
+    """A row's body comes when the row first opens (decision 0048): when the connection drops, the row says
+    so, with what happened; opened again, it asks again and shows the body, then keeps it."""
+    page = chromium_page
+    page.goto(seed_session(session(), cwd=CWD))
+    page.route("**/row-bodies/**", lambda route: route.abort())  # the connection drops: no server can say so
+    bash = opened(page, "bash")
+    expect(bash.locator("[data-body-failed]")).to_contain_text("Not fetched")
+    expect(bash.locator("[data-tool-output]")).to_have_count(0)
+    page.unroute("**/row-bodies/**")
+    # Chromium logs the dropped request as a console error: expected, and only that
+    watch = request.node.stash[PAGE_WATCH]
+    assert all("ERR_FAILED" in p for p in watch.problems), watch.problems
+    watch.problems.clear()
+    header = bash.locator("[data-disclosure-row]")
+    header.click()
+    expect(bash.locator("[data-body-failed]")).to_have_count(0)  # closed, the note goes
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/row-bodies/" in r.url else None)
+    header.click()
+    expect(bash.locator("[data-tool-output]")).to_have_text("2 failed")
+    header.click()
+    header.click()
+    expect(bash.locator("[data-tool-output]")).to_have_text("2 failed")
+    assert len(fetched) == 1, fetched  # kept in the row once fetched

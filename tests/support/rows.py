@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import httpx
 from bs4 import BeautifulSoup, CData, NavigableString, Tag, TemplateString
 
 
@@ -18,6 +19,23 @@ def parse(html: str) -> BeautifulSoup:
                 string.replace_with(NavigableString(str(string)))
         window.unwrap()
     return page
+
+
+def opened(client: httpx.Client, html: str, session: str, headers: dict[str, str] | None = None) -> str:
+    """A served page or window of session `session`'s rows (its URL, `/sessions/<key>`) with the body each row
+    leaves out until it first opens (`[data-lazy-body]`) fetched as static/inspect.js fetches it, from
+    `/row-bodies/`, and put in the row's <template>, where a one-file export sends it."""
+    page = BeautifulSoup(html, "html.parser")
+    for header in page.select("[data-lazy-body]"):
+        row = header.find_parent(class_="flow-item")
+        assert row is not None and header.parent is not None, header
+        url = f"{session}/row-bodies/{row['data-seq']}?n={header['data-lazy-body']}"
+        answer = client.get(url, headers=headers)
+        assert answer.status_code == 200, (url, answer.status_code)
+        body = page.new_tag("template", attrs={"data-disclosure-body": ""})
+        body.append(BeautifulSoup(answer.text, "html.parser"))
+        header.parent.append(body)
+    return str(page)
 
 
 @dataclass(frozen=True)

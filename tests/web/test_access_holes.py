@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.support.builders import LogBuilder, header
+from tests.support.rows import opened
 from tests.support.uploads import events, jsonl_bytes
 from tests.support.writers import batches_of, new_store, write_sqlite_session
 
@@ -91,7 +92,10 @@ def test_a_subagent_row_links_a_child_of_its_own_project_only(logs: Path, tmp_pa
     (logs / "parent-to-a.jsonl").write_bytes(subagent_log("parent-to-a", "child-a", "/a"))
     app, client = guarded(logs, tmp_path)
     viewer = bearer(app, "a", "viewer", "/a")
-    to_b = client.get("/sessions/parent-to-b/rows?from=0", headers=viewer).text
-    to_a = client.get("/sessions/parent-to-a/rows?from=0", headers=viewer).text
+    # the child's note is in the tool row's body, sent when the row opens
+    to_b, to_a = (
+        opened(client, client.get(f"/sessions/{key}/rows?from=0", headers=viewer).text, f"/sessions/{key}", viewer)
+        for key in ("parent-to-b", "parent-to-a")
+    )
     assert 'data-child-session="child-b"' in to_b and 'href="/sessions/child-b"' not in to_b
     assert 'data-child-session="child-a"' in to_a and 'href="/sessions/child-a"' in to_a

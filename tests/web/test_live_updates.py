@@ -16,6 +16,7 @@ from dsh_inspect.web.routes.live import head_html, signatures, update
 from dsh_inspect.web.state import WebState
 
 from tests.support.builders import LogBuilder, header
+from tests.support.server import app_client
 
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 
@@ -66,16 +67,19 @@ def test_a_result_that_takes_the_seq_of_its_crash_closer_replaces_the_closer(tmp
     strings = strings_for(None)
 
     entry = state.entry("open-call")
-    first, shown = update(state, entry, strings, [])
-    assert OUTCOME_UNKNOWN_TEXT in first  # the open call shows dsh's crash closer until its result arrives
+    body = f"/sessions/open-call/row-bodies/{call}"  # the tool row's body, which it sends when opened
+    with app_client([str(tmp_path)]) as client:
+        _, shown = update(state, entry, strings, [])
+        # the open call shows dsh's crash closer until its result arrives
+        assert OUTCOME_UNKNOWN_TEXT in client.get(body).text
 
-    append_batch(path, [result])
-    html, _ = update(state, entry, strings, shown)
-    swapped = swapped_rows(html)
-    tool = f"seq-{call}"
-    assert tool in swapped.rows, "the tool row whose result arrived is sent again"
-    assert "alpha" in swapped.rows[tool]
-    assert OUTCOME_UNKNOWN_TEXT not in html
+        append_batch(path, [result])
+        html, _ = update(state, entry, strings, shown)
+        swapped = swapped_rows(html)
+        tool = f"seq-{call}"
+        assert tool in swapped.rows, "the tool row whose result arrived is sent again"
+        opened = client.get(body).text
+        assert "alpha" in opened and OUTCOME_UNKNOWN_TEXT not in opened
     # it now anchors at its result's message id, and replaces the row that had the closer's
     assert swapped.ids[tool] == f"msg-{result['data']['message']['id']}"
     assert f'hx-swap-oob="outerHTML:[data-chat-flow-key=&#34;{tool}&#34;]"' in html

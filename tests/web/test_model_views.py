@@ -13,7 +13,7 @@ from dsh_inspect.web.render import render_path
 
 from tests.support.builders import PROVIDER, LogBuilder
 from tests.support.request_logs import compaction_between_calls, pruned_result, steering, write_log
-from tests.support.rows import attributes, attrs, flow_rows, one, position, select, text, texts
+from tests.support.rows import attributes, attrs, flow_rows, one, opened, position, select, text, texts
 from tests.support.server import app_client
 
 ODD_ID = 'odd/id #1?<b>&"'
@@ -268,7 +268,7 @@ def resolves_to(client: httpx.Client, path: str, message_id: str, seq: int) -> N
 def test_tool_rows_link_the_identity_of_their_result(client: httpx.Client) -> None:
     events = compaction_between_calls().events
     result = next(e for e in events if e["type"] == "tool/result")
-    (tool,) = rows_of(get(client, "/sessions/compaction").text, "tool-call")
+    (tool,) = rows_of(opened(client, get(client, "/sessions/compaction").text, "/sessions/compaction"), "tool-call")
     path, shown = identity_link(tool)
     result_id = result["data"]["message"]["id"]
     assert shown == result_id and path == f"/sessions/compaction/messages/{quote(result_id, safe='')}"
@@ -347,7 +347,7 @@ def test_a_replayed_turn_and_step_links_its_own_model_view(client: httpx.Client)
 def test_the_one_file_export_keeps_the_ids_but_links_no_server_page(
     client: httpx.Client, logs: Path, name: str
 ) -> None:
-    served = get(client, f"/sessions/{name}").text
+    served = opened(client, get(client, f"/sessions/{name}").text, f"/sessions/{name}")
     exported = render_path(str(logs / name / "session.jsonl"))
     assert select(served, "a[data-identity-link]") and select(served, "a[data-step-link]")
     hrefs = [value for _, attr, value in attributes(exported) if attr.endswith("href")]

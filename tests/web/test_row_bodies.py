@@ -15,7 +15,7 @@ import pytest
 from bs4 import Tag
 
 from tests.support.builders import LogBuilder, header
-from tests.support.rows import attributes, attrs, flow_rows, one, select, text_of, texts
+from tests.support.rows import attributes, attrs, flow_rows, one, opened, select, text_of, texts
 from tests.support.server import app_client
 
 CAP = 100
@@ -150,7 +150,8 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
 
 
 def page_html(client: httpx.Client, key: str, **headers: str) -> str:
-    return client.get(f"/sessions/{key}", headers=headers).text
+    """The session's page with every row opened."""
+    return opened(client, client.get(f"/sessions/{key}", headers=headers).text, f"/sessions/{key}", headers)
 
 
 def rows(client: httpx.Client, key: str) -> list[dict[str, Any]]:
@@ -305,3 +306,30 @@ def test_rows_speak_chinese_on_a_chinese_page(client: httpx.Client) -> None:
     assert {"ms", "s", "min"} <= english_words
     assert not {"ms", "s", "min"} & chinese_words
     assert {"毫秒", "秒", "分"} <= chinese_words
+
+
+def test_a_served_row_sends_its_body_when_it_opens(client: httpx.Client) -> None:
+    """The page's rows carry which body each opens (`data-lazy-body`) and none of their bodies; each is
+    answered whole by `/row-bodies/`, escaped; the twin is the row's JSON (decision 0048)."""
+    page = client.get("/sessions/capped").text
+    twin = {r["seq"]: r for r in rows(client, "capped")}
+    lazy = [(row, opens) for row in flow_rows(page) for opens in select(row.element, "[data-lazy-body]")]
+    assert {row.kind for row, _ in lazy} >= {"assistant-step", "tool-call", "command", "event", "partial-stream"}
+    assert not select(flow(page), "template[data-disclosure-body]") and "O" * 50 not in page
+    for row, opens in lazy:
+        body = client.get(f"/sessions/capped/row-bodies/{row.seq}", params={"n": opens["data-lazy-body"]})
+        assert body.status_code == 200 and body.text.strip(), (row.kind, body.status_code)
+        assert "<script>" not in body.text and "data-disclosure-row" not in body.text  # the body alone
+        assert client.get(f"/api/sessions/capped/row-bodies/{row.seq}").json()["key"] == twin[row.seq]["key"]
+    tool = next(row for row, _ in lazy if row.kind == "tool-call")
+    output = client.get(f"/sessions/capped/row-bodies/{tool.seq}").text
+    assert "O" * 50 in text_of(one(output, "[data-tool-output]")) and select(output, "button[data-show-all]")
+
+
+def test_a_body_that_is_not_there_is_not_found(client: httpx.Client) -> None:
+    by_kind = {r["kind"]: r["seq"] for r in rows(client, "capped")}
+    assert client.get(f"/sessions/capped/row-bodies/{by_kind['tool-call']}", params={"n": 1}).status_code == 404
+    assert client.get(f"/sessions/capped/row-bodies/{by_kind['user']}").status_code == 404  # a row that cannot open
+    assert client.get("/sessions/capped/row-bodies/99999").status_code == 404
+    assert client.get("/api/sessions/capped/row-bodies/99999").status_code == 404
+    assert client.get(f"/sessions/capped/row-bodies/{by_kind['tool-call']}", params={"n": -1}).status_code == 422

@@ -15,7 +15,7 @@ from bs4 import Tag
 
 from tests.support.builders import LogBuilder
 from tests.support.row_logs import CHILD, COMMAND, GONE, PARENT, retried_log, timed_log, untimed_log, write
-from tests.support.rows import FlowRow, flow_rows, one, select, text_of
+from tests.support.rows import FlowRow, flow_rows, one, opened, select, text_of
 from tests.support.server import app_client
 
 
@@ -34,7 +34,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def page(client: httpx.Client) -> list[FlowRow]:
-    return flow_rows(client.get(f"/sessions/{PARENT}").text)
+    return flow_rows(opened(client, client.get(f"/sessions/{PARENT}").text, f"/sessions/{PARENT}"))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from dsh_inspect.log.writer import write_artifact
 
 from tests.support.builders import LogBuilder, header
-from tests.support.rows import flow_rows, text_of
+from tests.support.rows import flow_rows, opened, text_of
 from tests.support.server import app_client
 
 
@@ -42,7 +42,7 @@ def found(client: httpx.Client, **params: Any) -> list[dict[str, Any]]:
 
 def row_text(client: httpx.Client, anchor: str) -> str:
     """What the row shows once every body in it is open."""
-    rows = {row.anchor: row for row in flow_rows(client.get("/sessions/raw").text)}
+    rows = {row.anchor: row for row in flow_rows(opened(client, client.get("/sessions/raw").text, "/sessions/raw"))}
     return text_of(rows[anchor].element)
 
 

@@ -13,7 +13,19 @@ import orjson
 import pytest
 
 from tests.support.builders import LogBuilder, header, two_turns
-from tests.support.rows import FlowRow, attrs, definitions, flow_rows, one, parse, position, select, text, text_of
+from tests.support.rows import (
+    FlowRow,
+    attrs,
+    definitions,
+    flow_rows,
+    one,
+    opened,
+    parse,
+    position,
+    select,
+    text,
+    text_of,
+)
 from tests.support.server import app_client
 
 
@@ -81,7 +93,7 @@ def page_rows(html: str) -> dict[str, FlowRow]:
 
 
 def test_the_json_twin_carries_the_same_rows_as_the_page(client: httpx.Client) -> None:
-    html = client.get("/sessions/plain-id").text
+    html = opened(client, client.get("/sessions/plain-id").text, "/sessions/plain-id")
     data = client.get("/api/sessions/plain-id").json()
     page_keys = [(row.key, row.kind) for row in flow_rows(html)]
     assert page_keys == [(r["key"], r["kind"]) for r in data["rows"]]

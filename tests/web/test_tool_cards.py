@@ -14,7 +14,7 @@ import pytest
 from bs4 import Tag
 from dsh_inspect.testing.seeding import seed_events, write_seed
 
-from tests.support.rows import flow_rows, one, select, text_of
+from tests.support.rows import flow_rows, one, opened, select, text_of
 from tests.support.server import app_client, twin_rows
 from tests.support.tool_logs import CWD, HOSTILE, KEY, session
 
@@ -29,7 +29,8 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def rows(client: httpx.Client) -> list[Tag]:
-    return [r.element for r in flow_rows(client.get(f"/sessions/{KEY}").text) if r.kind == "tool-call"]
+    page = opened(client, client.get(f"/sessions/{KEY}").text, f"/sessions/{KEY}")
+    return [r.element for r in flow_rows(page) if r.kind == "tool-call"]
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,8 @@ def test_what_a_log_says_is_shown_as_text_never_as_markup(rows: list[Tag]) -> No
 
 
 def test_the_titles_are_worded_in_chinese(client: httpx.Client) -> None:
-    page = client.get(f"/sessions/{KEY}", headers={"Accept-Language": "zh-CN"}).text
+    chinese = {"Accept-Language": "zh-CN"}
+    page = opened(client, client.get(f"/sessions/{KEY}", headers=chinese).text, f"/sessions/{KEY}", chinese)
     titles = [text_of(one(r.element, ".title")) for r in flow_rows(page) if r.kind == "tool-call"]
     assert titles[:6] == ["编辑", "Bash 命令", "Pwsh 命令", "Bash 命令", "写入", "读取"]
     assert "工具调用" in titles and "搜索" in titles and "代码" in titles
