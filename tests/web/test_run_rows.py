@@ -76,6 +76,18 @@ def test_a_run_page_partial_renders_its_rows_as_rows_with_the_next_loader(client
     assert page.select_one("[data-run-earlier]") is not None
 
 
+def test_each_row_of_a_run_opens_its_body_the_first_too(client: httpx.Client) -> None:
+    """A run's first row has the run's seq: its body, sent when it opens (decision 0048), is its own, as
+    every other row's of the run is."""
+    html = client.get("/sessions/tiny-records/rows", params={"run": RUN, "from": 0}).text
+    first, second = flow_rows(html)[:2]
+    for row in (first, second):
+        assert row.element.select("[data-lazy-body]"), row.anchor
+        body = client.get(f"/sessions/tiny-records/row-bodies/{row.seq}")
+        assert body.status_code == 200 and f'"seq": {row.seq}' in body.text, (row.anchor, body.status_code)
+    assert api(client, f"/row-bodies/{first.seq}")["key"] == first.key  # the twin is that row's, not the run's
+
+
 def test_an_anchor_inside_a_run_opens_the_run_at_that_row(client: httpx.Client) -> None:
     html = client.get("/sessions/tiny-records", params={"at": "seq-2500"}).text
     run = parse(html).select_one("details[data-run]")

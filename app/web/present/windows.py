@@ -36,12 +36,18 @@ def views(t: Transcript, start: int, stop: int) -> list[RowView]:
 
 
 def views_at(t: Transcript, seq: int) -> list[RowView]:
-    """The views of the rows anchored at `seq` (`rows_at`); inside a run row, the view of its row there."""
+    """The views of the rows anchored at `seq` (`rows_at`), a run row's followed by that of its first row (which
+    has the run's seq); inside a run row, the view of its row there."""
     found = t.rows_at(seq)
     inside = None if found else t.run_holding(seq)
     if inside is not None:
         return run_window(t, inside.index, inside.offset, 1)[0]
-    return [view(t, i) for i in found]
+    shown: list[RowView] = []
+    for i in found:
+        shown.append(view(t, i))
+        if t.rows[i].count > 1:
+            shown += run_window(t, i, 0, 1)[0]
+    return shown
 
 
 def window(t: Transcript, start: int, size: int, stop: int | None = None) -> tuple[list[RowView], Paging]:
