@@ -56,7 +56,7 @@ function setOpen(header, open) {
   const slot = slotOf(root4);
   if (!slot) {
     if (!open) root4.querySelector(":scope > [data-body-failed]")?.remove();
-    else if (header.hasAttribute("data-lazy-body")) fetchBody(header, root4);
+    else if (header.hasAttribute("data-lazy-body")) openWhenIn(header, root4);
     return;
   }
   if (!open) {
@@ -75,39 +75,44 @@ function setOpen(header, open) {
     window.htmx.trigger(header, "dsh:open");
   }
 }
-function fetchBody(header, root4) {
+var asked = /* @__PURE__ */ new WeakMap();
+function keepBody(header) {
+  const pending = asked.get(header);
+  if (pending) return pending;
   const row = header.closest(".flow-item");
   const session = document.querySelector("[data-session-url]");
-  if (!row || !session || header.hasAttribute("data-body-loading")) return;
-  header.setAttribute("data-body-loading", "");
+  if (!row || !session || !header.hasAttribute("data-lazy-body")) return Promise.resolve("");
   const url = `${session.getAttribute("data-session-url")}/row-bodies/${row.getAttribute("data-seq")}?n=${header.getAttribute("data-lazy-body")}`;
-  const refused = (status) => {
+  const done = request(url).then((response) => {
+    if (!response.ok) return `${response.status} ${response.statusText}`.trim();
+    return response.text().then((html) => {
+      const body = document.createElement("template");
+      body.setAttribute("data-disclosure-body", "");
+      body.innerHTML = html;
+      rootOf(header).append(body);
+      header.removeAttribute("data-lazy-body");
+      return "";
+    });
+  }).catch(() => "—").finally(() => {
+    asked.delete(header);
+  });
+  asked.set(header, done);
+  return done;
+}
+function openWhenIn(header, root4) {
+  keepBody(header).then((failed) => {
+    if (header.getAttribute("aria-expanded") !== "true") return;
+    if (!failed) {
+      setOpen(header, true);
+      return;
+    }
     root4.querySelector(":scope > [data-body-failed]")?.remove();
     const note = document.createElement("p");
     note.className = "note error-text";
     note.setAttribute("data-body-failed", "");
-    note.textContent = fill(document.querySelector("[data-label-body-failed]")?.getAttribute("data-label-body-failed") || "{status}", { status });
+    const pattern = document.querySelector("[data-label-body-failed]")?.getAttribute("data-label-body-failed");
+    note.textContent = fill(pattern || "{status}", { status: failed });
     header.after(note);
-  };
-  request(url).then((response) => {
-    if (!response.ok) {
-      refused(`${response.status} ${response.statusText}`.trim());
-      return;
-    }
-    return response.text().then((html) => {
-      root4.querySelector(":scope > [data-body-failed]")?.remove();
-      const body = document.createElement("template");
-      body.setAttribute("data-disclosure-body", "");
-      body.innerHTML = html;
-      root4.append(body);
-      header.removeAttribute("data-lazy-body");
-      if (header.getAttribute("aria-expanded") === "true") setOpen(header, true);
-      root4.dispatchEvent(new CustomEvent("dsh:body", { bubbles: true }));
-    });
-  }).catch(() => {
-    refused("—");
-  }).finally(() => {
-    header.removeAttribute("data-body-loading");
   });
 }
 function toggle(header) {

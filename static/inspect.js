@@ -13,7 +13,7 @@ function slotOf(root) {
     if (el.hasAttribute("data-disclosure-slot")) return el;
   }
   // a transcript row sends no slot, only its body's <template> (a one-file export) or, on a served page, not even
-  // that until the body is fetched (`fetchBody`): its slot is made when the body is first shown
+  // that until the body is fetched (`keepBody`): its slot is made when the body is first shown
   for (let el = root.firstElementChild; el; el = el.nextElementSibling) {
     if (el instanceof HTMLTemplateElement && el.hasAttribute("data-disclosure-body")) {
       const slot = document.createElement("div");
@@ -34,7 +34,7 @@ function setOpen(header, open) {
   const slot = slotOf(root);
   if (!slot) {
     if (!open) root.querySelector(":scope > [data-body-failed]")?.remove();
-    else if (header.hasAttribute("data-lazy-body")) fetchBody(header, root);
+    else if (header.hasAttribute("data-lazy-body")) openWhenIn(header, root);
     return;
   }
   if (!open) { slot.replaceChildren(); return; }
@@ -57,40 +57,52 @@ function setOpen(header, open) {
 }
 
 // A transcript row's body, not sent with it (`data-lazy-body`: which of the row's bodies, rows/_parts.html), asked
-// for when it first opens; it is then kept in the row as a <template>, as a one-file export sends it, and
-// shown. One that cannot be fetched says so in the row, which asks again when next opened.
-/** @param {Element} header @param {Element} root */
-function fetchBody(header, root) {
+// for when it first opens (or when search looks for words in it); it is then kept in the row as a <template>,
+// as a one-file export sends it. Resolves with what went wrong ("" when the body is in): a status, or "—" when
+// no answer came. One fetch at a time per header.
+/** @type {WeakMap<Element, Promise<string>>} */
+const asked = new WeakMap();
+/** @param {Element} header @returns {Promise<string>} */
+export function keepBody(header) {
+  const pending = asked.get(header);
+  if (pending) return pending;
   const row = header.closest(".flow-item");
   const session = document.querySelector("[data-session-url]");
-  if (!row || !session || header.hasAttribute("data-body-loading")) return;
-  header.setAttribute("data-body-loading", "");
+  if (!row || !session || !header.hasAttribute("data-lazy-body")) return Promise.resolve("");
   const url = `${session.getAttribute("data-session-url")}/row-bodies/${row.getAttribute("data-seq")}?n=${header.getAttribute("data-lazy-body")}`;
-  /** @param {string} status */
-  const refused = (status) => {
+  const done = request(url)
+    .then((response) => {
+      if (!response.ok) return `${response.status} ${response.statusText}`.trim();
+      return response.text().then((html) => {
+        const body = document.createElement("template");
+        body.setAttribute("data-disclosure-body", "");
+        body.innerHTML = html;
+        rootOf(header).append(body);
+        header.removeAttribute("data-lazy-body");
+        return "";
+      });
+    })
+    .catch(() => "—")  // no answer: the connection failed
+    .finally(() => { asked.delete(header); });
+  asked.set(header, done);
+  return done;
+}
+
+// A row opened before its body is in: shown once it is, if the row is open still; or the row says it could not
+// be fetched, until it closes (the next opening asks again).
+/** @param {Element} header @param {Element} root */
+function openWhenIn(header, root) {
+  keepBody(header).then((failed) => {
+    if (header.getAttribute("aria-expanded") !== "true") return;
+    if (!failed) { setOpen(header, true); return; }
     root.querySelector(":scope > [data-body-failed]")?.remove();
     const note = document.createElement("p");
     note.className = "note error-text";
     note.setAttribute("data-body-failed", "");
-    note.textContent = fill(document.querySelector("[data-label-body-failed]")?.getAttribute("data-label-body-failed") || "{status}", { status });
+    const pattern = document.querySelector("[data-label-body-failed]")?.getAttribute("data-label-body-failed");
+    note.textContent = fill(pattern || "{status}", { status: failed });
     header.after(note);
-  };
-  request(url)
-    .then((response) => {
-      if (!response.ok) { refused(`${response.status} ${response.statusText}`.trim()); return; }
-      return response.text().then((html) => {
-        root.querySelector(":scope > [data-body-failed]")?.remove();
-        const body = document.createElement("template");
-        body.setAttribute("data-disclosure-body", "");
-        body.innerHTML = html;
-        root.append(body);
-        header.removeAttribute("data-lazy-body");
-        if (header.getAttribute("aria-expanded") === "true") setOpen(header, true);
-        root.dispatchEvent(new CustomEvent("dsh:body", { bubbles: true }));
-      });
-    })
-    .catch(() => { refused("—"); })  // no answer: the connection failed
-    .finally(() => { header.removeAttribute("data-body-loading"); });
+  });
 }
 
 /** @param {Element} header */

@@ -3,6 +3,7 @@
 // current one's collapsed body opened; the keys: "/" searches, j and k step through the matches (through
 // the rows when no search is active: `step`, folds.js), "?" lists the shortcuts.
 import { reveal, step } from "./folds.js";
+import { keepBody } from "./inspect.js";
 import { request } from "./request.js";
 import { open } from "./session.js";
 import { fill } from "./wording.js";
@@ -130,8 +131,7 @@ function searchSession(head, form, flow) {
     return null;
   }
 
-  // A fetched body is in once htmx has settled it, or static/inspect.js has put a row's in (`dsh:body`), or
-  // after OPEN_WAIT, to mark what is there.
+  // A fetched body is in once htmx has settled it (or after OPEN_WAIT, to mark what is there).
   /** @param {Element} header @returns {Promise<void>} */
   function settled(header) {
     return new Promise((resolve) => {
@@ -140,22 +140,24 @@ function searchSession(head, form, flow) {
       const done = (event) => {
         if (event && !root.contains(/** @type {Node | null} */ (event.target))) return;
         document.removeEventListener("htmx:afterSettle", done);
-        document.removeEventListener("dsh:body", done);
         clearTimeout(late);
         resolve();
       };
       const late = setTimeout(done, OPEN_WAIT);
       document.addEventListener("htmx:afterSettle", done);
-      document.addEventListener("dsh:body", done);
     });
   }
 
   // Opens, in `row`, the body holding the words unless the row shows them already: an inline body whose
-  // text has them, else the first body fetched on open (its text is unknown until it is in). Nested
-  // bodies are looked into in turn, a few levels deep.
-  /** @param {Element} row @param {number} depth @returns {Promise<void>} */
-  function openHolding(row, depth) {
+  // text has them (a transcript row's bodies fetched first, kept inline: static/inspect.js `keepBody`), else
+  // the first body fetched on open (its text is unknown until it is in). Nested bodies are looked into in
+  // turn, a few levels deep.
+  /** @param {Element} row @param {number} depth @param {boolean} [kept] its lazy bodies asked for already
+   * @returns {Promise<void>} */
+  function openHolding(row, depth, kept = false) {
     if (!needle || depth > 3 || (row.textContent || "").toLowerCase().includes(needle)) return Promise.resolve();
+    const lazy = kept ? [] : closedHeaders(row).filter((h) => h.hasAttribute("data-lazy-body"));
+    if (lazy.length) return Promise.all(lazy.map(keepBody)).then(() => openHolding(row, depth, true));
     const headers = closedHeaders(row);
     for (let i = 0; i < headers.length; i++) {
       const body = inlineBody(headers[i]);
@@ -164,7 +166,7 @@ function searchSession(head, form, flow) {
         return openHolding(row, depth + 1);
       }
     }
-    const fetched = headers.filter((h) => h.hasAttribute("hx-get") || h.hasAttribute("data-lazy-body"))[0];
+    const fetched = headers.filter((h) => h.hasAttribute("hx-get"))[0];
     if (!fetched) return Promise.resolve();
     const wait = settled(fetched);
     fetched.click();

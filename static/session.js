@@ -168,8 +168,8 @@ function showSession(head, flow) {
     while (keep && !(keep instanceof Element && boxed(keep, step) === keep && !beyond(keep, earlier, far))) keep = keep[step];
     let node = earlier ? win.firstChild : win.lastChild;
     let gone = 0;
-    if (!keep) {  // the whole window lies beyond: it goes, unless it is the only one
-      if (windows().length < 2) return false;
+    if (!keep) {  // the whole window lies beyond: it goes, unless it is the only one, or draws no row at all
+      if (windows().length < 2 || !boxed(win.firstChild, "nextSibling")) return false;
       drop(win, earlier);
       return true;
     }
@@ -222,15 +222,20 @@ function showSession(head, flow) {
   // The rows a window may bring: as many as fill the page to FILLED nodes besides the rows it keeps, those near
   // the viewport (BEHIND on the side the reader leaves, FAR ahead), at the weight of the rows it has. A whole
   // window instead (60 rows) had its far rows trimmed as it came and fetched again a moment later: a third of
-  // the bytes a long session's read cost (issue 37). A folded row lies where its fold does.
+  // the bytes a long session's read cost (issue 37). A folded row lies where its fold does; a row hidden
+  // whole (a bookkeeping fold in the reading view) where the row drawn before it does.
   /** @param {boolean} earlier */
   function room(earlier) {
     const rows = flow.querySelectorAll(".flow-item");
     if (!rows.length) return size;
     let kept = 0;
+    let near = false;
     rows.forEach((row) => {
       const shown = row.getClientRects().length ? row : row.closest("[data-fold]");
-      if (shown && !beyond(shown, true, earlier ? FAR : BEHIND) && !beyond(shown, false, earlier ? BEHIND : FAR)) kept++;
+      if (shown?.getClientRects().length) {
+        near = !beyond(shown, true, earlier ? FAR : BEHIND) && !beyond(shown, false, earlier ? BEHIND : FAR);
+      }
+      if (near) kept++;
     });
     return Math.min(size, Math.max(FEWEST, Math.floor((FILLED * rows.length) / nodes()) - kept));
   }

@@ -16,7 +16,7 @@ from dsh_inspect.log.writer import append_batch
 from dsh_inspect.testing.plugin import PAGE_WATCH
 from playwright.sync_api import Page, expect
 
-from tests.support.builders import LogBuilder, header
+from tests.support.builders import PROVIDER, LogBuilder, header
 from tests.support.server import live_server, twin_rows
 
 pytestmark = pytest.mark.browser
@@ -34,6 +34,20 @@ def long_log(turns: int = TURNS) -> LogBuilder:
     return b
 
 
+def heavy_log(turns: int = TURNS) -> LogBuilder:
+    """Turns whose answer is a list of sixty items: rows of many nodes, fewer of which fit the page."""
+    b = LogBuilder()
+    for turn in range(1, turns + 1):
+        b.add("turn/start", {"turn": turn})
+        b.add("step/start", {"turn": turn, "step": 1})
+        b.user(f"prompt number {turn}")
+        b.add("request/header", {"header": {"config": dict(PROVIDER)}, "reason": "initial" if turn == 1 else "change"})
+        b.assistant(turn, 1, [{"type": "text", "text": "\n".join(f"- item {i} of turn {turn}" for i in range(60))}])
+        b.add("step/end", {"turn": turn, "step": 1})
+        b.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return b
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("navigation")
@@ -46,6 +60,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = root / "faults" / "session.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("faults"), *faults.events]))
+    path = root / "heavy" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header("heavy"), *heavy_log().events]))
     return root
 
 
@@ -220,6 +237,24 @@ def test_a_walk_end_to_end_keeps_the_page_small_and_steady(page: Page, server: s
     expect(page.locator("[data-window-earlier]")).to_have_count(0)
     shown = page.locator(".flow-item").evaluate_all("els => els.map(e => e.id)")
     assert shown == [r["anchor"] for r in rows[: len(shown)]] and largest < DOM_LIMIT
+
+
+def test_a_walk_through_heavy_rows_fetches_each_row_once(page: Page, server: str) -> None:
+    """Rows of many nodes: each window asks for the rows the page has room for, fewer than a whole window, so
+    that none is trimmed as it comes and fetched again (decision 0048); the page stays small."""
+    total = len(twin_rows(server, "heavy"))
+    fetched = fetched_windows(page)
+    page.goto(f"{server}/sessions/heavy")
+    first = windows(page)[0]
+    largest = size(page)
+    while (end := windows(page)[-1][1]) < total:
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.wait_for_function("end => [...document.querySelectorAll('[data-window]')].pop().dataset.to > end", arg=end)
+        largest = max(largest, size(page))
+    expect(page.locator("[data-window-next]")).to_have_count(0)
+    assert all(a[1] == b[0] for a, b in pairwise([first, *fetched])), fetched
+    assert fetched[-1][1] == total and any(b - a < WINDOW for a, b in fetched[:-1]), fetched
+    assert largest < DOM_LIMIT, largest
 
 
 def test_the_end_opened_in_place_receives_live_rows(page: Page, tmp_path: Path) -> None:

@@ -18,12 +18,14 @@ from tests.support.server import live_server
 pytestmark = pytest.mark.browser
 
 TURNS = 40
+THOUGHTFUL = TURNS + 1
 COUNT = "[data-search-count]"
 
 
 def searched_log() -> LogBuilder:
     """Forty turns, each with its bookkeeping (`request/header`); turn 20's tool result says "walrus" (in the
-    row's collapsed body) and an inbox splice before it holds "zebrafish" in its JSON only."""
+    row's collapsed body) and an inbox splice before it holds "zebrafish" in its JSON only; a last turn's answer
+    thinks five times, the fifth thought saying "narwhal" past its first line."""
     b = LogBuilder()
     for kind in ("permission/preset", "sandbox/mode", "approval/policy"):
         b.add(kind, {"preset": "default"})
@@ -40,6 +42,15 @@ def searched_log() -> LogBuilder:
             b.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
         else:
             b.turn(turn, f"prompt number {turn}")
+    turn = THOUGHTFUL
+    b.add("turn/start", {"turn": turn})
+    b.add("step/start", {"turn": turn, "step": 1})
+    b.user("Think it over please")
+    thoughts = [{"type": "reasoning", "text": f"Thought {n}.\nStill thinking."} for n in range(1, 5)]
+    fifth = {"type": "reasoning", "text": "Thought 5.\nA narwhal, then."}
+    b.assistant(turn, 1, [*thoughts, fifth, {"type": "text", "text": "Done thinking."}])
+    b.add("step/end", {"turn": turn, "step": 1})
+    b.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
     return b
 
 
@@ -113,6 +124,20 @@ def test_the_collapsed_body_holding_the_match_opens(page: Page, server: str) -> 
         "aria-expanded", "true"
     )
     expect(page.locator("[data-search-input]")).to_be_focused()  # typing goes on where it was
+
+
+def test_of_five_thoughts_the_one_holding_the_match_opens_alone(page: Page, server: str) -> None:
+    """The thoughts' bodies come when asked for (decision 0048): search fetches them, then opens the fifth, which
+    holds the word, and leaves the four others closed."""
+    page.goto(f"{server}/sessions/searched")
+    type_search(page, "narwhal")
+    expect(page.locator(COUNT)).to_have_text("1 of 1")
+    mark = page.locator(".flow-item[data-current] .think-body mark[data-search-mark]")
+    expect(mark).to_have_text("narwhal")
+    expect(mark).to_be_in_viewport()
+    headers = page.locator(".flow-item[data-current] [data-disclosure-row]")
+    expect(headers).to_have_count(5)
+    assert [h.get_attribute("aria-expanded") for h in headers.all()] == ["false"] * 4 + ["true"]
 
 
 def test_a_word_only_in_raw_json_is_found_only_with_raw_ticked(page: Page, server: str) -> None:
