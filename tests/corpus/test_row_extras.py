@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.rows import flow_rows, one, select
+from tests.support.rows import flow_rows, one, opened, select
 from tests.support.server import live_server
 
 pytestmark = pytest.mark.corpus
@@ -34,7 +34,8 @@ def key_with_id(server: str, session_id: str) -> str:
 def test_the_subagent_calls_link_the_child_they_name(server: str) -> None:
     parent = key_with_id(server, "11111111-1111-4111-8111-111111111111")
     child_url = f"/sessions/{key_with_id(server, CHILD)}"
-    rows = flow_rows(httpx.get(f"{server}/sessions/{parent}").text)
+    with httpx.Client(base_url=server) as client:  # each tool row opened: the note is in its body
+        rows = flow_rows(opened(client, client.get(f"/sessions/{parent}").text, f"/sessions/{parent}"))
     named = []
     for row in (r for r in rows if r.kind == "tool-call"):
         for note in select(row.element, "[data-child-session]"):

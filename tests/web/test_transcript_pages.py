@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.support.builders import LogBuilder, header
-from tests.support.rows import attrs, flow_rows, select, text, text_of, texts
+from tests.support.rows import attrs, flow_rows, opened, select, text, text_of, texts
 from tests.support.server import app_client, twin_rows
 
 pytestmark = pytest.mark.corpus
@@ -114,10 +114,12 @@ def key_of(client: httpx.Client, fragment: str) -> str:
 
 
 def all_html(client: httpx.Client, key: str, *, unescaped: bool = True) -> str:
+    """Every window of the session's rows, each row opened (its bodies fetched as the page fetches them)."""
     html, start = [], 0
     total = client.get(f"/api/sessions/{key}/rows").json()["totalRows"]
     while start < total:
-        html.append(client.get(f"/sessions/{key}/rows", params={"from": start, "direction": "later"}).text)
+        window = client.get(f"/sessions/{key}/rows", params={"from": start, "direction": "later"}).text
+        html.append(opened(client, window, f"/sessions/{key}"))
         start += 60
     return unescape("".join(html)) if unescaped else "".join(html)
 
