@@ -587,20 +587,23 @@ class ZstdPlaintext:
         self.problems.append(Diagnostic(code, "error", message, Location(self.label, line, None, offset)))
 
     def read(self, start: int, length: int) -> bytes:
-        out = bytearray()
         end = start + length
+        pieces: list[memoryview] = []  # joined once: a long read spans a hundred frames or more
+        got = 0
         i = max(bisect.bisect_right(self._starts, start) - 1, 0)
-        while len(out) < length and i < len(self._ranges):
+        dctx = zstandard.ZstdDecompressor()  # one a read, for every frame it decodes (a thread's own)
+        while got < length and i < len(self._ranges):
             fstart = self._starts[i]
-            text = self._frame_text(i, end - fstart)
-            out += text[max(start - fstart, 0) : end - fstart]
+            piece = memoryview(self._frame_text(i, end - fstart, dctx))[max(start - fstart, 0) : end - fstart]
+            pieces.append(piece)
+            got += len(piece)
             i += 1
-        if len(out) < length and self._complete_end is not None and end > self._complete_end:
+        if got < length and self._complete_end is not None and end > self._complete_end:
             tstart = max(start - self._complete_end, 0)
-            out += self.torn_plaintext[tstart : end - self._complete_end]
-        return bytes(out)
+            pieces.append(memoryview(self.torn_plaintext)[tstart : end - self._complete_end])
+        return b"".join(pieces)
 
-    def _frame_text(self, i: int, upto: int) -> bytes:
+    def _frame_text(self, i: int, upto: int, dctx: zstandard.ZstdDecompressor) -> bytes:
         """The text of frame `i`, as far as `upto` bytes at least (a frame too large to decode whole is decoded
         no further than a read needs, and only as far as the scan read it)."""
         text = self._cache.get(i)
@@ -608,7 +611,7 @@ class ZstdPlaintext:
             return text
         a, b = self._ranges[i]
         if 0 <= _declared_size(self._buf, a) <= STREAMED_FRAME:
-            text = decompress_frame(self._buf[a:b], self._limit)
+            text = decompress_frame(self._buf[a:b], self._limit, dctx)
         else:
             text = self._stream_prefix(a, b, min(self._size_of(i), -(-upto // READ_CHUNK) * READ_CHUNK))
         self._cache[i] = text
