@@ -14,6 +14,7 @@ callers keep it per file version (`RequestIndex`).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,17 +205,24 @@ class StepBounds:
 def step_bounds(log: SessionLog) -> list[StepBounds]:
     """Every step of the log, keyed and bounded, in log order (what model views and comparisons are keyed by)."""
     types = log.types
-    starts: list[tuple[int, int, int]] = []  # (seq, turn, step)
-    seqs = [seq for seq, kind in enumerate(types) if kind == "step/start"]
-    for seq, event in zip(seqs, log.raw_events_at(seqs), strict=True):
-        pair = turn_step(event.get("data"))
-        if pair is not None:
-            starts.append((seq, *pair))
+    kept = {seq: (turn, step) for seq, turn, step in log.step_pairs()}
+    unkept: list[int] = []
+    closes: list[int] = []  # the seqs of step/ends and turn/ends
+    for seq, kind in enumerate(types):
+        if kind == "step/start" and seq not in kept:
+            unkept.append(seq)
+        elif kind in ("step/end", "turn/end"):
+            closes.append(seq)
+    for seq, event in zip(unkept, log.raw_events_at(unkept), strict=True):
+        if (pair := turn_step(event.get("data"))) is not None:
+            kept[seq] = pair
+    starts = sorted((seq, *pair) for seq, pair in kept.items())  # (seq, turn, step)
     out: list[StepBounds] = []
     seen: dict[tuple[int, int], int] = {}
     for i, (start, turn, step) in enumerate(starts):
         limit = starts[i + 1][0] - 1 if i + 1 < len(starts) else len(types) - 1
-        end = next((s for s in range(start + 1, limit + 1) if types[s] in ("step/end", "turn/end")), limit)
+        c = bisect_right(closes, start)
+        end = closes[c] if c < len(closes) and closes[c] <= limit else limit
         if types[end] == "turn/end":
             end = max(start, end - 1)  # a turn that ended without closing its step
         seen[(turn, step)] = seen.get((turn, step), 0) + 1

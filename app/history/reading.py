@@ -485,6 +485,9 @@ class Reader:
             if cls is StepStart:  # the step after the last, in the open turn, none open
                 if invariants.turn is not None and invariants.step is None and data.step == invariants.last_step + 1:
                     append(_STEP_START)
+                    if data.turn is not None and 0 <= data.turn < 1 << 32 and 0 <= data.step < 1 << 32:
+                        log._step_seqs.append(seq)
+                        log._step_pairs.append(data.turn << 32 | data.step)
                     tracker.step = invariants.step = invariants.last_step = data.step
                     continue
             elif cls is StepEnd:  # the tracker and the invariants say nothing of any step end

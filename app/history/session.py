@@ -130,6 +130,8 @@ class SessionLog:
         "_scan",
         "_shadowed_by",
         "_source_kinds",
+        "_step_pairs",
+        "_step_seqs",
         "_surface",
         "_surface_ops",
         "_synthetic",
@@ -183,6 +185,10 @@ class SessionLog:
         # small facts the transcript needs, kept so it need not decode large events again
         self._source_kinds: dict[int, str] = {}  # user/message seq → source kind
         self._result_calls: dict[int, str] = {}  # tool/result seq → callId
+        # the turn and step of each step/start the read took in stride (most of them), so a step index need not
+        # read them again: its seq, and turn << 32 | step (an array: a 100 MiB log has some 70,000 steps)
+        self._step_seqs: array[int] = array("Q")
+        self._step_pairs: array[int] = array("Q")
         self._surface_ops: dict[int, SurfaceOp] = {}  # in seq order
         self._empty_assistant: set[int] = set()
         self._ignorable: set[int] = set()  # seqs of events marked `ignorable: true`
@@ -228,6 +234,12 @@ class SessionLog:
     def result_calls(self) -> Mapping[int, str]:
         """`tool/result` seq → the callId its message answers."""
         return self._result_calls
+
+    def step_pairs(self) -> Iterator[tuple[int, int, int]]:
+        """(seq, turn, step) of the step/starts whose turn and step the read kept, in seq order; any other
+        step/start names them only in its stored event."""
+        for seq, pair in zip(self._step_seqs, self._step_pairs, strict=True):
+            yield seq, pair >> 32, pair & 0xFFFFFFFF
 
     @property
     def surface_ops(self) -> Mapping[int, SurfaceOp]:
