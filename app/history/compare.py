@@ -34,7 +34,7 @@ from typing import Any, Literal
 import orjson
 
 from ..model.frozen import thaw
-from ..model.rules import message_of, message_shape_problem
+from ..model.rules import message_of
 from ..model.text import one_line
 from .calls import step_bounds
 from .requests import header_at, header_from, seed_boundary, surfaces_at
@@ -240,10 +240,11 @@ def _message_items(kind: str, seq: int, message: Json, tool: str | None, replace
     return [Item("message", seq, source_kind, text, mid)]
 
 
-def _message(raw: Json) -> Json | None:
-    """The message of surface event `raw` as logged, when it is well-shaped."""
+def _message(log: SessionLog, seq: int, raw: Json) -> Json | None:
+    """The message of surface event `raw` (at `seq`) as logged, when it is well-shaped: the read indexed the id
+    of each well-shaped message, and of no other."""
     message = message_of(raw)
-    return message if message_shape_problem(raw) is None and isinstance(message, dict) else None
+    return message if seq in log.message_ids and isinstance(message, dict) else None
 
 
 HeaderParts = tuple[str | None, str | None, str | None]  # digests of config, system prompt, tools
@@ -355,7 +356,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
         if op == "append" and log.types[seq] == "assistant/message" and segment % 2 and segment // 2 not in read:
             read[segment // 2] = (*chain.head(), seq - 1)
             answers[segment // 2] = seq
-        message = _message(next(surface))
+        message = _message(log, seq, next(surface))
         if message is None:  # a surface event whose message does not read: it holds its place, unseen
             digests[seq] = None
             chain.put(op, seq, None, digests)
