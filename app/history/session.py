@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 Category = Literal["accepted", "repaired", "refused", "unsupported"]
 Carrier = Literal["jsonl", "jsonl-zstd", "sqlite", "zip", "fixture"]
-REREAD_SPAN = 1 << 20  # the most bytes of lines `SessionLog.raw_events` reads at once
+REREAD_SPAN = 1 << 16  # the most bytes of lines `SessionLog.raw_events` reads at once
 EVENTS_KEPT = 64  # decoded events a log keeps, the latest asked for: a small session's all, a long one's latest
 KEPT_RECORD_BYTES = 4096  # of records at most this long: a few hundred KiB of a log's text at most
 
