@@ -206,13 +206,8 @@ def step_bounds(log: SessionLog) -> list[StepBounds]:
     """Every step of the log, keyed and bounded, in log order (what model views and comparisons are keyed by)."""
     types = log.types
     kept = {seq: (turn, step) for seq, turn, step in log.step_pairs()}
-    unkept: list[int] = []
-    closes: list[int] = []  # the seqs of step/ends and turn/ends
-    for seq, kind in enumerate(types):
-        if kind == "step/start" and seq not in kept:
-            unkept.append(seq)
-        elif kind in ("step/end", "turn/end"):
-            closes.append(seq)
+    unkept = [seq for seq, kind in enumerate(types) if kind == "step/start" and seq not in kept]
+    closes = [seq for seq, kind in enumerate(types) if kind in ("step/end", "turn/end")]
     for seq, event in zip(unkept, log.raw_events_at(unkept), strict=True):
         if (pair := turn_step(event.get("data"))) is not None:
             kept[seq] = pair

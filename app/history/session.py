@@ -358,7 +358,7 @@ class SessionLog:
         if self._kept is not None or not isinstance(scan, JsonlSessionScan):
             yield from map(self.raw_event, seqs)
             return
-        starts, lengths = self._rec_start, self._rec_length
+        starts, lengths, copies = self._rec_start, self._rec_length, self._copies
         stretch: list[int] = []  # seqs of lines of their own, read together
 
         def alone(seq: int) -> bool:  # the one event of its line, and no copy counted with others
@@ -366,7 +366,7 @@ class SessionLog:
             return (
                 (seq == 0 or records[seq - 1] != rec)
                 and (seq + 1 == real or records[seq + 1] != rec)
-                and not self._copies_at(seq, seq + 1)[0]
+                and not (copies and self._copies_at(seq, seq + 1)[0])  # (most logs count no copies)
             )
 
         def read(stretch: list[int]) -> Iterator[dict[str, Any]]:
