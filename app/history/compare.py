@@ -106,12 +106,12 @@ class StepFacts(msgspec.Struct, frozen=True, gc=False):
     key: str
     start: int  # its `step/start` seq
     inherited: bool  # it lies before the log's seed boundary (a fork's or resume's seed)
-    config: str | None  # digest of the request header's config in force where its request was read
-    system: str | None
-    tools: str | None
-    messages: str  # digest of the model-visible messages its request held
+    config: bytes | None  # digest of the request header's config in force where its request was read
+    system: bytes | None
+    tools: bytes | None
+    messages: bytes  # digest of the model-visible messages its request held
     message_count: int
-    output: str | None  # digest of the answer's content; None: no answer
+    output: bytes | None  # digest of the answer's content; None: no answer
 
 
 class Segment(msgspec.Struct, frozen=True, gc=False):
@@ -127,14 +127,15 @@ class LogFacts:
     segments: tuple[Segment, ...]
     seed_boundary: int | None  # seqs below came with a seed
     request_at: Mapping[str, int]  # step key → where its request was read (the surface after this seq)
-    digests: Mapping[int, str | None]  # surface seq → its message's digest; None: not model-visible
+    digests: Mapping[int, bytes | None]  # surface seq → its message's digest; None: not model-visible
 
 
 # --- normalized content ------------------------------------------------------------
 
 
-def _digest(value: Any) -> str:
-    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()
+def _digest(value: Any) -> bytes:
+    """A fingerprint of `value`, compared in this process only: raw bytes, never shown."""
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=12).digest()
 
 
 # Messages are read here as the JSON the log holds (each already passed docs/format.md's message rules):
@@ -257,7 +258,7 @@ def _message(log: SessionLog, seq: int, raw: Json) -> Json | None:
     return message if seq in log.message_ids and isinstance(message, dict) else None
 
 
-HeaderParts = tuple[str | None, str | None, str | None]  # digests of config, system prompt, tools
+HeaderParts = tuple[bytes | None, bytes | None, bytes | None]  # digests of config, system prompt, tools
 
 
 def _header_parts(log: SessionLog, types: TypeIndex, at: int, ignore: Ignore) -> HeaderParts:
@@ -293,36 +294,38 @@ class _Chain:
         self.links: list[bytes] = []  # links[i]: the digest of nodes[: i + 1]'s visible messages
         self.counts: list[int] = []
 
-    def _link(self, i: int, digest: str | None) -> None:
+    def _link(self, i: int, digest: bytes | None) -> None:
         before = self.links[i - 1] if i else b""
         count = self.counts[i - 1] if i else 0
         if digest is None:  # not model-visible (an empty answer, a message ignored)
             self.links.append(before)
             self.counts.append(count)
         else:
-            self.links.append(hashlib.blake2b(before + digest.encode(), digest_size=12).digest())
+            self.links.append(hashlib.blake2b(before + digest, digest_size=12).digest())
             self.counts.append(count + 1)
 
-    def append(self, seq: int, digest: str | None) -> None:
+    def append(self, seq: int, digest: bytes | None) -> None:
         self.nodes.append(seq)
         self._link(len(self.nodes) - 1, digest)
 
-    def replace(self, start: int, end: int, seq: int, digest: str | None, digests: Mapping[int, str | None]) -> None:
+    def replace(
+        self, start: int, end: int, seq: int, digest: bytes | None, digests: Mapping[int, bytes | None]
+    ) -> None:
         i, j = self.nodes.index(start), self.nodes.index(end)
         self.nodes[i : j + 1] = [seq]
         del self.links[i:], self.counts[i:]
         for k in range(i, len(self.nodes)):
             self._link(k, digest if self.nodes[k] == seq else digests.get(self.nodes[k]))
 
-    def put(self, op: SurfaceOp, seq: int, digest: str | None, digests: Mapping[int, str | None]) -> None:
+    def put(self, op: SurfaceOp, seq: int, digest: bytes | None, digests: Mapping[int, bytes | None]) -> None:
         """Event `seq` joining the surface as it did (`op`: appended, or replacing a range)."""
         if op == "append":
             self.append(seq, digest)
         else:
             self.replace(op[0], op[1], seq, digest, digests)
 
-    def head(self) -> tuple[str, int]:
-        return (self.links[-1].hex() if self.links else "", self.counts[-1] if self.counts else 0)
+    def head(self) -> tuple[bytes, int]:
+        return (self.links[-1] if self.links else b"", self.counts[-1] if self.counts else 0)
 
 
 def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
@@ -337,10 +340,10 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
     starts = [s.start for s in steps]
     boundary = seed_boundary(log, types, log.event_count - 1)
     tools: dict[str, str] = {}  # call id → tool name
-    digests: dict[int, str | None] = {}
-    read: dict[int, tuple[str, int, int]] = {}  # step index → (messages digest, count, read after this seq)
+    digests: dict[int, bytes | None] = {}
+    read: dict[int, tuple[bytes, int, int]] = {}  # step index → (messages digest, count, read after this seq)
     answers: dict[int, int] = {}  # step index → its answer's seq
-    outputs: dict[int, str] = {}  # assistant seq → digest
+    outputs: dict[int, bytes] = {}  # assistant seq → digest
     items: dict[int, list[Item]] = {}  # segment index → items (index 2i+1: step i, 2i: before it)
     chain = _Chain()
 
@@ -587,7 +590,7 @@ def _first_message(
     return min(len(read_a), len(read_b)) + 1 if len(read_a) != len(read_b) else None
 
 
-def _visible_digests(log: SessionLog, facts: LogFacts, key: str) -> list[str]:
+def _visible_digests(log: SessionLog, facts: LogFacts, key: str) -> list[bytes]:
     at = facts.request_at.get(key)
     if at is None:
         return []
