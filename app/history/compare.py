@@ -287,45 +287,36 @@ def _header_item(log: SessionLog, seq: int, ignore: Ignore) -> Item:
 
 
 class _Chain:
-    """The model-visible surface as a chain of digests, so each step's request is one digest."""
+    """The model-visible surface as one running digest of its messages' digests (each the same length, so
+    their concatenation is unambiguous), so each step's request is one digest."""
 
     def __init__(self) -> None:
         self.nodes: list[int] = []
-        self.links: list[bytes] = []  # links[i]: the digest of nodes[: i + 1]'s visible messages
-        self.counts: list[int] = []
+        self.digests: list[bytes | None] = []  # each node's digest; None: not model-visible
+        self.hasher = hashlib.blake2b(digest_size=12)
+        self.count = 0  # the model-visible nodes
 
-    def _link(self, i: int, digest: bytes | None) -> None:
-        before = self.links[i - 1] if i else b""
-        count = self.counts[i - 1] if i else 0
-        if digest is None:  # not model-visible (an empty answer, a message ignored)
-            self.links.append(before)
-            self.counts.append(count)
-        else:
-            self.links.append(hashlib.blake2b(before + digest, digest_size=12).digest())
-            self.counts.append(count + 1)
+    def _take(self, digest: bytes | None) -> None:
+        if digest is not None:
+            self.hasher.update(digest)
+            self.count += 1
 
-    def append(self, seq: int, digest: bytes | None) -> None:
-        self.nodes.append(seq)
-        self._link(len(self.nodes) - 1, digest)
-
-    def replace(
-        self, start: int, end: int, seq: int, digest: bytes | None, digests: Mapping[int, bytes | None]
-    ) -> None:
-        i, j = self.nodes.index(start), self.nodes.index(end)
-        self.nodes[i : j + 1] = [seq]
-        del self.links[i:], self.counts[i:]
-        for k in range(i, len(self.nodes)):
-            self._link(k, digest if self.nodes[k] == seq else digests.get(self.nodes[k]))
-
-    def put(self, op: SurfaceOp, seq: int, digest: bytes | None, digests: Mapping[int, bytes | None]) -> None:
+    def put(self, op: SurfaceOp, seq: int, digest: bytes | None) -> None:
         """Event `seq` joining the surface as it did (`op`: appended, or replacing a range)."""
         if op == "append":
-            self.append(seq, digest)
-        else:
-            self.replace(op[0], op[1], seq, digest, digests)
+            self.nodes.append(seq)
+            self.digests.append(digest)
+            self._take(digest)
+            return
+        i, j = self.nodes.index(op[0]), self.nodes.index(op[1])
+        self.nodes[i : j + 1] = [seq]
+        self.digests[i : j + 1] = [digest]
+        self.hasher, self.count = hashlib.blake2b(digest_size=12), 0  # (a replace is rare: digest all again)
+        for each in self.digests:
+            self._take(each)
 
     def head(self) -> tuple[bytes, int]:
-        return (self.links[-1] if self.links else b"", self.counts[-1] if self.counts else 0)
+        return self.hasher.copy().digest(), self.count
 
 
 def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
@@ -372,7 +363,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
         message = _message(log, seq, next(surface))
         if message is None:  # a surface event whose message does not read: it holds its place, unseen
             digests[seq] = None
-            chain.put(op, seq, None, digests)
+            chain.put(op, seq, None)
             continue
         said = _said(message)
         for block in said.blocks:
@@ -389,7 +380,7 @@ def log_facts(log: SessionLog, ignore: Ignore = Ignore()) -> LogFacts:
             if tool is not None or output is None:
                 output = _digest(_normal_message(said, ignore, None))
             outputs[seq] = output
-        chain.put(op, seq, digest, digests)
+        chain.put(op, seq, digest)
         if not ignored:
             found = _message_items(log.types[seq], seq, said, tool, op != "append")
             if tool is not None and ignore.result(tool):
