@@ -44,13 +44,19 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 def freeze(value: Any) -> Any:
     """A detached, deeply immutable copy of a JSON value."""
     kind = type(value)
-    # what a JSON decoder makes, tested by exact type first: the ABC checks below cost several times more
+    # what a JSON decoder makes, tested by exact type first: the ABC checks below cost several times more; and
+    # a scalar member, most of them, taken as it is without a call (an event's freeze was most of its decoding)
     if kind in _SCALARS:
         return value
     if kind is dict:
-        return FrozenDict({str(k): freeze(v) for k, v in value.items()})
+        return FrozenDict(
+            {
+                k if type(k) is str else str(k): v if type(v) in _SCALARS else freeze(v)
+                for k, v in value.items()
+            }
+        )
     if kind is list:
-        return tuple(freeze(v) for v in value)
+        return tuple([v if type(v) in _SCALARS else freeze(v) for v in value])
     if isinstance(value, FrozenDict):
         return value
     if isinstance(value, Mapping):
