@@ -50,10 +50,7 @@ def freeze(value: Any) -> Any:
         return value
     if kind is dict:
         return FrozenDict(
-            {
-                k if type(k) is str else str(k): v if type(v) in _SCALARS else freeze(v)
-                for k, v in value.items()
-            }
+            {k if type(k) is str else str(k): v if type(v) in _SCALARS else freeze(v) for k, v in value.items()}
         )
     if kind is list:
         return tuple([v if type(v) in _SCALARS else freeze(v) for v in value])
