@@ -160,7 +160,13 @@ def _without_ids(value: Any) -> Any:
 
 
 def _is_call(block: Json) -> bool:
-    return block.get("type") == "tool-call" and all(isinstance(block.get(k), str) for k in ("id", "name", "arguments"))
+    get = block.get  # (tested without a generator: asked of every block of every message)
+    return (
+        get("type") == "tool-call"
+        and isinstance(get("id"), str)
+        and isinstance(get("name"), str)
+        and isinstance(get("arguments"), str)
+    )
 
 
 def _block_text(block: Json) -> str:
@@ -209,8 +215,8 @@ def _said(message: Json) -> _Said:
 
 def _normal_message(said: _Said, ignore: Ignore, tool: str | None) -> Any:
     """What the model read of a message: its role, source kind and form, and its blocks without ids."""
-    blocks = [b for b in (_normal_block(x, ignore, tool) for x in said.blocks) if b is not None]
-    return [said.role, said.source.get("kind"), said.source.get("form") or None, blocks]
+    normal = [_normal_block(x, ignore, tool) for x in said.blocks]
+    return [said.role, said.source.get("kind"), said.source.get("form") or None, [b for b in normal if b is not None]]
 
 
 def _is_context(said: _Said) -> bool:

@@ -1,14 +1,17 @@
 """The frozen values every layer above storage works with (docs/format.md §2-§4).
 
 Each keeps its stored JSON in `raw`, so nothing a log holds is lost, not even
-fields this version does not know; typed fields are read from it.
+fields this version does not know; typed fields are read from it. Each is a frozen msgspec Struct: a
+page or an index decodes thousands of events, and a Struct is made in a tenth of a frozen dataclass's
+time; holding no cycle, none is tracked by the collector.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
+
+import msgspec
 
 from .frozen import FrozenDict, freeze, thaw
 from .payloads import Payload
@@ -18,8 +21,7 @@ ContextForm = Literal["instructions", "catalog", "snapshot", "notice", "relay", 
 CONTEXT_FORMS: tuple[ContextForm, ...] = get_args(ContextForm)
 
 
-@dataclass(frozen=True, slots=True)
-class ContentBlock:
+class ContentBlock(msgspec.Struct, frozen=True, gc=False):
     type: str
     raw: FrozenDict
 
@@ -27,37 +29,31 @@ class ContentBlock:
         return thaw(self.raw)
 
 
-@dataclass(frozen=True, slots=True)
-class TextBlock(ContentBlock):
+class TextBlock(ContentBlock, frozen=True, gc=False):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningBlock(ContentBlock):
+class ReasoningBlock(ContentBlock, frozen=True, gc=False):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ImageBlock(ContentBlock):
+class ImageBlock(ContentBlock, frozen=True, gc=False):
     attachment: FrozenDict
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallBlock(ContentBlock):
+class ToolCallBlock(ContentBlock, frozen=True, gc=False):
     id: str
     name: str
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultBlock(ContentBlock):
+class ToolResultBlock(ContentBlock, frozen=True, gc=False):
     tool_call_id: str
     content: tuple[ContentBlock, ...]
     is_error: bool | None
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownBlock(ContentBlock):
+class UnknownBlock(ContentBlock, frozen=True, gc=False):
     """A block of a type this version does not know, or a known type in a
     shape it cannot read: preserved whole, shown as JSON."""
 
@@ -83,8 +79,7 @@ def block_from_json(value: Any) -> ContentBlock:
     return UnknownBlock(kind if isinstance(kind, str) else "", raw)
 
 
-@dataclass(frozen=True, slots=True)
-class MessageSource:
+class MessageSource(msgspec.Struct, frozen=True, gc=False):
     """Who produced a message (`kind`) and, for context, its declared `form`.
 
     `raw` holds every field, unknown ones included (sources are merge-extensible)."""
@@ -110,8 +105,7 @@ class MessageSource:
         return thaw(self.raw)
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(msgspec.Struct, frozen=True, gc=False):
     """One identified, immutable message: `{id, role, content, source}`."""
 
     id: str
@@ -143,8 +137,7 @@ class Message:
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
+class Header(msgspec.Struct, frozen=True, gc=False):
     """The session header (docs/format.md §2.1); `raw` keeps unknown keys."""
 
     id: str | None
@@ -187,8 +180,7 @@ class Header:
         return thaw(self.raw)
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(msgspec.Struct, frozen=True, gc=False):
     """One session event after legacy upgrades (docs/format.md §2.2).
 
     `payload` is `data` typed (`payloads.decode_payload`), what every view reads; `data` is the stored
