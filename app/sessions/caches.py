@@ -25,7 +25,9 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import msgspec
 from cachetools import Cache, LRUCache
+from msgspec.structs import astuple
 
 from ..history.session import SessionLog
 from ..log.sources import SessionSource
@@ -57,7 +59,9 @@ def _size(obj: object, budget: int, seen: set[int]) -> float:
     size = float(sys.getsizeof(obj))
     if budget <= 1 or isinstance(obj, _LEAVES) or len(seen) > MOST_VISITS:
         return size
-    children = gc.get_referents(obj)
+    # a Struct's fields, which the collector does not see of one it does not track (`gc=False`: the values of
+    # model/ and history/compare.py)
+    children = list(astuple(obj)) if isinstance(obj, msgspec.Struct) else gc.get_referents(obj)
     n = len(children)
     if n <= WHOLE:  # a record's fields are not alike: each is looked into, as deeply
         sample, each = children, budget

@@ -11,9 +11,14 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import pytest
+from dsh_inspect.history.compare import compare_logs
 from dsh_inspect.log.sources import SessionSource, forget_archive, open_member
 from dsh_inspect.sessions.caches import SessionCache, approx_bytes
+
+from tests.support.builders import LogBuilder, header
+from tests.support.logs import load_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +77,25 @@ def test_a_deep_value_of_many_records_weighs_about_what_it_holds() -> None:
 def test_a_wide_list_of_strings_weighs_about_what_it_holds() -> None:
     value, size = held(lambda: [f"row {i} " * (1 + i % 5) for i in range(200_000)])
     assert 0.8 < approx_bytes(value) / size < 1.25
+
+
+def test_a_comparison_of_frozen_structs_weighs_about_what_it_holds(tmp_path: Path) -> None:
+    """The comparison a server keeps is made of Structs the collector does not track: weighed by their fields."""
+    prompt = "z" * 30_000
+    logs = []
+    for name in ("a", "b"):
+        b = LogBuilder()
+        for turn in range(1, 21):
+            b.add("turn/start", {"turn": turn})
+            b.user(f"{turn} {name} {prompt}")
+            b.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+        path = tmp_path / name / "session.jsonl"
+        path.parent.mkdir()
+        path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header(), *b.events]))
+        logs.append(load_path(path))
+    value, size = held(lambda: compare_logs(*logs))
+    assert size > 20 * 30_000  # the prompts' texts, held twice by the items of each side
+    assert 0.7 < approx_bytes(value) / size < 1.4
 
 
 def source(name: str) -> SessionSource:
