@@ -18,6 +18,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from ..model.payloads import AssistantMessage, decode_payload, payload_as
 from ..model.payloads import Step as StepData
 from ..model.rules import SURFACE_TYPES, decode_source_event_seqs
@@ -191,9 +193,9 @@ def turn_step(data: Any) -> tuple[int, int] | None:
     return (bound.turn, bound.step) if bound.turn is not None and bound.step is not None else None
 
 
-@dataclass(frozen=True, slots=True)
-class StepBounds:
-    """Where one step lies in the log: its key (`turn.step`, `~n` for a repeated pair) and its events."""
+class StepBounds(msgspec.Struct, frozen=True, gc=False):
+    """Where one step lies in the log: its key (`turn.step`, `~n` for a repeated pair) and its events. (A Struct:
+    a long log has thousands, made each time its steps are keyed.)"""
 
     key: str
     turn: int
@@ -202,12 +204,16 @@ class StepBounds:
     end: int  # its step/end, or the event before the turn/end of a turn that ended without closing it
 
 
+_BOUNDS = frozenset({"step/start", "step/end", "turn/end"})
+
+
 def step_bounds(log: SessionLog) -> list[StepBounds]:
     """Every step of the log, keyed and bounded, in log order (what model views and comparisons are keyed by)."""
     types = log.types
     kept = {seq: (turn, step) for seq, turn, step in log.step_pairs()}
-    unkept = [seq for seq, kind in enumerate(types) if kind == "step/start" and seq not in kept]
-    closes = [seq for seq, kind in enumerate(types) if kind in ("step/end", "turn/end")]
+    marks = [(seq, kind) for seq, kind in enumerate(types) if kind in _BOUNDS]  # one pass over a long log's types
+    unkept = [seq for seq, kind in marks if kind == "step/start" and seq not in kept]
+    closes = [seq for seq, kind in marks if kind != "step/start"]
     for seq, event in zip(unkept, log.raw_events_at(unkept), strict=True):
         if (pair := turn_step(event.get("data"))) is not None:
             kept[seq] = pair
