@@ -39,6 +39,7 @@ def _hashable(value: object) -> object:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_put = dict.__setitem__  # past FrozenDict's refusal: only for a FrozenDict `freeze` is making
 
 
 def freeze(value: Any) -> Any:
@@ -49,9 +50,14 @@ def freeze(value: Any) -> Any:
     if kind in _SCALARS:
         return value
     if kind is dict:
-        return FrozenDict(
-            {k if type(k) is str else str(k): v if type(v) in _SCALARS else freeze(v) for k, v in value.items()}
-        )
+        # copied whole in C, then each member that is not a scalar put in frozen: being made, it is not yet shared
+        out = FrozenDict(value)
+        for k, v in value.items():
+            if type(k) is not str:  # (a JSON object's keys are strings; a dict built in code may hold others)
+                return FrozenDict({str(k): freeze(v) for k, v in value.items()})
+            if type(v) not in _SCALARS:
+                _put(out, k, freeze(v))
+        return out
     if kind is list:
         return tuple([v if type(v) in _SCALARS else freeze(v) for v in value])
     if isinstance(value, FrozenDict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from dsh_inspect.model.frozen import FrozenDict
+from dsh_inspect.model.frozen import FrozenDict, freeze, thaw
 from dsh_inspect.model.messages import (
     SeededIds,
     create_assistant_message,
@@ -108,3 +108,17 @@ def test_unknown_blocks_and_source_fields_are_preserved() -> None:
     assert isinstance(message.content[0], UnknownBlock) and message.content[0].type == "hologram"
     assert message.to_json() == raw
     assert isinstance(message.source.raw, FrozenDict) and message.source.form == "notice"
+
+
+def test_freeze_copies_every_level_and_refuses_change_at_each() -> None:
+    raw = {"a": [1, {"b": "c", "d": [True, None, 2.5]}], "e": {"f": {}}, 3: "three"}
+    frozen = freeze(raw)
+    assert thaw(frozen) == {"a": [1, {"b": "c", "d": [True, None, 2.5]}], "e": {"f": {}}, "3": "three"}
+    raw["a"][1]["b"] = "changed"  # type: ignore[index]
+    raw["e"]["f"]["g"] = 1  # type: ignore[index]
+    assert frozen["a"][1]["b"] == "c" and frozen["e"]["f"] == {}
+    for part in (frozen, frozen["a"][1], frozen["e"]["f"]):
+        assert isinstance(part, FrozenDict)
+        with pytest.raises(TypeError):
+            part["x"] = 1
+    assert isinstance(frozen["a"], tuple) and isinstance(frozen["a"][1]["d"], tuple)
